@@ -1,0 +1,9 @@
+#![forbid(unsafe_code)]
+//! `ptc-gateway`: a loopback-only MCP tool gateway whose served tools are pinned, admitted without
+//! queues, and audited durably. The binary `ptc` is a thin shell over this library.
+
+pub mod apps;
+pub mod config;
+pub mod http;
+pub mod json;
+pub mod startup;
