@@ -3,7 +3,10 @@
 //! queues, and audited durably. The binary `ptc` is a thin shell over this library.
 
 pub mod apps;
+pub mod cli;
 pub mod config;
 pub mod http;
 pub mod json;
+pub mod logging;
+pub mod signals;
 pub mod startup;

@@ -1,1 +1,69 @@
-fn main() {}
+#![forbid(unsafe_code)]
+//! `ptc`: the command-line shell over the `ptc_gateway` library.
+//!
+//! It installs logging, the panic hook and the signal dispositions, parses the arguments, and maps every
+//! outcome to the exit codes of lifecycle.md §2.2. All behaviour lives in the library.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use ptc_gateway::cli::{self, Invocation, USAGE};
+use ptc_gateway::startup::{self, StartupCode};
+use ptc_gateway::{logging, signals};
+
+fn main() -> ExitCode {
+    logging::install();
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(_) => return fail_before_start(),
+    };
+    let status = runtime.block_on(async_main());
+    // Tasks still running (a wedged upstream reader, say) must not hold the exit.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(100));
+    ExitCode::from(status)
+}
+
+async fn async_main() -> u8 {
+    let stop = match signals::install() {
+        Ok(stop) => stop,
+        Err(_) => return print_startup_error(StartupCode::InternalError),
+    };
+    let args: Vec<_> = std::env::args_os().skip(1).collect();
+    let cwd = match std::env::current_dir() {
+        Ok(cwd) => cwd,
+        Err(_) => return print_startup_error(StartupCode::InternalError),
+    };
+    match cli::parse(&args, &cwd) {
+        Invocation::Help => print_stdout(USAGE),
+        Invocation::Version => print_stdout(&format!("ptc {}\n", env!("CARGO_PKG_VERSION"))),
+        Invocation::UnknownSubcommand => {
+            let _ = std::io::stderr().write_all(USAGE.as_bytes());
+            2
+        }
+        Invocation::GatewayUsageError => print_startup_error(StartupCode::ConfigInvalid),
+        Invocation::Gateway(gateway) => startup::run(gateway, stop).await,
+        Invocation::Call(_) => {
+            let _ = std::io::stderr().write_all(b"ptc call: not available in this version\n");
+            2
+        }
+    }
+}
+
+fn print_stdout(text: &str) -> u8 {
+    let mut out = std::io::stdout().lock();
+    if out.write_all(text.as_bytes()).and_then(|_| out.flush()).is_ok() {
+        0
+    } else {
+        2
+    }
+}
+
+/// lifecycle.md §5.1: exactly one line on stderr, exit 78.
+fn print_startup_error(code: StartupCode) -> u8 {
+    let _ = std::io::stderr().write_all(code.error_line().as_bytes());
+    78
+}
+
+fn fail_before_start() -> ExitCode {
+    ExitCode::from(print_startup_error(StartupCode::InternalError))
+}

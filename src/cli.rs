@@ -1,0 +1,185 @@
+//! The command line of `ptc` (lifecycle.md §1): parsing only, no file is read here.
+//!
+//! Parsing is total: every argument vector maps to exactly one `Invocation`. A usage error of
+//! `ptc gateway` is the startup code `config_invalid` (stage 0); `--help` and `--version` win over every
+//! other check (§1.1).
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use crate::config::paths;
+use crate::config::Mode;
+
+/// What the process was asked to do.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Invocation {
+    /// `--help` / `-h`: usage on stdout, exit 0.
+    Help,
+    /// `--version` / `-V`: `ptc <version>` on stdout, exit 0.
+    Version,
+    /// `ptc gateway …` with valid arguments.
+    Gateway(GatewayArgs),
+    /// `ptc gateway …` with invalid arguments: `config_invalid` (stage 0).
+    GatewayUsageError,
+    /// `ptc call …`.
+    Call(Vec<OsString>),
+    /// No subcommand or an unknown one: usage on stderr, exit 2.
+    UnknownSubcommand,
+}
+
+/// The arguments of `ptc gateway`, both paths already anchored at the invocation directory (config.md §3.1).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GatewayArgs {
+    pub config: PathBuf,
+    pub env_file: Option<PathBuf>,
+    pub mode: Mode,
+}
+
+/// The usage text printed by `--help`.
+pub const USAGE: &str = "\
+Usage:
+  ptc gateway CONFIG [--env-file FILE] [--print-pins]
+  ptc call ENDPOINT TOOL [--arguments JSON]
+  ptc --help | --version
+
+ptc gateway serves the tools of the gateway document CONFIG on its loopback listener.
+  --env-file FILE  read credentials' environment variables from FILE as well (once, at startup)
+  --print-pins     acquire every provider, print every tool's pins as JSON, and exit
+
+Exit status: 0 clean exit, 70 unclean shutdown or abnormal stop, 78 startup failure
+(stderr then holds exactly one line {\"error\":\"<code>\"}).
+";
+
+/// Parses `args` (without the program name). `cwd` is the invocation directory.
+pub fn parse(args: &[OsString], cwd: &Path) -> Invocation {
+    // lifecycle.md §1.1: `--help` or `--version` anywhere wins over every other argument check. Only
+    // arguments before a `--` are options; after it, `--help` is a (bad) positional.
+    for arg in args.iter().take_while(|a| a.as_os_str() != "--") {
+        if arg == "--help" || arg == "-h" {
+            return Invocation::Help;
+        }
+        if arg == "--version" || arg == "-V" {
+            return Invocation::Version;
+        }
+    }
+    let Some((subcommand, rest)) = args.split_first() else {
+        return Invocation::UnknownSubcommand;
+    };
+    if subcommand == "gateway" {
+        match parse_gateway(rest, cwd) {
+            Some(gateway) => Invocation::Gateway(gateway),
+            None => Invocation::GatewayUsageError,
+        }
+    } else if subcommand == "call" {
+        Invocation::Call(rest.to_vec())
+    } else {
+        Invocation::UnknownSubcommand
+    }
+}
+
+/// lifecycle.md §1.1: one positional `CONFIG`, `--env-file FILE` / `--env-file=FILE` at most once with a
+/// non-empty value, `--print-pins` at most once without a value, any order, `--` ends options.
+fn parse_gateway(args: &[OsString], cwd: &Path) -> Option<GatewayArgs> {
+    let mut config: Option<PathBuf> = None;
+    let mut env_file: Option<PathBuf> = None;
+    let mut print_pins = false;
+    let mut options_done = false;
+    let mut iter = args.iter();
+    while let Some(arg) = iter.next() {
+        let text = arg.to_str();
+        if !options_done && text == Some("--") {
+            options_done = true;
+            continue;
+        }
+        let is_option = !options_done && arg.as_encoded_bytes().starts_with(b"-") && arg.len() > 1;
+        if !is_option {
+            if config.is_some() || arg.is_empty() {
+                return None;
+            }
+            config = Some(PathBuf::from(arg));
+            continue;
+        }
+        match text {
+            Some("--print-pins") if !print_pins => print_pins = true,
+            Some("--env-file") if env_file.is_none() => {
+                let value = iter.next()?;
+                if value.is_empty() {
+                    return None;
+                }
+                env_file = Some(PathBuf::from(value));
+            }
+            Some(t) if t.starts_with("--env-file=") && env_file.is_none() => {
+                let value = &t["--env-file=".len()..];
+                if value.is_empty() {
+                    return None;
+                }
+                env_file = Some(PathBuf::from(value));
+            }
+            // An unknown option, a repeated option, `--print-pins=…`, or a non-UTF-8 option.
+            _ => return None,
+        }
+    }
+    let config = config?;
+    Some(GatewayArgs {
+        config: paths::anchor(&config, cwd),
+        env_file: env_file.map(|p| paths::anchor(&p, cwd)),
+        mode: if print_pins { Mode::Discovery } else { Mode::Serve },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(list: &[&str]) -> Vec<OsString> {
+        list.iter().map(OsString::from).collect()
+    }
+
+    fn gateway(config: &str, env_file: Option<&str>, mode: Mode) -> Invocation {
+        Invocation::Gateway(GatewayArgs {
+            config: PathBuf::from(config),
+            env_file: env_file.map(PathBuf::from),
+            mode,
+        })
+    }
+
+    #[test]
+    fn vectors() {
+        let cwd = Path::new("/srv/ptc");
+        let cases: &[(&[&str], Invocation)] = &[
+            (&["gateway", "g.json"], gateway("/srv/ptc/g.json", None, Mode::Serve)),
+            (&["gateway", "/etc/g.json"], gateway("/etc/g.json", None, Mode::Serve)),
+            (&["gateway", "--print-pins", "g.json"], gateway("/srv/ptc/g.json", None, Mode::Discovery)),
+            (
+                &["gateway", "g.json", "--env-file", "e.env"],
+                gateway("/srv/ptc/g.json", Some("/srv/ptc/e.env"), Mode::Serve),
+            ),
+            (
+                &["gateway", "--env-file=../e.env", "./g.json"],
+                gateway("/srv/ptc/g.json", Some("/srv/e.env"), Mode::Serve),
+            ),
+            (&["gateway", "--", "-g.json"], gateway("/srv/ptc/-g.json", None, Mode::Serve)),
+            (&["gateway"], Invocation::GatewayUsageError),
+            (&["gateway", "a.json", "b.json"], Invocation::GatewayUsageError),
+            (&["gateway", "g.json", "--verbose"], Invocation::GatewayUsageError),
+            (&["gateway", "g.json", "--env-file", "a", "--env-file", "b"], Invocation::GatewayUsageError),
+            (&["gateway", "g.json", "--env-file=a", "--env-file=b"], Invocation::GatewayUsageError),
+            (&["gateway", "g.json", "--env-file"], Invocation::GatewayUsageError),
+            (&["gateway", "g.json", "--env-file="], Invocation::GatewayUsageError),
+            (&["gateway", "g.json", "--env-file", ""], Invocation::GatewayUsageError),
+            (&["gateway", "g.json", "--print-pins", "--print-pins"], Invocation::GatewayUsageError),
+            (&["gateway", "g.json", "--print-pins=yes"], Invocation::GatewayUsageError),
+            (&["gateway", ""], Invocation::GatewayUsageError),
+            (&["gateway", "g.json", "--verbose", "--help"], Invocation::Help),
+            (&["gateway", "-V"], Invocation::Version),
+            (&["--version"], Invocation::Version),
+            (&["-h"], Invocation::Help),
+            (&[], Invocation::UnknownSubcommand),
+            (&["serve"], Invocation::UnknownSubcommand),
+            (&["gateway", "--", "--help"], gateway("/srv/ptc/--help", None, Mode::Serve)),
+        ];
+        for (argv, expected) in cases {
+            assert_eq!(&parse(&args(argv), cwd), expected, "argv {argv:?}");
+        }
+    }
+}
