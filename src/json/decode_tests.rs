@@ -326,3 +326,54 @@ fn error_display_has_no_content() {
     let err = doc(b"{\"secret-token\":1,\"secret-token\":2}").err();
     assert_eq!(err.map(|e| e.to_string()).as_deref(), Some("strict JSON: duplicate_key at byte 18"));
 }
+
+/// Mutation fuzzing with a fixed seed, against `serde_json` as an independent RFC 8259 parser: the
+/// decoder never panics; whatever it accepts, `serde_json` accepts and `DJ` round-trips; whatever it
+/// refuses on grammar grounds, `serde_json` refuses too.
+#[test]
+fn mutations_agree_with_an_independent_parser() {
+    let seeds: &[&[u8]] = &[
+        br#"{"b":[1,2.5,1e2,-0.0],"a":"tab\there \u0001 \u00e9 \"q\" /","\u00e9":null,"B":true}"#,
+        br#"[{"x":{"y":[true,false,null,"\ud83d\ude00"]}},-12.5e-3,0,"caf\u00e9",{}]"#,
+        "{\"k\u{e9}\":\"\u{1F600}\",\"n\":[1,[2,[3]]]}".as_bytes(),
+    ];
+    let alphabet = b"{}[]\",:\\/ \t\n\r0123456789-+.eEtrufalsn\x00\x1f\x7f\x80\xbf\xc3\xa9\xed\xa0\xf0\xff";
+    let mut state = 0x2545_F491_4F6C_DD1Du64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    for round in 0..30_000u32 {
+        let seed = seeds[usize::try_from(round).unwrap_or(0) % seeds.len()];
+        let mut bytes = seed.to_vec();
+        for _ in 0..=(next() % 3) {
+            let at = usize::try_from(next()).unwrap_or(0) % (bytes.len() + 1);
+            let byte = alphabet[usize::try_from(next()).unwrap_or(0) % alphabet.len()];
+            match next() % 3 {
+                0 if at < bytes.len() => bytes[at] = byte,
+                1 if at < bytes.len() => {
+                    bytes.remove(at);
+                }
+                _ => bytes.insert(at, byte),
+            }
+        }
+        let independent = serde_json::from_slice::<serde_json::Value>(&bytes);
+        match doc(&bytes) {
+            Ok(value) => {
+                assert!(independent.is_ok(), "{:?}", String::from_utf8_lossy(&bytes));
+                let once = crate::json::to_deterministic(&value);
+                let again = doc(&once).map(|v| crate::json::to_deterministic(&v));
+                assert_eq!(again.as_ref(), Ok(&once));
+            }
+            Err(e) => {
+                let grammar =
+                    !matches!(e.kind, DuplicateKey | NumberOutOfRange | TooDeep | TooManyNodes | TooLarge);
+                if grammar {
+                    assert!(independent.is_err(), "{e} for {:?}", String::from_utf8_lossy(&bytes));
+                }
+            }
+        }
+    }
+}
