@@ -1,4 +1,10 @@
-//! Deterministic JSON (pins.md §2). PLACEHOLDER until the real encoder lands.
+//! Deterministic JSON `DJ` (pins.md §2): the one encoding of every JSON the gateway writes.
+//!
+//! This module owns the byte layout: no whitespace, members in UTF-8 byte order, integers in plain
+//! decimal, floats in the exact layout of §2.3, strings escaped per §2.4. It does not own the tagged form
+//! used as hash input (`canonical`) nor any framing (the LF that line-oriented files append).
+
+use std::fmt::Write as _;
 
 use super::value::Value;
 
@@ -9,6 +15,169 @@ pub fn to_deterministic(value: &Value) -> Vec<u8> {
 
 /// `DJ(v)` as a `String` (deterministic JSON is always valid UTF-8).
 pub fn to_deterministic_string(value: &Value) -> String {
-    let _ = value;
-    String::new()
+    let mut out = String::new();
+    write_deterministic(&mut out, value);
+    out
 }
+
+/// Appends `DJ(v)` to `out`, for callers that frame several values into one buffer.
+///
+/// Recursion follows the value's nesting, which the decoder bounds (depth 64) and which values the gateway
+/// builds itself keep small.
+pub fn write_deterministic(out: &mut String, value: &Value) {
+    match value {
+        Value::Null => out.push_str("null"),
+        Value::Bool(true) => out.push_str("true"),
+        Value::Bool(false) => out.push_str("false"),
+        // pins.md §2.2: `i128`'s `Display` has no `+`, no leading zeros and never `-0`.
+        Value::Integer(i) => {
+            let _ = write!(out, "{i}");
+        }
+        Value::Float(f) => write_float(out, *f),
+        Value::String(s) => write_string(out, s),
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_deterministic(out, item);
+            }
+            out.push(']');
+        }
+        Value::Object(map) => {
+            // pins.md §2.2: `String`'s `Ord` is the unsigned byte order of the UTF-8 encoding.
+            out.push('{');
+            for (i, (key, member)) in map.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_string(out, key);
+                out.push(':');
+                write_deterministic(out, member);
+            }
+            out.push('}');
+        }
+    }
+}
+
+/// Appends a JSON string literal with the escapes of pins.md §2.4.
+pub fn write_string(out: &mut String, s: &str) {
+    out.push('"');
+    let mut run_start = 0;
+    for (i, c) in s.char_indices() {
+        let escape = match c {
+            '"' => "\\\"",
+            '\\' => "\\\\",
+            '\u{8}' => "\\b",
+            '\u{c}' => "\\f",
+            '\n' => "\\n",
+            '\r' => "\\r",
+            '\t' => "\\t",
+            '\u{0}'..='\u{1f}' => "",
+            _ => continue,
+        };
+        out.push_str(s.get(run_start..i).unwrap_or_default());
+        if escape.is_empty() {
+            // Other U+0000..U+001F: `\u00` and two lowercase hexadecimal digits.
+            let _ = write!(out, "\\u{:04x}", u32::from(c));
+        } else {
+            out.push_str(escape);
+        }
+        run_start = i + c.len_utf8();
+    }
+    out.push_str(s.get(run_start..).unwrap_or_default());
+    out.push('"');
+}
+
+/// The `DJ` bytes of a float (pins.md §2.3), e.g. `100.0`, `1e16`, `1.5e-7`.
+pub fn format_float(f: f64) -> String {
+    let mut out = String::new();
+    write_float(&mut out, f);
+    out
+}
+
+/// Appends the `DJ` form of `f` (pins.md §2.3).
+///
+/// Non-finite values are outside the value model and never come from the decoder; should one reach the
+/// encoder anyway it is written as `null`, so the output stays valid JSON and the function total.
+pub fn write_float(out: &mut String, f: f64) {
+    if !f.is_finite() {
+        out.push_str("null");
+        return;
+    }
+    // §2.3.1.
+    if f == 0.0 {
+        out.push_str(if f.is_sign_negative() { "-0.0" } else { "0.0" });
+        return;
+    }
+    // §2.3.4.
+    if f.is_sign_negative() {
+        out.push('-');
+    }
+    let (digits, kk) = shortest_digits(f.abs());
+    lay_out(out, &digits, kk);
+}
+
+/// The shortest digit string of a positive finite `f` and its decimal exponent `kk`, so that
+/// `f ≈ 0.d1…dn × 10^kk` (pins.md §2.3.2), with Ryū's choice among equally short strings.
+///
+/// The digits come from the `ryu` crate, whose own layout is then discarded. Rust's `{:e}` is not used:
+/// on an exact tie between two shortest candidates (e.g. 2^-25 = 2.98023223876953125e-8) it rounds the
+/// last digit up where Ryū and ECMAScript pick the even one.
+fn shortest_digits(f: f64) -> (String, i32) {
+    let mut buffer = ryu::Buffer::new();
+    let text = buffer.format_finite(f);
+    let (mantissa, exponent) = text.split_once('e').unwrap_or((text, "0"));
+    let exponent: i32 = exponent.parse().unwrap_or(0);
+    let point = mantissa.find('.').unwrap_or(mantissa.len());
+    let all: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    let significant = all.trim_start_matches('0');
+    let leading_zeros = all.len() - significant.len();
+    let digits = significant.trim_end_matches('0').to_owned();
+    let point = i32::try_from(point).unwrap_or(0);
+    let leading_zeros = i32::try_from(leading_zeros).unwrap_or(0);
+    (digits, point + exponent - leading_zeros)
+}
+
+/// Writes `digits` (non-empty, no leading or trailing zero) with exponent `kk` in the forms of the table
+/// of pins.md §2.3.3.
+fn lay_out(out: &mut String, digits: &str, kk: i32) {
+    let n = i32::try_from(digits.len()).unwrap_or(i32::MAX);
+    let head = |k: i32| digits.get(..usize::try_from(k).unwrap_or(0)).unwrap_or_default();
+    let tail = |k: i32| digits.get(usize::try_from(k).unwrap_or(0)..).unwrap_or_default();
+    if n <= kk && kk <= 16 {
+        // `100.0`, `1000000000000000.0`.
+        out.push_str(digits);
+        push_zeros(out, kk - n);
+        out.push_str(".0");
+    } else if 0 < kk && kk <= 16 {
+        // `125.5`.
+        out.push_str(head(kk));
+        out.push('.');
+        out.push_str(tail(kk));
+    } else if -5 < kk && kk <= 0 {
+        // `0.000123`.
+        out.push_str("0.");
+        push_zeros(out, -kk);
+        out.push_str(digits);
+    } else {
+        // `1e16`, `1.5e-7`.
+        out.push_str(head(1));
+        if n > 1 {
+            out.push('.');
+            out.push_str(tail(1));
+        }
+        let _ = write!(out, "e{}", kk - 1);
+    }
+}
+
+fn push_zeros(out: &mut String, count: i32) {
+    for _ in 0..count {
+        out.push('0');
+    }
+}
+
+#[cfg(test)]
+#[path = "encode_tests.rs"]
+mod tests;

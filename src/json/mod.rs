@@ -10,6 +10,9 @@ pub mod decode;
 pub mod encode;
 mod value;
 
+pub use canonical::{
+    field_hash, labelled_hash, labelled_pin, qualified, sha256, sha256_qualified, typed_canonical,
+};
 pub use decode::{decode, DecodeError, DecodeErrorKind, Limits};
-pub use encode::{to_deterministic, to_deterministic_string};
+pub use encode::{format_float, to_deterministic, to_deterministic_string, write_deterministic};
 pub use value::{Map, Value};
