@@ -7,3 +7,4 @@ pub mod config;
 pub mod http;
 pub mod json;
 pub mod startup;
+pub mod storage;
