@@ -10,6 +10,7 @@ use std::ffi::OsStr;
 use std::fmt;
 use std::fs::File;
 use std::io::Write;
+use std::os::fd::AsFd;
 
 use nix::errno::Errno;
 use nix::fcntl::{Flock, FlockArg};
@@ -46,7 +47,7 @@ pub fn owner_line(pid: u32, start_ref: &StartRef) -> String {
 pub struct StoreLock {
     store: PrivateDir,
     lock_dir: PrivateDir,
-    owner: Flock<File>,
+    owner: HeldFlock,
     recovered: bool,
 }
 
@@ -56,17 +57,41 @@ impl fmt::Debug for StoreLock {
     }
 }
 
-/// Takes a non-blocking exclusive flock; `Ok(None)` when another open file description holds it.
-fn try_flock(file: File) -> Result<Option<Flock<File>>> {
-    match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
-        Ok(lock) => Ok(Some(lock)),
-        Err((_, Errno::EWOULDBLOCK)) => Ok(None),
-        Err((_, e)) => Err(StorageError::io(Op::Flock, e)),
+/// A held exclusive `flock` that never panics when it ends: nix's `Flock` panics in `drop` if `LOCK_UN`
+/// fails, so this unlocks explicitly and, should that fail, leaks the descriptor (the kernel drops the
+/// lock when the process exits). `lock` is `Some` until [`HeldFlock::unlock`] or drop.
+#[derive(Debug)]
+struct HeldFlock {
+    lock: Option<Flock<File>>,
+}
+
+impl HeldFlock {
+    /// Writes `bytes` to the locked file and makes them durable.
+    fn write_and_sync(&mut self, bytes: &[u8]) -> Result<()> {
+        let Some(file) = self.lock.as_mut() else { return Err(StorageError::io(Op::Write, Errno::EBADF)) };
+        file.write_all(bytes).map_err(|e| {
+            StorageError::io(Op::Write, e.raw_os_error().map(Errno::from_raw).unwrap_or(Errno::EIO))
+        })?;
+        sync_fd(file.as_fd())
+    }
+
+    /// Unlocks and closes, reporting a failed `LOCK_UN`.
+    fn unlock(mut self) -> Result<()> {
+        match self.lock.take() {
+            Some(lock) => unlock_quietly(lock),
+            None => Ok(()),
+        }
     }
 }
 
-/// Unlocks and closes without ever panicking: `Flock`'s own drop panics if `LOCK_UN` fails, so a failed
-/// unlock leaks the descriptor instead (the kernel drops the lock at exit).
+impl Drop for HeldFlock {
+    fn drop(&mut self) {
+        if let Some(lock) = self.lock.take() {
+            let _ = unlock_quietly(lock);
+        }
+    }
+}
+
 fn unlock_quietly(lock: Flock<File>) -> Result<()> {
     match lock.unlock() {
         Ok(file) => {
@@ -80,16 +105,23 @@ fn unlock_quietly(lock: Flock<File>) -> Result<()> {
     }
 }
 
-/// R-LOCK steps 2–3 inside a freshly created lock directory.
-fn fill_lock(store: &PrivateDir, lock_dir: &PrivateDir, start_ref: &StartRef) -> Result<Flock<File>> {
-    let mut file = lock_dir.create_file(OsStr::new(OWNER))?;
-    let line = owner_line(std::process::id(), start_ref);
-    file.write_all(line.as_bytes()).map_err(|e| {
-        StorageError::io(Op::Write, e.raw_os_error().map(Errno::from_raw).unwrap_or(Errno::EIO))
-    })?;
-    sync_fd(&file)?;
+/// Takes a non-blocking exclusive flock; `Ok(None)` when another open file description holds it.
+fn try_flock(file: File) -> Result<Option<HeldFlock>> {
+    match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
+        Ok(lock) => Ok(Some(HeldFlock { lock: Some(lock) })),
+        Err((_, Errno::EWOULDBLOCK)) => Ok(None),
+        Err((_, e)) => Err(StorageError::io(Op::Flock, e)),
+    }
+}
+
+/// R-LOCK steps 2–3 inside a freshly created lock directory. The flock is taken right after `owner` is
+/// created, before its line is written: the end state is the spec's, and a concurrent events start never
+/// sees a fresh `owner` whose flock is free and mistakes it for a stale one.
+fn fill_lock(store: &PrivateDir, lock_dir: &PrivateDir, start_ref: &StartRef) -> Result<HeldFlock> {
+    let file = lock_dir.create_file(OsStr::new(OWNER))?;
     // Nobody else can hold a flock on a file this call just created; treat it as held if it happens.
-    let owner = try_flock(file)?.ok_or(StorageError::rule(ErrorKind::LockHeld))?;
+    let mut owner = try_flock(file)?.ok_or(StorageError::rule(ErrorKind::LockHeld))?;
+    owner.write_and_sync(owner_line(std::process::id(), start_ref).as_bytes())?;
     lock_dir.sync()?;
     store.sync()?;
     Ok(owner)
@@ -97,7 +129,7 @@ fn fill_lock(store: &PrivateDir, lock_dir: &PrivateDir, start_ref: &StartRef) ->
 
 /// R-LOCK steps 1–3. `EEXIST` from step 1 comes back as `Io(Mkdir)` with that errno. A failure after the
 /// lock directory was created removes what this call created, so a failed acquisition leaves no lock.
-fn create_lock(store: &PrivateDir, start_ref: &StartRef) -> Result<(PrivateDir, Flock<File>)> {
+fn create_lock(store: &PrivateDir, start_ref: &StartRef) -> Result<(PrivateDir, HeldFlock)> {
     let lock_dir = store.create_dir(OsStr::new(LOCK_DIR))?;
     match fill_lock(store, &lock_dir, start_ref) {
         Ok(owner) => Ok((lock_dir, owner)),
@@ -124,7 +156,7 @@ fn audit_refusal(store: &PrivateDir) -> StorageError {
     match held {
         Ok(None) => StorageError::rule(ErrorKind::LockHeld),
         Ok(Some(probe)) => {
-            let _ = unlock_quietly(probe);
+            let _ = probe.unlock();
             StorageError::rule(ErrorKind::LockStale)
         }
         Err(_) => StorageError::rule(ErrorKind::LockStale),
@@ -163,7 +195,7 @@ fn inspect_existing(store: &PrivateDir) -> Result<(PrivateDir, File)> {
 
 /// Events policy for an existing lock (§1.4): if the owner's flock is free, keep it, remove `owner` and
 /// `.gateway-lock`, fsync the store, perform steps 1–3, then close the old descriptor.
-fn take_over(store: &PrivateDir, start_ref: &StartRef) -> Result<(PrivateDir, Flock<File>)> {
+fn take_over(store: &PrivateDir, start_ref: &StartRef) -> Result<(PrivateDir, HeldFlock)> {
     let (old_dir, old_owner) = inspect_existing(store)?;
     let old_flock = match try_flock(old_owner) {
         Ok(Some(lock)) => lock,
@@ -179,8 +211,14 @@ fn take_over(store: &PrivateDir, start_ref: &StartRef) -> Result<(PrivateDir, Fl
     }
     store.remove_dir(OsStr::new(LOCK_DIR))?;
     store.sync()?;
-    let fresh = create_lock(store, start_ref)?;
-    unlock_quietly(old_flock)?;
+    let fresh = match create_lock(store, start_ref) {
+        Ok(fresh) => fresh,
+        // Another start created a lock between our removal and our mkdirat: it holds the directory now.
+        Err(e) if exists_error(&e) => return Err(StorageError::rule(ErrorKind::LockHeld)),
+        Err(e) => return Err(e),
+    };
+    // Closing the old descriptor only ends a lock on an unlinked file; its outcome cannot matter.
+    let _ = old_flock.unlock();
     Ok(fresh)
 }
 
@@ -230,7 +268,7 @@ impl StoreLock {
             },
             store.remove_dir(OsStr::new(LOCK_DIR)),
             store.sync(),
-            unlock_quietly(owner),
+            owner.unlock(),
         ];
         steps.into_iter().find(|r| r.is_err()).unwrap_or(Ok(()))
     }

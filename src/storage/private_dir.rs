@@ -14,7 +14,7 @@ use std::os::unix::ffi::OsStrExt;
 use nix::dir::Dir;
 use nix::errno::Errno;
 use nix::fcntl::{openat, renameat, OFlag};
-use nix::sys::stat::{fchmod, mkdirat, Mode};
+use nix::sys::stat::{fchmod, fchmodat, mkdirat, FchmodatFlags, Mode};
 use nix::unistd::{unlinkat, UnlinkatFlags};
 
 use super::error::{ErrorKind, Op, Result, StorageError};
@@ -69,14 +69,31 @@ fn check_private(st: &EntryStat) -> Result<()> {
 
 /// R-ANC step 2 for one component (audit-events.md §1.2): `mkdirat` with mode 0700, `fchmod` to exactly
 /// 0700 so the umask can neither widen nor narrow it, then fsync of the parent. Returns the new
-/// directory's descriptor; `EEXIST` is reported as `Io(Mkdir)` with that errno so callers can tell.
+/// directory's descriptor; `EEXIST` is reported as `Io(Mkdir)` with that errno so callers can tell. A
+/// failure after the `mkdirat` removes the new (still empty) directory again, so no half-made directory
+/// of unknown mode is left to refuse the next start.
 pub(crate) fn make_dir_at(parent: BorrowedFd<'_>, name: &OsStr) -> Result<OwnedFd> {
     check_name(name)?;
     mkdirat(parent, name, mode(DIR_MODE)).map_err(|e| StorageError::io(Op::Mkdir, e))?;
-    let fd = open_dir_at(parent, name).map_err(|e| StorageError::io(Op::Open, e))?;
-    fchmod(fd.as_fd(), mode(DIR_MODE)).map_err(|e| StorageError::io(Op::Chmod, e))?;
-    sync_fd(parent)?;
-    Ok(fd)
+    let finish = || -> Result<OwnedFd> {
+        let fd = match open_dir_at(parent, name) {
+            Ok(fd) => fd,
+            // A umask without the owner's read bit made the new directory unopenable for a non-root
+            // user: chmod it by name first (it is ours, in a parent nobody else can write), then open.
+            Err(Errno::EACCES) => {
+                fchmodat(parent, name, mode(DIR_MODE), FchmodatFlags::FollowSymlink)
+                    .map_err(|e| StorageError::io(Op::Chmod, e))?;
+                open_dir_at(parent, name).map_err(|e| StorageError::io(Op::Open, e))?
+            }
+            Err(e) => return Err(StorageError::io(Op::Open, e)),
+        };
+        fchmod(fd.as_fd(), mode(DIR_MODE)).map_err(|e| StorageError::io(Op::Chmod, e))?;
+        sync_fd(parent)?;
+        Ok(fd)
+    };
+    finish().inspect_err(|_| {
+        let _ = unlinkat(parent, name, UnlinkatFlags::RemoveDir);
+    })
 }
 
 impl PrivateDir {
