@@ -10,3 +10,4 @@ pub mod json;
 pub mod logging;
 pub mod signals;
 pub mod startup;
+pub mod storage;

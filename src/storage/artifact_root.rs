@@ -1,0 +1,174 @@
+//! Startup stage 4, the artifact root (lifecycle.md §3.2; audit-events.md §3.1–§3.2).
+//!
+//! Owns: R-ANC and R-DIR on `artifacts.root` (created 0700 when missing); with `artifacts.events`, the
+//! events directory `<root>/events` (created 0700 when missing, relative to the validated root), R-DIR on
+//! it, R-LOCK under the events policy (taking over a stale lock and reporting it), and the events
+//! inventory. Every failure is `artifact_root_unavailable`. Returns the handles that keep the descriptors
+//! and the lock for the process lifetime. Does not own: the event logger (files, rotation, records).
+
+use std::ffi::OsStr;
+use std::fmt;
+
+use super::ancestry::open_store_dir;
+use super::error::StorageError;
+use super::inventory::{events_inventory, EventFile};
+use super::lock::{LockPolicy, StoreLock};
+use super::private_dir::PrivateDir;
+use super::start_ref::StartRef;
+use crate::config::gateway::Artifacts;
+use crate::startup::StartupCode;
+
+/// The events directory below the artifact root (audit-events.md §3.1).
+pub const EVENTS_DIR: &str = "events";
+
+/// Which step of stage 4 failed: the closed internal reason of an `artifact_root_unavailable`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ArtifactStep {
+    /// R-ANC or R-DIR on `artifacts.root`, including its creation.
+    Root,
+    /// Creating the events directory or R-DIR on it.
+    EventsDirectory,
+    /// R-LOCK on the events directory (held, or not takeable).
+    EventsLock,
+    /// The events inventory.
+    EventsInventory,
+}
+
+impl ArtifactStep {
+    /// A stable lowercase name, for logs.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ArtifactStep::Root => "root",
+            ArtifactStep::EventsDirectory => "events_directory",
+            ArtifactStep::EventsLock => "events_lock",
+            ArtifactStep::EventsInventory => "events_inventory",
+        }
+    }
+}
+
+/// A stage-4 failure: the step and the rule that failed. Carries no path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ArtifactRootError {
+    /// Where it failed.
+    pub step: ArtifactStep,
+    /// What failed.
+    pub cause: StorageError,
+}
+
+impl ArtifactRootError {
+    /// Always `artifact_root_unavailable` (lifecycle.md §4). Such a failure cannot be logged (§3.2).
+    pub fn code(&self) -> StartupCode {
+        StartupCode::ArtifactRootUnavailable
+    }
+}
+
+impl fmt::Display for ArtifactRootError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "artifact root ({}): {}", self.step.as_str(), self.cause)
+    }
+}
+
+impl std::error::Error for ArtifactRootError {}
+
+/// The validated, locked events directory, for the event logger to own for the process lifetime.
+#[derive(Debug)]
+pub struct EventsStore {
+    dir: PrivateDir,
+    lock: StoreLock,
+    inventory: Vec<EventFile>,
+}
+
+impl EventsStore {
+    /// The events directory; every file operation of the logger goes through it.
+    pub fn dir(&self) -> &PrivateDir {
+        &self.dir
+    }
+
+    /// Whether a stale lock was taken over: the log's first record is then `events_lock_recovered`.
+    pub fn lock_recovered(&self) -> bool {
+        self.lock.recovered()
+    }
+
+    /// The retained event files at startup, oldest first (for retention, §3.3).
+    pub fn inventory(&self) -> &[EventFile] {
+        &self.inventory
+    }
+
+    /// Orderly release of the events lock (audit-events.md §1.4; lifecycle.md §7.3 S8: a failure makes
+    /// the exit status 70 at shutdown).
+    pub fn release(self) -> Result<(), StorageError> {
+        self.lock.release()
+    }
+}
+
+/// The validated artifact root and, with `artifacts.events`, its events store.
+#[derive(Debug)]
+pub struct ArtifactRoot {
+    root: PrivateDir,
+    events: Option<EventsStore>,
+}
+
+fn at(step: ArtifactStep) -> impl Fn(StorageError) -> ArtifactRootError {
+    move |cause| ArtifactRootError { step, cause }
+}
+
+/// The events part of stage 4, below the validated root.
+fn open_events(
+    root: &PrivateDir,
+    max_file_bytes: u64,
+    start_ref: &StartRef,
+) -> Result<EventsStore, ArtifactRootError> {
+    // R-ANC step 2 relative to the validated root, then R-DIR (audit-events.md §3.2).
+    let (dir, _created) =
+        root.ensure_subdir(OsStr::new(EVENTS_DIR)).map_err(at(ArtifactStep::EventsDirectory))?;
+    let lock =
+        StoreLock::acquire(&dir, LockPolicy::Events, start_ref).map_err(at(ArtifactStep::EventsLock))?;
+    match events_inventory(&dir, max_file_bytes) {
+        Ok(inventory) => Ok(EventsStore { dir, lock, inventory }),
+        Err(cause) => {
+            // Undo the lock (lifecycle.md §3.1 rule 4); the exit is 78 whatever the release reports.
+            let _ = lock.release();
+            Err(ArtifactRootError { step: ArtifactStep::EventsInventory, cause })
+        }
+    }
+}
+
+impl ArtifactRoot {
+    /// Stage 4 for `artifacts` (paths already anchored, config.md §3), in the order of lifecycle.md §3.2.
+    pub fn open(artifacts: &Artifacts, start_ref: &StartRef) -> Result<ArtifactRoot, ArtifactRootError> {
+        let (root, _created) = open_store_dir(&artifacts.root).map_err(at(ArtifactStep::Root))?;
+        let events = match &artifacts.events {
+            Some(cfg) => Some(open_events(&root, cfg.max_file_bytes, start_ref)?),
+            None => None,
+        };
+        Ok(ArtifactRoot { root, events })
+    }
+
+    /// The artifact root directory.
+    pub fn root(&self) -> &PrivateDir {
+        &self.root
+    }
+
+    /// The events store, unless absent from the configuration or already taken.
+    pub fn events(&self) -> Option<&EventsStore> {
+        self.events.as_ref()
+    }
+
+    /// Hands the events store to its owner (the event logger), which then releases it at S8.
+    pub fn take_events(&mut self) -> Option<EventsStore> {
+        self.events.take()
+    }
+
+    /// Releases what is still held (the events lock, unless taken). Used after a failed startup
+    /// (lifecycle.md §5.2) and at shutdown.
+    pub fn release(self) -> Result<(), StorageError> {
+        match self.events {
+            Some(events) => events.release(),
+            None => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "artifact_root_tests.rs"]
+mod tests;
