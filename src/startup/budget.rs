@@ -178,10 +178,6 @@ mod tests {
         let policy = BASELINE.check(Some(SoftLimit::Finite(1024))).map(|p| p.to_value());
         let expected = r#"{"descriptor_budget":234,"pcc_transport":{"num_acceptors":1,"num_connections":64},"transport":{"descriptor_reserve":144,"handler_ceiling":24,"idle_headroom":8,"num_acceptors":1,"num_connections":24,"soft_descriptor_limit":1024}}"#;
         let encoded = policy.map(|v| crate::json::to_deterministic_string(&v));
-        // The encoder is exercised once the deterministic encoder has landed; until then compare values.
-        if encoded.as_deref().map(|s| s.is_empty()).unwrap_or(false) {
-            return;
-        }
         assert_eq!(encoded.as_deref(), Ok(expected));
     }
 }
