@@ -12,6 +12,9 @@ use ptc_gateway::startup::{self, StartupCode};
 use ptc_gateway::{logging, signals};
 
 fn main() -> ExitCode {
+    // audit-events.md §1.1: the start reference is fixed at process start. A failure here is retried by
+    // the stage that needs it, which then reports it.
+    let _ = ptc_gateway::storage::start_ref::start_ref();
     logging::install();
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(runtime) => runtime,
