@@ -17,6 +17,8 @@ pub mod host;
 pub mod manifest;
 pub mod node;
 pub mod patterns;
+#[cfg(test)]
+pub mod testing;
 pub mod validate;
 
 use std::sync::LazyLock;
