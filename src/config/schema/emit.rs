@@ -117,8 +117,13 @@ fn emit_array(a: &ArraySchema) -> Value {
 
 fn emit_property(p: &Property) -> Value {
     let mut value = emit(&p.schema);
-    if let (Some(default), Value::Object(map)) = (&p.default, &mut value) {
-        map.insert("default".to_owned(), default.clone());
+    if let Value::Object(map) = &mut value {
+        if let Some(default) = &p.default {
+            map.insert("default".to_owned(), default.clone());
+        }
+        if let Some(description) = p.description {
+            map.insert("description".to_owned(), description.into());
+        }
     }
     value
 }

@@ -13,6 +13,10 @@ pub const ID: &str = "https://ptc-gateway.dev/schemas/ptc-gateway-config.schema.
 /// The two literal loopback addresses (§4.2 `listen.address`, `pcc.address`).
 const ADDRESSES: &[&str] = &["127.0.0.1", "::1"];
 
+const PIN: &str = "Required to serve; optional with --print-pins, which prints the values to copy here.";
+
+const LATER: &str = "A later feature: must be false (or absent) in this version.";
+
 fn path_string() -> StringSchema {
     string(1, 1024).pattern(NO_NUL)
 }
@@ -52,15 +56,16 @@ fn tool() -> ObjectSchema {
         required("name", string(1, 128).pattern(TOOL_NAME)),
         required("title", string(1, 256)),
         // §2.4: one of the two strings that may hold LF.
-        required("description", string(1, 4096).with_lf()),
+        required("description", string(1, 4096).with_lf()).describe(LF_ALLOWED),
         required("application", object(vec![required("manifest", path_string())])),
         defaulted("allow_write", boolean(), false),
-        required_to_serve("expected_application_content_digest", digest()),
+        required_to_serve("expected_application_content_digest", digest()).describe(PIN),
         required_to_serve("installation_config_pins", map(string(1, 128).pattern(BINDING), digest(), 0, 128)),
         required_to_serve(
             "provider_snapshot_pins",
             map(string(1, 137).pattern("^(workflow|mission)/[a-z][a-z0-9._-]{0,127}$"), digest(), 0, 128),
-        ),
+        )
+        .describe(PIN),
     ])
 }
 
@@ -76,8 +81,8 @@ fn artifacts() -> ObjectSchema {
     object(vec![
         required("root", path_string()),
         // §4.8: a later feature; `true` is a structural violation in both modes.
-        defaulted("trace", constant_boolean(false), false),
-        defaulted("inspection", constant_boolean(false), false),
+        defaulted("trace", constant_boolean(false), false).describe(LATER),
+        defaulted("inspection", constant_boolean(false), false).describe(LATER),
         optional(
             "events",
             object(vec![
@@ -108,7 +113,8 @@ pub fn definition() -> Schema {
         required("host", object(vec![required("path", path_string())])),
         required("admission", admission()),
         required("tools", array(tool(), 1, 128)),
-        optional("private_audit", private_audit()),
+        optional("private_audit", private_audit())
+            .describe("Durable write audit: present if and only if some tool has allow_write: true."),
         optional("artifacts", artifacts()),
         optional("pcc", pcc()),
     ])

@@ -78,7 +78,10 @@ fn streamable_http() -> Variant {
             defaulted("headers", array(header, 0, 32), empty_array()),
             defaulted("protocol", enumeration(PROTOCOLS), "auto"),
             // §5.4.2: members exempt from the unknown-key rule, still byte-bounded.
-            optional("oauth", object(Vec::new()).uninterpreted()),
+            optional("oauth", object(Vec::new()).uninterpreted()).describe(
+                "Marks the installation as OAuth-protected; members are not interpreted in this version. \
+                 Selecting such an installation is refused (provider_source_unsupported).",
+            ),
         ]),
     }
 }
@@ -88,7 +91,7 @@ fn mcp() -> Variant {
         required("as", string(1, 128).pattern(TOOL_ALIAS)),
         required("effect", enumeration(&["read", "write"])),
         // §2.4: the second string that may hold LF.
-        optional("description", string(1, 4096).with_lf()),
+        optional("description", string(1, 4096).with_lf()).describe(LF_ALLOWED),
     ]);
     let ceilings = object(vec![
         defaulted("timeout_ms", integer(1, 3_600_000), int(5000)),

@@ -12,6 +12,9 @@ use crate::json::Value;
 /// The bound of config.md §2.8 for a string whose schema gives no `maxLength`.
 pub const DEFAULT_MAX_BYTES: usize = 4096;
 
+/// The published description of the two strings that may hold LF (§2.4).
+pub const LF_ALLOWED: &str = "May contain LF (multi-line); never CR or NUL.";
+
 /// The bound of config.md §2.8 on every object key.
 pub const MAX_KEY_BYTES: usize = 256;
 
@@ -117,6 +120,16 @@ pub struct Property {
     pub presence: Presence,
     /// Inserted when the member is absent (§4.3, pins.md §7.1); published as `default`.
     pub default: Option<Value>,
+    /// Published as `description`: what an editor should show beside the member.
+    pub description: Option<&'static str>,
+}
+
+impl Property {
+    /// Adds the published `description`.
+    pub fn describe(mut self, text: &'static str) -> Self {
+        self.description = Some(text);
+        self
+    }
 }
 
 /// `"type": "object"`.
@@ -297,22 +310,34 @@ impl From<UnionSchema> for Schema {
 
 /// A required property.
 pub fn required(name: &'static str, schema: impl Into<Schema>) -> Property {
-    Property { name, schema: schema.into(), presence: Presence::Required, default: None }
+    Property { name, schema: schema.into(), presence: Presence::Required, default: None, description: None }
 }
 
 /// An optional property without a default (absent stays absent).
 pub fn optional(name: &'static str, schema: impl Into<Schema>) -> Property {
-    Property { name, schema: schema.into(), presence: Presence::Optional, default: None }
+    Property { name, schema: schema.into(), presence: Presence::Optional, default: None, description: None }
 }
 
 /// An optional property that defaults to `default` when absent.
 pub fn defaulted(name: &'static str, schema: impl Into<Schema>, default: impl Into<Value>) -> Property {
-    Property { name, schema: schema.into(), presence: Presence::Optional, default: Some(default.into()) }
+    Property {
+        name,
+        schema: schema.into(),
+        presence: Presence::Optional,
+        default: Some(default.into()),
+        description: None,
+    }
 }
 
 /// A property required only to serve (§4.6).
 pub fn required_to_serve(name: &'static str, schema: impl Into<Schema>) -> Property {
-    Property { name, schema: schema.into(), presence: Presence::RequiredToServe, default: None }
+    Property {
+        name,
+        schema: schema.into(),
+        presence: Presence::RequiredToServe,
+        default: None,
+        description: None,
+    }
 }
 
 /// The empty object, as a default.
