@@ -28,6 +28,7 @@ pub enum LoopbackAddress {
 }
 
 impl LoopbackAddress {
+    /// The address the listener binds (never a wildcard, §4.2).
     pub fn ip(self) -> IpAddr {
         match self {
             LoopbackAddress::V4 => IpAddr::V4(Ipv4Addr::LOCALHOST),
@@ -156,10 +157,7 @@ pub fn load(path: &Path, mode: Mode) -> Result<GatewayConfig, StartupCode> {
 /// decoding (decode failure → `config_unavailable`, duplicate key → `duplicate_json_key`), structure
 /// (→ `config_invalid`), the semantic checks of §4.4 in order, then normalisation (§4.3).
 pub fn from_bytes(bytes: &[u8], path: &Path, mode: Mode) -> Result<GatewayConfig, StartupCode> {
-    let mut doc = json::decode(bytes, Limits::DOCUMENT).map_err(|e| match e.kind {
-        DecodeErrorKind::DuplicateKey => StartupCode::DuplicateJsonKey,
-        _ => StartupCode::ConfigUnavailable,
-    })?;
+    let mut doc = json::decode(bytes, Limits::DOCUMENT).map_err(|e| decode_failure(e.kind))?;
     // §4.1, §4.2, §4.6, §4.8 and the byte-bound rules of §2.8.
     schema::validate(&GATEWAY, &doc, mode).map_err(|_| StartupCode::ConfigInvalid)?;
     // Defaults change no semantic check, so the checks can read the filled document.
@@ -169,6 +167,23 @@ pub fn from_bytes(bytes: &[u8], path: &Path, mode: Mode) -> Result<GatewayConfig
     // §4.3: tools in ascending byte order of their names (`String`'s order is byte order).
     config.tools.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(config)
+}
+
+/// The code of a refused decode (§2.8 table): a duplicate key has its own code, every other decode
+/// failure is `config_unavailable`.
+fn decode_failure(kind: DecodeErrorKind) -> StartupCode {
+    match kind {
+        DecodeErrorKind::DuplicateKey => StartupCode::DuplicateJsonKey,
+        DecodeErrorKind::TooLarge
+        | DecodeErrorKind::InvalidUtf8
+        | DecodeErrorKind::ByteOrderMark
+        | DecodeErrorKind::Syntax
+        | DecodeErrorKind::TrailingData
+        | DecodeErrorKind::NumberOutOfRange
+        | DecodeErrorKind::BadSurrogate
+        | DecodeErrorKind::TooDeep
+        | DecodeErrorKind::TooManyNodes => StartupCode::ConfigUnavailable,
+    }
 }
 
 /// The semantic checks of §4.4, in their order; the first failure decides.
@@ -272,7 +287,11 @@ fn address(text: &str) -> Option<LoopbackAddress> {
 }
 
 fn tool(t: &Value, dir: &Path) -> Option<ToolConfig> {
-    let pins = |key: &str| at(t, &[key]).map(|v| v.as_object().and_then(string_map));
+    // Absent pin members (discovery mode, §4.6) stay `None`; present ones must be string maps.
+    let pins = |key: &str| match at(t, &[key]) {
+        None => Some(None),
+        Some(v) => string_map(v.as_object()?).map(Some),
+    };
     Some(ToolConfig {
         name: string_at(t, &["name"])?,
         title: string_at(t, &["title"])?,
@@ -283,8 +302,8 @@ fn tool(t: &Value, dir: &Path) -> Option<ToolConfig> {
             None => None,
             Some(v) => Some(v.as_str()?.to_owned()),
         },
-        installation_config_pins: pins("installation_config_pins").map_or(Some(None), |m| m.map(Some))?,
-        provider_snapshot_pins: pins("provider_snapshot_pins").map_or(Some(None), |m| m.map(Some))?,
+        installation_config_pins: pins("installation_config_pins")?,
+        provider_snapshot_pins: pins("provider_snapshot_pins")?,
     })
 }
 

@@ -48,6 +48,7 @@ pub enum Source {
 }
 
 impl Source {
+    /// The spelling of `source` in the host document (§5.3).
     pub fn as_str(self) -> &'static str {
         match self {
             Source::Mcp => "mcp",

@@ -302,3 +302,25 @@ fn reading_failures_are_config_unavailable() {
     assert_eq!(load(&file, Mode::Serve), Err(StartupCode::ConfigUnavailable));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Rows 1–9 of config.md §11 are the decoder's; the gateway's share is the mapping of its refusals
+/// (§2.8 table): only a duplicate key has its own code.
+#[test]
+fn decode_failures_map_to_their_codes() {
+    use crate::json::DecodeErrorKind::*;
+    let table = [
+        (TooLarge, StartupCode::ConfigUnavailable),
+        (InvalidUtf8, StartupCode::ConfigUnavailable),
+        (ByteOrderMark, StartupCode::ConfigUnavailable),
+        (Syntax, StartupCode::ConfigUnavailable),
+        (TrailingData, StartupCode::ConfigUnavailable),
+        (NumberOutOfRange, StartupCode::ConfigUnavailable),
+        (BadSurrogate, StartupCode::ConfigUnavailable),
+        (TooDeep, StartupCode::ConfigUnavailable),
+        (TooManyNodes, StartupCode::ConfigUnavailable),
+        (DuplicateKey, StartupCode::DuplicateJsonKey),
+    ];
+    for (kind, code) in table {
+        assert_eq!(decode_failure(kind), code, "{kind:?}");
+    }
+}
