@@ -60,7 +60,8 @@ fn tool() -> ObjectSchema {
         required("application", object(vec![required("manifest", path_string())])),
         defaulted("allow_write", boolean(), false),
         required_to_serve("expected_application_content_digest", digest()).describe(PIN),
-        required_to_serve("installation_config_pins", map(string(1, 128).pattern(BINDING), digest(), 0, 128)),
+        required_to_serve("installation_config_pins", map(string(1, 128).pattern(BINDING), digest(), 0, 128))
+            .describe(PIN),
         required_to_serve(
             "provider_snapshot_pins",
             map(string(1, 137).pattern("^(workflow|mission)/[a-z][a-z0-9._-]{0,127}$"), digest(), 0, 128),
