@@ -324,3 +324,26 @@ fn decode_failures_map_to_their_codes() {
         assert_eq!(decode_failure(kind), code, "{kind:?}");
     }
 }
+
+/// Replacing any node of the baseline by a value of any type yields a stage-1 answer, never a panic and
+/// never a code of a later stage.
+#[test]
+fn every_node_replaced_by_every_type() {
+    use crate::config::schema::testing::{pointers, EVERY_TYPE};
+    let stage_1 = [
+        StartupCode::ConfigInvalid,
+        StartupCode::OriginInvalid,
+        StartupCode::ToolNameDuplicate,
+        StartupCode::AuditInvalid,
+    ];
+    for pointer in pointers(&parse(BASELINE)) {
+        for replacement in EVERY_TYPE {
+            for mode in [Mode::Serve, Mode::Discovery] {
+                match run(&|d| set(d, &pointer, replacement), mode) {
+                    Ok(_) => {}
+                    Err(code) => assert!(stage_1.contains(&code), "{pointer} = {replacement}: {code}"),
+                }
+            }
+        }
+    }
+}

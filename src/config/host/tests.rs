@@ -395,3 +395,23 @@ fn unreadable_or_malformed_is_host_invalid() {
     assert_eq!(from_bytes(b"{", Path::new(DOC), "gateway"), Err(StartupCode::HostInvalid));
     assert_eq!(from_bytes(b"[]", Path::new(DOC), "gateway"), Err(StartupCode::HostInvalid));
 }
+
+/// Replacing any node of a host document by a value of any type is `host_invalid` or accepted, never a
+/// panic.
+#[test]
+fn every_node_replaced_by_every_type() {
+    use crate::config::schema::testing::{pointers, EVERY_TYPE};
+    let mut base = parse(BASELINE);
+    remote_with_header(&mut base, "Authorization");
+    llm(&mut base);
+    set(&mut base, "/install/replay", r#"{"source": "decision", "k": {"x": [1]}}"#);
+    for pointer in pointers(&base) {
+        for replacement in EVERY_TYPE {
+            let mut doc = base.clone();
+            set(&mut doc, &pointer, replacement);
+            if let Err(code) = from_bytes(&to_bytes(&doc), Path::new(DOC), "gateway") {
+                assert_eq!(code, StartupCode::HostInvalid, "{pointer} = {replacement}");
+            }
+        }
+    }
+}

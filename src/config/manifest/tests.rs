@@ -243,3 +243,16 @@ fn typed_form_of_forward_and_options() {
     assert_eq!(echo.document.get("missions"), None);
     assert!(echo.missions.is_empty());
 }
+
+/// Replacing any node of `brief` by a value of any type is `template_invalid` or accepted, never a panic.
+#[test]
+fn every_node_replaced_by_every_type() {
+    use crate::config::schema::testing::{pointers, EVERY_TYPE};
+    for pointer in pointers(&decode(BRIEF)) {
+        for replacement in EVERY_TYPE {
+            if let Err(code) = run(BRIEF, &|d| set(d, &pointer, replacement)) {
+                assert_eq!(code, StartupCode::TemplateInvalid, "{pointer} = {replacement}");
+            }
+        }
+    }
+}

@@ -19,13 +19,15 @@ fn step<'a>(value: &'a mut Value, token: &str) -> &'a mut Value {
     }
 }
 
-fn split(pointer: &str) -> (Vec<&str>, &str) {
-    let mut tokens: Vec<&str> = pointer.split('/').skip(1).collect();
+/// Splits an RFC 6901 pointer into its unescaped parent tokens and last token.
+fn split(pointer: &str) -> (Vec<String>, String) {
+    let mut tokens: Vec<String> =
+        pointer.split('/').skip(1).map(|t| t.replace("~1", "/").replace("~0", "~")).collect();
     let last = tokens.pop().expect("non-empty pointer");
     (tokens, last)
 }
 
-fn parent<'a>(doc: &'a mut Value, tokens: &[&str]) -> &'a mut Value {
+fn parent<'a>(doc: &'a mut Value, tokens: &[String]) -> &'a mut Value {
     tokens.iter().fold(doc, |v, t| step(v, t))
 }
 
@@ -39,7 +41,7 @@ pub fn set_value(doc: &mut Value, pointer: &str, value: Value) {
     let (tokens, last) = split(pointer);
     match parent(doc, &tokens) {
         Value::Object(map) => {
-            map.insert(last.to_owned(), value);
+            map.insert(last, value);
         }
         Value::Array(items) => {
             let i: usize = last.parse().expect("array index");
@@ -54,7 +56,7 @@ pub fn remove(doc: &mut Value, pointer: &str) {
     let (tokens, last) = split(pointer);
     match parent(doc, &tokens) {
         Value::Object(map) => {
-            map.remove(last).unwrap_or_else(|| panic!("no member {last} to remove"));
+            map.remove(&last).unwrap_or_else(|| panic!("no member {last} to remove"));
         }
         _ => panic!("remove needs an object"),
     }
@@ -109,3 +111,32 @@ pub fn to_bytes(value: &Value) -> Vec<u8> {
     write(value, &mut out);
     out.into_bytes()
 }
+
+/// The JSON pointer of every node below the root of `value`, parents before children.
+pub fn pointers(value: &Value) -> Vec<String> {
+    fn walk(value: &Value, at: &str, out: &mut Vec<String>) {
+        match value {
+            Value::Object(map) => {
+                for (key, member) in map {
+                    let here = format!("{at}/{}", key.replace('~', "~0").replace('/', "~1"));
+                    out.push(here.clone());
+                    walk(member, &here, out);
+                }
+            }
+            Value::Array(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    let here = format!("{at}/{i}");
+                    out.push(here.clone());
+                    walk(item, &here, out);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    walk(value, "", &mut out);
+    out
+}
+
+/// One value of every JSON type, for replacing nodes in robustness sweeps.
+pub const EVERY_TYPE: [&str; 8] = ["null", "true", "0", "-1", "1.5", r#""x""#, "[]", "{}"];
