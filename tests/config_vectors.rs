@@ -316,7 +316,9 @@ fn add_second_tool(d: &mut Deployment, stale: bool) {
     t["name"] = json!("zecho");
     t["application"]["manifest"] = json!("zecho/ptc.json");
     t["expected_application_content_digest"] = json!(support::ECHO_PIN);
-    if let Some(a) = d.gateway["tools"].as_array_mut() { a.push(t); }
+    if let Some(a) = d.gateway["tools"].as_array_mut() {
+        a.push(t);
+    }
 }
 
 /// An input contract whose normalised deterministic JSON is exactly `size` bytes:

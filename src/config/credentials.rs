@@ -60,7 +60,7 @@ pub fn selected_bindings(host: &HostConfig, aliases: &[&str]) -> Vec<BindingRequ
                     }
                 }
             },
-            InstallationKind::Llm { credential } => {
+            InstallationKind::Llm { credential, .. } => {
                 *uses.entry(credential.as_str()).or_insert(false) = true;
             }
             InstallationKind::TraceSnapshot { .. } | InstallationKind::Reserved => {}

@@ -466,7 +466,15 @@ fn selection_of_bindings() {
         Source::Mcp,
         http(&[("shared", HeaderScheme::Raw), ("user", HeaderScheme::Basic), ("auth", HeaderScheme::Bearer)]),
     );
-    add("model", Source::Llm, InstallationKind::Llm { credential: "llm_key".to_owned() });
+    add(
+        "model",
+        Source::Llm,
+        InstallationKind::Llm {
+            credential: "llm_key".to_owned(),
+            endpoint: "https://llm.example.com/v1".to_owned(),
+            allow_insecure_loopback: false,
+        },
+    );
     add("unused", Source::Mcp, stdio(&[("X", "never")]));
     let got = selected_bindings(&host, &["fs", "remote", "model", "nonexistent"]);
     assert_eq!(

@@ -1,10 +1,21 @@
-//! The gateway document v1 (config.md §4): schema, semantic checks (§4.4), normalisation (§4.3).
+//! The gateway document v1 (config.md §4): loading (stage 1 of lifecycle.md §3.2), the semantic checks of
+//! §4.4 in their order, and the normalised typed form of §4.3 that the rest of the startup sees.
+//!
+//! The structure (every key, bound and default) is defined once in `schema::gateway`; this module maps
+//! read, decode and schema failures to their startup codes and owns the checks that span several members.
+//! It reads exactly one file, the document itself: the paths it names are anchored here but used by later
+//! stages.
 
 use std::collections::BTreeMap;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::path::{Path, PathBuf};
 
-use super::Mode;
+use super::schema::access::{
+    array_at, at, bool_at, int_at, object_at, str_at, string_at, string_map, strings_at,
+};
+use super::schema::{self, fill_defaults, GATEWAY};
+use super::{origin, paths, Mode};
+use crate::json::{self, DecodeErrorKind, Limits, Value};
 use crate::startup::StartupCode;
 
 /// One of the two literal loopback addresses a listener may bind.
@@ -17,6 +28,7 @@ pub enum LoopbackAddress {
 }
 
 impl LoopbackAddress {
+    /// The address the listener binds (never a wildcard, §4.2).
     pub fn ip(self) -> IpAddr {
         match self {
             LoopbackAddress::V4 => IpAddr::V4(Ipv4Addr::LOCALHOST),
@@ -132,7 +144,171 @@ pub struct GatewayConfig {
 }
 
 /// Stage 1: read, decode, validate, check and normalise the gateway document at `path` (already anchored).
+///
+/// An unreadable or oversized file is `config_unavailable` (§2.8); everything after the read is
+/// [`from_bytes`].
 pub fn load(path: &Path, mode: Mode) -> Result<GatewayConfig, StartupCode> {
-    let _ = (path, mode);
-    Err(StartupCode::InternalError)
+    let bytes =
+        paths::read_document(path, Limits::DOCUMENT.max_bytes).map_err(|_| StartupCode::ConfigUnavailable)?;
+    from_bytes(&bytes, path, mode)
 }
+
+/// Stage 1 on bytes already read from `path` (which only fixes the document's directory, §3.2): strict
+/// decoding (decode failure → `config_unavailable`, duplicate key → `duplicate_json_key`), structure
+/// (→ `config_invalid`), the semantic checks of §4.4 in order, then normalisation (§4.3).
+pub fn from_bytes(bytes: &[u8], path: &Path, mode: Mode) -> Result<GatewayConfig, StartupCode> {
+    let mut doc = json::decode(bytes, Limits::DOCUMENT).map_err(|e| decode_failure(e.kind))?;
+    // §4.1, §4.2, §4.6, §4.8 and the byte-bound rules of §2.8.
+    schema::validate(&GATEWAY, &doc, mode).map_err(|_| StartupCode::ConfigInvalid)?;
+    // Defaults change no semantic check, so the checks can read the filled document.
+    fill_defaults(&GATEWAY, &mut doc);
+    let mut config = build(&doc, paths::document_dir(path)).ok_or(StartupCode::ConfigInvalid)?;
+    check(&config)?;
+    // §4.3: tools in ascending byte order of their names (`String`'s order is byte order).
+    config.tools.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(config)
+}
+
+/// The code of a refused decode (§2.8 table): a duplicate key has its own code, every other decode
+/// failure is `config_unavailable`.
+fn decode_failure(kind: DecodeErrorKind) -> StartupCode {
+    match kind {
+        DecodeErrorKind::DuplicateKey => StartupCode::DuplicateJsonKey,
+        DecodeErrorKind::TooLarge
+        | DecodeErrorKind::InvalidUtf8
+        | DecodeErrorKind::ByteOrderMark
+        | DecodeErrorKind::Syntax
+        | DecodeErrorKind::TrailingData
+        | DecodeErrorKind::NumberOutOfRange
+        | DecodeErrorKind::BadSurrogate
+        | DecodeErrorKind::TooDeep
+        | DecodeErrorKind::TooManyNodes
+        | DecodeErrorKind::UnexpectedEnd
+        | DecodeErrorKind::ControlCharacter
+        | DecodeErrorKind::InvalidEscape => StartupCode::ConfigUnavailable,
+    }
+}
+
+/// The semantic checks of §4.4, in their order; the first failure decides.
+fn check(config: &GatewayConfig) -> Result<(), StartupCode> {
+    // 1. Origins, in array order (§4.5).
+    for entry in &config.listen.allowed_origins {
+        origin::check_origin(entry).map_err(|_| StartupCode::OriginInvalid)?;
+    }
+    // 2. Tool names (case-sensitive).
+    let mut names: Vec<&str> = config.tools.iter().map(|t| t.name.as_str()).collect();
+    names.sort_unstable();
+    if names.windows(2).any(|pair| pair.first() == pair.get(1)) {
+        return Err(StartupCode::ToolNameDuplicate);
+    }
+    // 3. Audit presence, both directions.
+    let any_write = config.tools.iter().any(|t| t.allow_write);
+    if any_write != config.private_audit.is_some() {
+        return Err(StartupCode::AuditInvalid);
+    }
+    // 4. PCC cross-references.
+    if let Some(pcc) = &config.pcc {
+        if pcc.address == config.listen.address && pcc.port == config.listen.port {
+            return Err(StartupCode::ConfigInvalid);
+        }
+        let known = |name: &String| names.binary_search(&name.as_str()).is_ok();
+        if !pcc.servers.values().flatten().all(known) {
+            return Err(StartupCode::ConfigInvalid);
+        }
+    }
+    Ok(())
+}
+
+/// The typed form of a validated, default-filled document, with the four paths of §3.1 anchored at
+/// `dir`. `None` only if the document does not have the validated shape.
+fn build(doc: &Value, dir: PathBuf) -> Option<GatewayConfig> {
+    let anchored = |p: &[&str]| str_at(doc, p).map(|s| paths::anchor(Path::new(s), &dir));
+    let listen = Listen {
+        address: address(str_at(doc, &["listen", "address"])?)?,
+        port: int_at(doc, &["listen", "port"])?,
+        allowed_origins: strings_at(doc, &["listen", "allowed_origins"])?,
+    };
+    let admission = Admission {
+        max_inflight_requests: int_at(doc, &["admission", "max_inflight_requests"])?,
+        max_concurrent_runs: int_at(doc, &["admission", "max_concurrent_runs"])?,
+        max_active_provider_calls: int_at(doc, &["admission", "max_active_provider_calls"])?,
+        max_waiting_provider_calls: int_at(doc, &["admission", "max_waiting_provider_calls"])?,
+    };
+    let tools = array_at(doc, &["tools"])?.iter().map(|t| tool(t, &dir)).collect::<Option<Vec<_>>>()?;
+    let private_audit = match at(doc, &["private_audit"]) {
+        None => None,
+        Some(audit) => Some(PrivateAudit {
+            directory: anchored(&["private_audit", "directory"])?,
+            max_file_bytes: int_at(audit, &["max_file_bytes"])?,
+            max_retained_files: int_at(audit, &["max_retained_files"])?,
+        }),
+    };
+    let artifacts = match at(doc, &["artifacts"]) {
+        None => None,
+        Some(artifacts) => Some(Artifacts {
+            root: anchored(&["artifacts", "root"])?,
+            events: match at(artifacts, &["events"]) {
+                None => None,
+                Some(events) => Some(EventsConfig {
+                    max_file_bytes: int_at(events, &["max_file_bytes"])?,
+                    max_retained_files: int_at(events, &["max_retained_files"])?,
+                    stderr: bool_at(events, &["stderr"])?,
+                }),
+            },
+        }),
+    };
+    let pcc = match at(doc, &["pcc"]) {
+        None => None,
+        Some(pcc) => Some(Pcc {
+            address: address(str_at(pcc, &["address"])?)?,
+            port: int_at(pcc, &["port"])?,
+            servers: object_at(pcc, &["servers"])?
+                .iter()
+                .map(|(id, server)| Some((id.clone(), strings_at(server, &["tools"])?)))
+                .collect::<Option<_>>()?,
+        }),
+    };
+    Some(GatewayConfig {
+        listen,
+        bearer_binding: string_at(doc, &["authentication", "bearer", "binding"])?,
+        host_path: anchored(&["host", "path"])?,
+        admission,
+        tools,
+        private_audit,
+        artifacts,
+        pcc,
+        document_dir: dir,
+    })
+}
+
+fn address(text: &str) -> Option<LoopbackAddress> {
+    match text {
+        "127.0.0.1" => Some(LoopbackAddress::V4),
+        "::1" => Some(LoopbackAddress::V6),
+        _ => None,
+    }
+}
+
+fn tool(t: &Value, dir: &Path) -> Option<ToolConfig> {
+    // Absent pin members (discovery mode, §4.6) stay `None`; present ones must be string maps.
+    let pins = |key: &str| match at(t, &[key]) {
+        None => Some(None),
+        Some(v) => string_map(v.as_object()?).map(Some),
+    };
+    Some(ToolConfig {
+        name: string_at(t, &["name"])?,
+        title: string_at(t, &["title"])?,
+        description: string_at(t, &["description"])?,
+        manifest: paths::anchor(Path::new(str_at(t, &["application", "manifest"])?), dir),
+        allow_write: bool_at(t, &["allow_write"])?,
+        expected_application_content_digest: match at(t, &["expected_application_content_digest"]) {
+            None => None,
+            Some(v) => Some(v.as_str()?.to_owned()),
+        },
+        installation_config_pins: pins("installation_config_pins")?,
+        provider_snapshot_pins: pins("provider_snapshot_pins")?,
+    })
+}
+
+#[cfg(test)]
+mod tests;

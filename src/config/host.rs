@@ -1,9 +1,17 @@
-//! The host document (config.md §5): credentials and installations, with the semantic checks of §5.7.
+//! The host document (config.md §5): loading (stage 2 of lifecycle.md §3.2), the semantic checks of §5.7,
+//! the bearer-binding check of §5.8 (stage 3), the typed form, and the installation projection of
+//! pins.md §7.1.
+//!
+//! The structure (every key, bound and default) is defined once in `schema::host`; this module owns the
+//! rules that span members (references, aliases, endpoints, headers). Every failure of stage 2 is
+//! `host_invalid`. Nothing here reads a credential's value, touches another file or the network.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use crate::json::Value;
+use super::schema::{self, fill_defaults, HOST};
+use super::{origin, paths, Mode};
+use crate::json::{self, Limits, Value};
 use crate::startup::StartupCode;
 
 /// Where one credential's value comes from (§5.2). A literal's value is a secret and is never printed.
@@ -40,6 +48,7 @@ pub enum Source {
 }
 
 impl Source {
+    /// The spelling of `source` in the host document (§5.3).
     pub fn as_str(self) -> &'static str {
         match self {
             Source::Mcp => "mcp",
@@ -158,7 +167,11 @@ pub enum InstallationKind {
     Mcp(McpInstallation),
     /// Validated now, served later (§5.5). Only what startup needs is kept.
     Llm {
+        /// The binding of the model credential.
         credential: String,
+        /// Checked by the endpoint rule (§5.5, §5.7 rule 5).
+        endpoint: String,
+        allow_insecure_loopback: bool,
     },
     /// Validated now, served later (§5.6).
     TraceSnapshot {
@@ -201,7 +214,7 @@ impl HostConfig {
                         out.extend(http.headers.iter().map(|h| h.binding.clone()))
                     }
                 },
-                InstallationKind::Llm { credential } => out.push(credential.clone()),
+                InstallationKind::Llm { credential, .. } => out.push(credential.clone()),
                 InstallationKind::TraceSnapshot { .. } | InstallationKind::Reserved => {}
             }
         }
@@ -214,12 +227,124 @@ impl HostConfig {
 /// Stage 2: read, decode, validate and check the host document at `path` (already anchored).
 /// `bearer_binding` is the gateway document's `authentication.bearer.binding` (§5.7 rule 3).
 pub fn load(path: &Path, bearer_binding: &str) -> Result<HostConfig, StartupCode> {
-    let _ = (path, bearer_binding);
-    Err(StartupCode::InternalError)
+    let bytes =
+        paths::read_document(path, Limits::DOCUMENT.max_bytes).map_err(|_| StartupCode::HostInvalid)?;
+    from_bytes(&bytes, path, bearer_binding)
+}
+
+/// Stage 2 on bytes already read from `path` (which only fixes the document's directory, §3.2). Every
+/// refusal is `host_invalid` (§2.8): decoding, structure, and the semantic checks of §5.7.
+pub fn from_bytes(bytes: &[u8], path: &Path, bearer_binding: &str) -> Result<HostConfig, StartupCode> {
+    let declared = json::decode(bytes, Limits::DOCUMENT).map_err(|_| StartupCode::HostInvalid)?;
+    // The host document has no mode-dependent members.
+    schema::validate(&HOST, &declared, Mode::Serve).map_err(|_| StartupCode::HostInvalid)?;
+    let mut filled = declared.clone();
+    fill_defaults(&HOST, &mut filled);
+    let config =
+        build::build(&declared, &filled, paths::document_dir(path)).ok_or(StartupCode::HostInvalid)?;
+    check(&config, bearer_binding)?;
+    Ok(config)
+}
+
+/// Stage 3, serve mode only (§5.8): the bearer binding exists and is an `env` or `file` credential.
+/// Its value is not read here.
+pub fn check_bearer_binding(host: &HostConfig, binding: &str) -> Result<(), StartupCode> {
+    match host.credentials.get(binding) {
+        Some(CredentialSource::Env(_) | CredentialSource::File(_)) => Ok(()),
+        Some(CredentialSource::Literal(_)) | None => Err(StartupCode::CredentialUnavailable),
+    }
 }
 
 /// The projection `P(a)` of pins.md §7.1: the declaration with every absent default inserted at every
-/// depth and `installation_revision` removed.
+/// depth and `installation_revision` removed. Defaults come from the same definition that validated the
+/// document, so the projection cannot disagree with the published schema.
 pub fn installation_projection(installation: &Installation) -> Value {
-    installation.declaration.clone()
+    let mut projection = installation.declaration.clone();
+    if let Some(schema) = schema::installation_schema() {
+        fill_defaults(schema, &mut projection);
+    }
+    if let Value::Object(map) = &mut projection {
+        map.remove("installation_revision");
+    }
+    projection
 }
+
+/// Header names the gateway sets itself (§5.4.2, providers.md §5.2), compared case-insensitively.
+const RESERVED_HEADERS: &[&str] = &[
+    "host",
+    "content-length",
+    "content-type",
+    "accept",
+    "user-agent",
+    "transfer-encoding",
+    "connection",
+    "upgrade",
+    "te",
+    "trailer",
+    "keep-alive",
+    "proxy-connection",
+    "traceparent",
+    "tracestate",
+    "mcp-protocol-version",
+    "mcp-method",
+    "mcp-name",
+    "mcp-session-id",
+    "last-event-id",
+];
+
+/// The semantic checks of §5.7 over every installation of a defined source; any failure is
+/// `host_invalid`. Rule 1 (one member per credential) is already structural (`minProperties` and
+/// `maxProperties` 1) and is enforced again by [`credential`].
+fn check(config: &HostConfig, bearer_binding: &str) -> Result<(), StartupCode> {
+    let invalid = Err(StartupCode::HostInvalid);
+    for (alias, installation) in &config.install {
+        for binding in config.bindings_of(alias) {
+            // Rule 2: references exist. Rule 3: the inbound bearer is never forwarded upstream.
+            if !config.credentials.contains_key(&binding) || binding == bearer_binding {
+                return invalid;
+            }
+        }
+        match &installation.kind {
+            InstallationKind::Mcp(mcp) => {
+                // Rule 4: aliases unique within the installation.
+                let mut aliases: Vec<&str> = mcp.tools.values().map(|t| t.alias.as_str()).collect();
+                aliases.sort_unstable();
+                if aliases.windows(2).any(|pair| pair.first() == pair.get(1)) {
+                    return invalid;
+                }
+                if let McpTransport::StreamableHttp(http) = &mcp.transport {
+                    // Rule 5.
+                    if origin::check_endpoint(&http.endpoint, http.allow_insecure_loopback).is_err() {
+                        return invalid;
+                    }
+                    // Rule 6.
+                    if !headers_follow_the_rules(&http.headers) {
+                        return invalid;
+                    }
+                }
+            }
+            InstallationKind::Llm { endpoint, allow_insecure_loopback, .. } => {
+                if origin::check_endpoint(endpoint, *allow_insecure_loopback).is_err() {
+                    return invalid;
+                }
+            }
+            InstallationKind::TraceSnapshot { .. } | InstallationKind::Reserved => {}
+        }
+    }
+    Ok(())
+}
+
+/// The header rules of §5.4.2: names unique case-insensitively, none that the gateway sets itself, none
+/// beginning with `Mcp-Param-`.
+fn headers_follow_the_rules(headers: &[StaticHeader]) -> bool {
+    let mut names: Vec<String> = headers.iter().map(|h| h.name.to_ascii_lowercase()).collect();
+    if names.iter().any(|n| RESERVED_HEADERS.contains(&n.as_str()) || n.starts_with("mcp-param-")) {
+        return false;
+    }
+    names.sort_unstable();
+    !names.windows(2).any(|pair| pair.first() == pair.get(1))
+}
+
+mod build;
+#[cfg(test)]
+mod tests;

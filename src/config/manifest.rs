@@ -1,11 +1,17 @@
-//! The application manifest `ptc.json` version 1 (config.md §6.2): schema and typed form.
+//! The application manifest `ptc.json` version 1 (config.md §6.2): decoding, structure and typed form
+//! (stage 5a of lifecycle.md §3.2).
 //!
-//! This module decodes and validates the document alone. The closure (reading the named files), the
-//! content pin and the checks that need those files live in `crate::apps`.
+//! This module decodes and validates the document alone; the structure is defined once in
+//! `schema::manifest`. Reading the file, the closure, the content pin, `events.policy` refusal (5b) and
+//! the checks that need other files or the host document (components, missions, S1–S11) live in
+//! `crate::apps`.
 
 use std::collections::BTreeMap;
 
-use crate::json::Value;
+use super::schema::access::{array_at, at, int_at, object_at, str_at, string_at, strings_at};
+use super::schema::{self, fill_defaults, APPLICATION};
+use super::Mode;
+use crate::json::{self, Limits, Value};
 use crate::startup::StartupCode;
 
 /// `effect`.
@@ -84,8 +90,94 @@ pub struct Manifest {
     pub events_policy: EventsPolicy,
 }
 
-/// Stage 5a: decode and validate one manifest's bytes (→ `template_invalid`).
+/// Stage 5a: decode and validate one manifest's bytes. Every refusal (decoding, duplicate key, structure,
+/// byte bounds) is `template_invalid` (§2.8).
 pub fn parse(bytes: &[u8]) -> Result<Manifest, StartupCode> {
-    let _ = bytes;
-    Err(StartupCode::TemplateInvalid)
+    let document = json::decode(bytes, Limits::DOCUMENT).map_err(|_| StartupCode::TemplateInvalid)?;
+    // The manifest has no mode-dependent members.
+    schema::validate(&APPLICATION, &document, Mode::Serve).map_err(|_| StartupCode::TemplateInvalid)?;
+    let mut filled = document.clone();
+    fill_defaults(&APPLICATION, &mut filled);
+    build(document, &filled).ok_or(StartupCode::TemplateInvalid)
 }
+
+fn build(document: Value, m: &Value) -> Option<Manifest> {
+    let effect = match str_at(m, &["effect"])? {
+        "read" => Effect::Read,
+        "write" => Effect::Write,
+        _ => return None,
+    };
+    let workflow = match at(m, &["workflow", "forward"]) {
+        Some(forward) => Workflow::Forward {
+            mission: string_at(forward, &["mission"])?,
+            tool: string_at(forward, &["tool"])?,
+        },
+        None => {
+            let (component, function) = str_at(m, &["workflow", "entry"])?.split_once('.')?;
+            Workflow::Luau {
+                components: components(m, &["workflow", "components"])?,
+                entry: Entry { component: component.to_owned(), function: function.to_owned() },
+            }
+        }
+    };
+    let missions = object_at(m, &["missions"])?
+        .iter()
+        .map(|(name, mission)| {
+            let mission = Mission {
+                components: components(mission, &["components"])?,
+                providers: strings_at(mission, &["providers"])?,
+            };
+            Some((name.clone(), mission))
+        })
+        .collect::<Option<_>>()?;
+    let events_policy = match str_at(m, &["events", "policy"])? {
+        "normal" => EventsPolicy::Normal,
+        "private" => EventsPolicy::Private,
+        _ => return None,
+    };
+    Some(Manifest {
+        effect,
+        input_contract: string_at(m, &["contracts", "input_schema", "path"])?,
+        result_contract: string_at(m, &["contracts", "result_schema", "path"])?,
+        workflow,
+        missions,
+        mission_providers: selections(m, "mission")?,
+        workflow_providers: selections(m, "workflow")?,
+        run_duration_ms: match at(m, &["limits", "run_duration_ms"]) {
+            None => None,
+            Some(v) => Some(u64::try_from(v.as_integer()?).ok()?),
+        },
+        memory_bytes: int_at(m, &["limits", "memory_bytes"])?,
+        events_policy,
+        document,
+    })
+}
+
+fn components(value: &Value, path: &[&str]) -> Option<Vec<Component>> {
+    array_at(value, path)?
+        .iter()
+        .map(|c| {
+            Some(Component {
+                id: string_at(c, &["id"])?,
+                path: string_at(c, &["path"])?,
+                dependencies: strings_at(c, &["dependencies"])?,
+            })
+        })
+        .collect()
+}
+
+fn selections(m: &Value, list: &str) -> Option<Vec<Selection>> {
+    array_at(m, &["providers", list])?
+        .iter()
+        .map(|s| {
+            let allow = match at(s, &["config", "allow"]) {
+                None => None,
+                Some(_) => Some(strings_at(s, &["config", "allow"])?),
+            };
+            Some(Selection { name: string_at(s, &["name"])?, allow })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests;

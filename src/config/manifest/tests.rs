@@ -1,0 +1,258 @@
+//! Tests of the manifest: the structure of config.md §6.2 on the manifests of pins.md §11.1 and §11.2.
+
+use super::*;
+use crate::config::schema::testing::{parse as decode, remove, set, to_bytes};
+
+/// `echo/ptc.json` of pins.md §11.1.
+const ECHO: &str = r#"{
+  "version": 1,
+  "effect": "read",
+  "contracts": {
+    "input_schema": {"path": "schema.json"},
+    "result_schema": {"path": "schema.json"}
+  },
+  "workflow": {
+    "components": [{"id": "app", "path": "app.luau"}],
+    "entry": "app.run"
+  }
+}"#;
+
+/// `brief/ptc.json` of pins.md §11.2.
+const BRIEF: &str = r#"{
+  "version": 1,
+  "effect": "read",
+  "contracts": {
+    "input_schema": {"path": "input.schema.json"},
+    "result_schema": {"path": "result.schema.json"}
+  },
+  "workflow": {
+    "components": [{"id": "app", "path": "app.luau"}],
+    "entry": "app.run"
+  },
+  "missions": {
+    "default": {
+      "components": [{"id": "files", "path": "files.luau"}],
+      "providers": ["notes"]
+    }
+  },
+  "providers": {"mission": [{"name": "notes"}]}
+}"#;
+
+fn run(base: &str, edit: &dyn Fn(&mut Value)) -> Result<Manifest, StartupCode> {
+    let mut doc = decode(base);
+    edit(&mut doc);
+    super::parse(&to_bytes(&doc))
+}
+
+type Edit = Box<dyn Fn(&mut Value)>;
+
+#[test]
+fn structure_vectors() {
+    let invalid = Err(StartupCode::TemplateInvalid);
+    let forward = r#"{"forward": {"mission": "default", "tool": "notes.read"}}"#;
+    let table: Vec<(&str, &str, Result<(), StartupCode>, Edit)> = vec![
+        ("echo", ECHO, Ok(()), Box::new(|_| {})),
+        ("brief", BRIEF, Ok(()), Box::new(|_| {})),
+        (
+            "$schema",
+            ECHO,
+            Ok(()),
+            Box::new(|d| {
+                set(d, "/$schema", r#""https://ptc-gateway.dev/schemas/ptc-application.schema.json""#)
+            }),
+        ),
+        ("other $schema", ECHO, invalid, Box::new(|d| set(d, "/$schema", r#""https://example.com/s.json""#))),
+        ("version 2", ECHO, invalid, Box::new(|d| set(d, "/version", "2"))),
+        ("version 1.0", ECHO, invalid, Box::new(|d| set(d, "/version", "1.0"))),
+        ("effect", ECHO, invalid, Box::new(|d| set(d, "/effect", r#""none""#))),
+        ("row 88 effect write", ECHO, Ok(()), Box::new(|d| set(d, "/effect", r#""write""#))),
+        ("unknown key", ECHO, invalid, Box::new(|d| set(d, "/extra", "1"))),
+        ("unknown component key", ECHO, invalid, Box::new(|d| set(d, "/workflow/components/0/x", "1"))),
+        ("no contracts", ECHO, invalid, Box::new(|d| remove(d, "/contracts"))),
+        ("contract path empty", ECHO, invalid, Box::new(|d| set(d, "/contracts/input_schema/path", r#""""#))),
+        (
+            "row 64 policy private (structure ok)",
+            ECHO,
+            Ok(()),
+            Box::new(|d| set(d, "/events", r#"{"policy": "private"}"#)),
+        ),
+        ("policy unknown", ECHO, invalid, Box::new(|d| set(d, "/events", r#"{"policy": "secret"}"#))),
+        (
+            "row 71 entry app.missing (structure ok)",
+            ECHO,
+            Ok(()),
+            Box::new(|d| set(d, "/workflow/entry", r#""app.missing""#)),
+        ),
+        ("entry without dot", ECHO, invalid, Box::new(|d| set(d, "/workflow/entry", r#""app""#))),
+        ("entry pattern", ECHO, invalid, Box::new(|d| set(d, "/workflow/entry", r#""App.run""#))),
+        ("no components", ECHO, invalid, Box::new(|d| set(d, "/workflow/components", "[]"))),
+        (
+            "both forms",
+            BRIEF,
+            invalid,
+            Box::new(move |d| set(d, "/workflow/forward", r#"{"mission": "default", "tool": "notes.read"}"#)),
+        ),
+        ("forward form", BRIEF, Ok(()), Box::new(move |d| set(d, "/workflow", forward))),
+        (
+            "forward tool pattern",
+            BRIEF,
+            invalid,
+            Box::new(|d| set(d, "/workflow", r#"{"forward": {"mission": "default", "tool": "read"}}"#)),
+        ),
+        ("entry alone", ECHO, invalid, Box::new(|d| remove(d, "/workflow/components"))),
+        (
+            "row 72 self dependency (structure ok)",
+            ECHO,
+            Ok(()),
+            Box::new(|d| set(d, "/workflow/components/0/dependencies", r#"["app"]"#)),
+        ),
+        (
+            "duplicate dependency",
+            ECHO,
+            invalid,
+            Box::new(|d| set(d, "/workflow/components/0/dependencies", r#"["a", "a"]"#)),
+        ),
+        (
+            "row 68 ../app.luau (closure, not structure)",
+            ECHO,
+            Ok(()),
+            Box::new(|d| set(d, "/workflow/components/0/path", r#""../app.luau""#)),
+        ),
+        ("mission name", BRIEF, invalid, Box::new(|d| set(d, "/missions/Default", "{}"))),
+        (
+            "mission providers duplicate",
+            BRIEF,
+            invalid,
+            Box::new(|d| set(d, "/missions/default/providers", r#"["notes", "notes"]"#)),
+        ),
+        (
+            "mission config allow",
+            BRIEF,
+            Ok(()),
+            Box::new(|d| set(d, "/providers/mission/0/config", r#"{"allow": ["notes.read"]}"#)),
+        ),
+        (
+            "allow empty",
+            BRIEF,
+            invalid,
+            Box::new(|d| set(d, "/providers/mission/0/config", r#"{"allow": []}"#)),
+        ),
+        (
+            "allow duplicate",
+            BRIEF,
+            invalid,
+            Box::new(|d| set(d, "/providers/mission/0/config", r#"{"allow": ["a.b", "a.b"]}"#)),
+        ),
+        (
+            "mission config other member",
+            BRIEF,
+            invalid,
+            Box::new(|d| set(d, "/providers/mission/0/config", r#"{"deny": []}"#)),
+        ),
+        (
+            "workflow config {}",
+            BRIEF,
+            Ok(()),
+            Box::new(|d| set(d, "/providers/workflow", r#"[{"name": "model", "config": {}}]"#)),
+        ),
+        (
+            "workflow config allow",
+            BRIEF,
+            invalid,
+            Box::new(|d| {
+                set(d, "/providers/workflow", r#"[{"name": "model", "config": {"allow": ["a.b"]}}]"#)
+            }),
+        ),
+        ("selection name", BRIEF, invalid, Box::new(|d| set(d, "/providers/mission/0/name", r#""Notes""#))),
+        (
+            "row 84 run_duration_ms 30001 (host check later)",
+            ECHO,
+            Ok(()),
+            Box::new(|d| set(d, "/limits", r#"{"run_duration_ms": 30001}"#)),
+        ),
+        ("run_duration_ms 0", ECHO, invalid, Box::new(|d| set(d, "/limits", r#"{"run_duration_ms": 0}"#))),
+        ("memory below", ECHO, invalid, Box::new(|d| set(d, "/limits", r#"{"memory_bytes": 1048575}"#))),
+        (
+            "path with LF",
+            ECHO,
+            invalid,
+            Box::new(|d| set(d, "/workflow/components/0/path", r#""a\nb.luau""#)),
+        ),
+    ];
+    for (name, base, want, edit) in &table {
+        assert_eq!(run(base, edit.as_ref()).map(|_| ()), *want, "{name}");
+    }
+    assert_eq!(super::parse(b"{").map(|_| ()), invalid);
+    assert_eq!(super::parse(b"[]").map(|_| ()), invalid);
+}
+
+#[test]
+fn typed_form_of_brief() {
+    let m = run(BRIEF, &|_| {}).unwrap();
+    assert_eq!(m.document, decode(BRIEF));
+    assert_eq!(m.effect, Effect::Read);
+    assert_eq!(
+        (m.input_contract.as_str(), m.result_contract.as_str()),
+        ("input.schema.json", "result.schema.json")
+    );
+    let app = Component { id: "app".into(), path: "app.luau".into(), dependencies: vec![] };
+    let entry = Entry { component: "app".into(), function: "run".into() };
+    assert_eq!(m.workflow, Workflow::Luau { components: vec![app], entry });
+    let files = Component { id: "files".into(), path: "files.luau".into(), dependencies: vec![] };
+    let default = Mission { components: vec![files], providers: vec!["notes".into()] };
+    assert_eq!(m.missions.get("default"), Some(&default));
+    assert_eq!(m.mission_providers, [Selection { name: "notes".into(), allow: None }]);
+    assert!(m.workflow_providers.is_empty());
+    assert_eq!(
+        (m.run_duration_ms, m.memory_bytes, m.events_policy),
+        (None, 16_777_216, EventsPolicy::Normal)
+    );
+}
+
+#[test]
+fn typed_form_of_forward_and_options() {
+    let m = run(BRIEF, &|d| {
+        set(d, "/workflow", r#"{"forward": {"mission": "default", "tool": "notes.read"}}"#);
+        set(d, "/providers/mission/0/config", r#"{"allow": ["notes.read"]}"#);
+        set(d, "/limits", r#"{"run_duration_ms": 1000, "memory_bytes": 1048576}"#);
+        set(d, "/events", r#"{"policy": "private"}"#);
+        set(d, "/effect", r#""write""#);
+    })
+    .unwrap();
+    assert_eq!(m.workflow, Workflow::Forward { mission: "default".into(), tool: "notes.read".into() });
+    assert_eq!(
+        m.mission_providers,
+        [Selection { name: "notes".into(), allow: Some(vec!["notes.read".into()]) }]
+    );
+    assert_eq!((m.run_duration_ms, m.memory_bytes), (Some(1000), 1_048_576));
+    assert_eq!((m.effect, m.events_policy), (Effect::Write, EventsPolicy::Private));
+    // `document` stays as written: no defaults are inserted into it.
+    assert_eq!(
+        m.document
+            .get("missions")
+            .and_then(|v| v.get("default"))
+            .and_then(|v| v.get("components"))
+            .map(|_| ()),
+        Some(())
+    );
+    assert_eq!(
+        m.document.get("limits").and_then(|v| v.get("memory_bytes")),
+        Some(&Value::Integer(1_048_576))
+    );
+    let echo = run(ECHO, &|_| {}).unwrap();
+    assert_eq!(echo.document.get("missions"), None);
+    assert!(echo.missions.is_empty());
+}
+
+/// Replacing any node of `brief` by a value of any type is `template_invalid` or accepted, never a panic.
+#[test]
+fn every_node_replaced_by_every_type() {
+    use crate::config::schema::testing::{pointers, EVERY_TYPE};
+    for pointer in pointers(&decode(BRIEF)) {
+        for replacement in EVERY_TYPE {
+            if let Err(code) = run(BRIEF, &|d| set(d, &pointer, replacement)) {
+                assert_eq!(code, StartupCode::TemplateInvalid, "{pointer} = {replacement}");
+            }
+        }
+    }
+}

@@ -1,0 +1,123 @@
+//! The definition of the gateway document v1 (config.md §4.1, §4.2, §4.6, §4.8) in the schema DSL.
+//!
+//! This is the single source of the gateway document's structure: the loader validates against it, the
+//! normaliser takes its defaults from it, and `schemas/ptc-gateway-config.schema.json` is generated from
+//! it. The semantic checks of §4.4 live in `config::gateway`.
+
+use super::node::*;
+use super::patterns::{BINDING, DIGEST, NO_NUL, TOOL_NAME};
+
+/// `$id` of the published gateway schema (§9.1); also the only accepted `$schema` value (§4.2).
+pub const ID: &str = "https://ptc-gateway.dev/schemas/ptc-gateway-config.schema.json";
+
+/// The two literal loopback addresses (§4.2 `listen.address`, `pcc.address`).
+const ADDRESSES: &[&str] = &["127.0.0.1", "::1"];
+
+const PIN: &str = "Required to serve; optional with --print-pins, which prints the values to copy here.";
+
+const LATER: &str = "A later feature: must be false (or absent) in this version.";
+
+fn path_string() -> StringSchema {
+    string(1, 1024).pattern(NO_NUL)
+}
+
+fn port() -> Schema {
+    integer(1, 65535)
+}
+
+fn digest() -> StringSchema {
+    string(1, 71).pattern(DIGEST)
+}
+
+fn listen() -> ObjectSchema {
+    object(vec![
+        required("address", enumeration(ADDRESSES)),
+        required("port", port()),
+        required("path", constant_string("/mcp")),
+        defaulted("allowed_origins", array(string(1, 2048), 0, 128).unique(), empty_array()),
+    ])
+}
+
+fn authentication() -> ObjectSchema {
+    object(vec![required("bearer", object(vec![required("binding", string(1, 128).pattern(BINDING))]))])
+}
+
+fn admission() -> ObjectSchema {
+    object(vec![
+        required("max_inflight_requests", integer(1, 65535)),
+        required("max_concurrent_runs", integer(1, 65535)),
+        required("max_active_provider_calls", integer(1, 65535)),
+        required("max_waiting_provider_calls", integer(0, 65535)),
+    ])
+}
+
+fn tool() -> ObjectSchema {
+    object(vec![
+        required("name", string(1, 128).pattern(TOOL_NAME)),
+        required("title", string(1, 256)),
+        // §2.4: one of the two strings that may hold LF.
+        required("description", string(1, 4096).with_lf()).describe(LF_ALLOWED),
+        required("application", object(vec![required("manifest", path_string())])),
+        defaulted("allow_write", boolean(), false),
+        required_to_serve("expected_application_content_digest", digest()).describe(PIN),
+        required_to_serve("installation_config_pins", map(string(1, 128).pattern(BINDING), digest(), 0, 128))
+            .describe(PIN),
+        required_to_serve(
+            "provider_snapshot_pins",
+            map(string(1, 137).pattern("^(workflow|mission)/[a-z][a-z0-9._-]{0,127}$"), digest(), 0, 128),
+        )
+        .describe(PIN),
+    ])
+}
+
+fn private_audit() -> ObjectSchema {
+    object(vec![
+        required("directory", path_string()),
+        required("max_file_bytes", integer(1024, 67_108_864)),
+        required("max_retained_files", integer(2, 128)),
+    ])
+}
+
+fn artifacts() -> ObjectSchema {
+    object(vec![
+        required("root", path_string()),
+        // §4.8: a later feature; `true` is a structural violation in both modes.
+        defaulted("trace", constant_boolean(false), false).describe(LATER),
+        defaulted("inspection", constant_boolean(false), false).describe(LATER),
+        optional(
+            "events",
+            object(vec![
+                required("max_file_bytes", integer(1024, 67_108_864)),
+                required("max_retained_files", integer(2, 128)),
+                defaulted("stderr", boolean(), false),
+            ]),
+        ),
+    ])
+}
+
+fn pcc() -> ObjectSchema {
+    let server = object(vec![required("tools", array(string(1, 128).pattern(TOOL_NAME), 1, 128).unique())]);
+    object(vec![
+        required("address", enumeration(ADDRESSES)),
+        required("port", port()),
+        required("servers", map(string(1, 128).pattern("^[a-zA-Z0-9_.-]{1,128}$"), server, 1, 64)),
+    ])
+}
+
+/// The whole gateway document.
+pub fn definition() -> Schema {
+    object(vec![
+        optional("$schema", constant_string(ID)),
+        required("version", constant_integer(1)),
+        required("listen", listen()),
+        required("authentication", authentication()),
+        required("host", object(vec![required("path", path_string())])),
+        required("admission", admission()),
+        required("tools", array(tool(), 1, 128)),
+        optional("private_audit", private_audit())
+            .describe("Durable write audit: present if and only if some tool has allow_write: true."),
+        optional("artifacts", artifacts()),
+        optional("pcc", pcc()),
+    ])
+    .into()
+}

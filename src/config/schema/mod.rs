@@ -1,0 +1,195 @@
+//! The schema DSL and the three document definitions written in it (config.md §4–§6, §9).
+//!
+//! One Rust definition per document both validates a decoded `json::Value` (structure plus the byte-bound
+//! rules of §2.8 and the integer-token rule of §2.3) and emits the published JSON Schema (draft 2020-12),
+//! so the two cannot drift (§9.2). Defaults are part of the definition, so normalisation and the
+//! installation projection insert exactly what the published schema documents.
+//!
+//! This module owns structure only. Semantic checks (origins, references, endpoints, …) and the mapping
+//! to startup codes live in the document modules `config::{gateway, host, manifest}`; encoding the
+//! published schemas and writing them to `schemas/` is the staleness gate's concern (`tests/schemas.rs`).
+
+pub mod access;
+pub mod defaults;
+pub mod emit;
+pub mod gateway;
+pub mod host;
+pub mod manifest;
+pub mod node;
+pub mod patterns;
+#[cfg(test)]
+pub mod testing;
+pub mod validate;
+
+use std::sync::LazyLock;
+
+pub use defaults::fill_defaults;
+pub use node::Schema;
+pub use validate::{validate, SchemaError, SchemaErrorKind};
+
+use crate::json::Value;
+use emit::Publication;
+
+/// The gateway document definition, built once (its patterns are compiled once).
+pub static GATEWAY: LazyLock<Schema> = LazyLock::new(gateway::definition);
+
+/// The host document definition, built once.
+pub static HOST: LazyLock<Schema> = LazyLock::new(host::definition);
+
+/// The application manifest definition, built once.
+pub static APPLICATION: LazyLock<Schema> = LazyLock::new(manifest::definition);
+
+/// The sentence every published root ends its description with (§9.3).
+const BOUNDS: &str = "Every minLength and maxLength counts the UTF-8 bytes of the decoded string, not code \
+points; a string without a stated bound holds at most 4,096 bytes, no string contains NUL, CR or LF (except \
+where a description below allows LF), and every member name holds at most 256 bytes without NUL, CR or LF. \
+Semantic rules and the startup code of every violation are defined in the ptc-gateway specification \
+(config.md); where a generic JSON Schema validator and the gateway disagree, the gateway is normative. \
+Generated from the gateway's code: do not edit.";
+
+/// The published schema of the gateway document (§9.1): serve-mode `required` lists.
+pub fn gateway_schema() -> Value {
+    let description = format!(
+        "The ptc-gateway gateway document, contract version 1 (config.md §4): listener, bearer binding, host \
+         document, admission bounds, served tools with their pins, and optional private audit, artifacts and \
+         PCC front. The three pin members of a tool are required to serve and optional with --print-pins. \
+         {BOUNDS}"
+    );
+    published(&GATEWAY, gateway::ID, "ptc-gateway gateway document v1", description)
+}
+
+/// The published schema of the host document (§9.1).
+pub fn host_schema() -> Value {
+    let description = format!(
+        "The ptc-gateway host document (config.md §5): the credential bindings the gateway may capture and \
+         the upstream installations applications may select. Installations of a reserved source and the \
+         members of oauth are not interpreted beyond the byte bounds. {BOUNDS}"
+    );
+    published(&HOST, host::ID, "ptc-gateway host document", description)
+}
+
+/// The published schema of the application manifest `ptc.json` (§9.1).
+pub fn application_schema() -> Value {
+    let description = format!(
+        "The ptc-gateway application manifest ptc.json, version 1 (config.md §6): effect, input and result \
+         contracts, a Luau or forward workflow, missions and provider selections. {BOUNDS}"
+    );
+    published(&APPLICATION, manifest::ID, "ptc-gateway application manifest v1", description)
+}
+
+fn published(schema: &Schema, id: &str, title: &str, description: String) -> Value {
+    emit::publish(schema, &Publication { id, title, description: &description })
+}
+
+/// The definition of one `install.<alias>` entry inside [`HOST`], for the installation projection.
+pub fn installation_schema() -> Option<&'static Schema> {
+    let Schema::Object(root) = &*HOST else {
+        return None;
+    };
+    match &root.property("install")?.schema {
+        Schema::Object(install) => match &install.additional {
+            node::Additional::Each(each) => Some(each),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::node::{Additional, ObjectSchema, Schema};
+    use super::*;
+    use crate::config::Mode;
+
+    /// Every node of a definition, depth first.
+    fn walk<'a>(schema: &'a Schema, out: &mut Vec<&'a Schema>) {
+        out.push(schema);
+        let object = |o: &'a ObjectSchema, out: &mut Vec<&'a Schema>| {
+            for p in &o.properties {
+                walk(&p.schema, out);
+            }
+            if let Additional::Each(each) = &o.additional {
+                walk(each, out);
+            }
+        };
+        match schema {
+            Schema::Object(o) => object(o, out),
+            Schema::Array(a) => walk(&a.items, out),
+            Schema::Union(u) => u.variants.iter().for_each(|v| object(&v.object, out)),
+            Schema::OneOf(shapes) => shapes.iter().for_each(|s| walk(s, out)),
+            _ => {}
+        }
+    }
+
+    fn definitions() -> [&'static Schema; 3] {
+        [&GATEWAY, &HOST, &APPLICATION]
+    }
+
+    #[test]
+    fn every_pattern_compiles_and_is_anchored() {
+        for def in definitions() {
+            let mut nodes = Vec::new();
+            walk(def, &mut nodes);
+            let mut strings: Vec<&node::StringSchema> = Vec::new();
+            for n in &nodes {
+                match n {
+                    Schema::String(s) => strings.push(s),
+                    Schema::Object(o) => strings.extend(o.names.as_ref()),
+                    _ => {}
+                }
+            }
+            for s in strings {
+                if let Some(p) = &s.pattern {
+                    assert!(p.regex.is_some(), "pattern {} does not compile", p.source);
+                    assert!(p.source.starts_with('^') && p.source.ends_with('$'), "{}", p.source);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn every_default_satisfies_its_own_schema() {
+        for def in definitions() {
+            let mut nodes = Vec::new();
+            walk(def, &mut nodes);
+            for n in nodes {
+                let Schema::Object(o) = n else { continue };
+                for p in &o.properties {
+                    if let Some(default) = &p.default {
+                        let mut filled = default.clone();
+                        fill_defaults(&p.schema, &mut filled);
+                        assert_eq!(
+                            validate(&p.schema, &filled, Mode::Serve),
+                            Ok(()),
+                            "default of {}",
+                            p.name
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn installation_schema_is_the_source_union() {
+        assert!(matches!(installation_schema(), Some(Schema::Union(u)) if u.tag == "source"));
+    }
+
+    #[test]
+    fn published_roots_carry_id_title_and_description() {
+        for (value, id) in
+            [(gateway_schema(), gateway::ID), (host_schema(), host::ID), (application_schema(), manifest::ID)]
+        {
+            assert_eq!(value.get("$id").and_then(Value::as_str), Some(id));
+            assert_eq!(value.get("$schema").and_then(Value::as_str), Some(emit::DRAFT_2020_12));
+            assert!(value.get("title").and_then(Value::as_str).is_some());
+            let description = value.get("description").and_then(Value::as_str).unwrap();
+            assert!(description.contains("UTF-8 bytes") && description.contains("config.md"));
+            assert_eq!(value.get("additionalProperties"), Some(&Value::Bool(false)));
+        }
+        // Serve-mode `required` list of a tool (§9.1).
+        let tool = gateway_schema();
+        let required = access::array_at(&tool, &["properties", "tools", "items", "required"]).unwrap();
+        assert!(required.contains(&Value::from("provider_snapshot_pins")));
+    }
+}
