@@ -19,6 +19,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use tokio::sync::watch;
+
 use ractor::{Actor, ActorCell, ActorId, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent};
 
 use crate::context::DomainContext;
@@ -354,6 +356,8 @@ pub struct DomainHandle {
     supervisor: ActorRef<SupervisorMsg>,
     ctx: DomainContext,
     orderly: Arc<AtomicBool>,
+    /// Becomes true once the watcher has seen the supervisor stop and judged that stop.
+    watched: watch::Receiver<bool>,
 }
 
 impl fmt::Debug for DomainHandle {
@@ -371,6 +375,7 @@ impl DomainHandle {
             .await
             .map_err(|_| DomainError::SupervisorStartFailed)?;
         let orderly = Arc::new(AtomicBool::new(false));
+        let (done_tx, watched) = watch::channel(false);
         let watcher_cell = supervisor.get_cell();
         let (watcher_ctx, watcher_orderly) = (ctx.clone(), orderly.clone());
         tokio::spawn(async move {
@@ -378,8 +383,9 @@ impl DomainHandle {
             if !watcher_orderly.load(Ordering::Acquire) {
                 watcher_ctx.stop_abnormally(AbnormalCause::SupervisorLost);
             }
+            done_tx.send_replace(true);
         });
-        Ok(DomainHandle { supervisor, ctx, orderly })
+        Ok(DomainHandle { supervisor, ctx, orderly, watched })
     }
 
     /// The context shared by the domain.
@@ -432,6 +438,9 @@ impl DomainHandle {
         }
         self.orderly.store(true, Ordering::Release);
         let _ = stop_cell(&self.supervisor.get_cell(), bound_per_child).await;
+        // Wait for the watcher's verdict, so that nothing about this domain changes after we return.
+        let mut watched = self.watched.clone();
+        let _ = tokio::time::timeout(bound_per_child, watched.wait_for(|done| *done)).await;
         stopped
     }
 
