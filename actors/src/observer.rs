@@ -33,8 +33,9 @@ pub trait DomainObserver: Send + Sync + 'static {
         let _ = cause;
     }
 
-    /// A shutdown stage ended (audit-events.md §3.5 `shutdown_stage`; the gateway writes records only for
-    /// stages whose [`StageId::record_name`] is `Some`).
+    /// A shutdown stage ended (audit-events.md §3.5 `shutdown_stage`). The gateway writes a record only
+    /// for stages whose [`StageId::record_name`] is `Some` and whose outcome is not
+    /// [`StageOutcome::Skipped`] (S7 exists only with `private_audit`, lifecycle.md §7.3).
     fn shutdown_stage(&self, stage: StageId, outcome: StageOutcome) {
         let _ = (stage, outcome);
     }

@@ -160,9 +160,9 @@ struct Registration {
 
 /// The supervisor's messages. Private: the gateway talks to it through [`DomainHandle`].
 enum SupervisorMsg {
-    BeginStart(RpcReplyPort<()>),
-    AbandonStart,
-    Register(Box<Registration>, RpcReplyPort<()>),
+    BeginStart(RpcReplyPort<StartToken>),
+    AbandonStart(StartToken),
+    Register(StartToken, Box<Registration>, RpcReplyPort<()>),
     Retire(String, RpcReplyPort<Option<ActorCell>>),
     Children(RpcReplyPort<Vec<ChildInfo>>),
 }
@@ -180,7 +180,8 @@ struct SupervisorState {
     ctx: DomainContext,
     children: Vec<Entry>,
     /// Starts that have spawned (or may spawn) a linked child not yet registered.
-    pending: usize,
+    pending: Vec<StartToken>,
+    next_token: u64,
     /// Losses of children not registered yet.
     orphans: Vec<(ActorId, LossKind)>,
 }
@@ -197,7 +198,13 @@ impl Actor for Supervisor {
         _myself: ActorRef<Self::Msg>,
         ctx: DomainContext,
     ) -> Result<Self::State, ActorProcessingErr> {
-        Ok(SupervisorState { ctx, children: Vec::new(), pending: 0, orphans: Vec::new() })
+        Ok(SupervisorState {
+            ctx,
+            children: Vec::new(),
+            pending: Vec::new(),
+            next_token: 0,
+            orphans: Vec::new(),
+        })
     }
 
     async fn handle(
@@ -208,13 +215,15 @@ impl Actor for Supervisor {
     ) -> Result<(), ActorProcessingErr> {
         match message {
             SupervisorMsg::BeginStart(reply) => {
-                state.pending += 1;
-                let _ = reply.send(());
+                let token = StartToken(state.next_token);
+                state.next_token += 1;
+                state.pending.push(token);
+                let _ = reply.send(token);
             }
-            SupervisorMsg::AbandonStart => state.finish_start(),
-            SupervisorMsg::Register(registration, reply) => {
+            SupervisorMsg::AbandonStart(token) => state.finish_start(token),
+            SupervisorMsg::Register(token, registration, reply) => {
                 state.register(*registration);
-                state.finish_start();
+                state.finish_start(token);
                 let _ = reply.send(());
             }
             SupervisorMsg::Retire(name, reply) => {
@@ -268,9 +277,10 @@ impl SupervisorState {
         }
     }
 
-    fn finish_start(&mut self) {
-        self.pending = self.pending.saturating_sub(1);
-        if self.pending == 0 {
+    /// Idempotent: a start registered and then reported abandoned is finished once.
+    fn finish_start(&mut self, token: StartToken) {
+        self.pending.retain(|pending| *pending != token);
+        if self.pending.is_empty() {
             // No start is outstanding, so these were linked children nobody registered: "any other
             // supervised domain child" (lifecycle.md §6.3).
             for (_, loss) in std::mem::take(&mut self.orphans) {
@@ -287,7 +297,7 @@ impl SupervisorState {
 
     fn child_stopped(&mut self, id: ActorId, loss: LossKind) {
         let Some(entry) = self.children.iter_mut().find(|e| e.id == id) else {
-            if self.pending > 0 {
+            if !self.pending.is_empty() {
                 self.orphans.push((id, loss));
             } else {
                 self.unregistered_lost(loss);
@@ -336,17 +346,20 @@ fn apply_policy(
     }
 }
 
-/// Tells the supervisor that a start was abandoned, unless the start registered its child.
+/// Identifies one start between `BeginStart` and its registration or abandonment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct StartToken(u64);
+
+/// Tells the supervisor that a start is over, however it ended.
 struct PendingStart {
     supervisor: ActorRef<SupervisorMsg>,
-    armed: bool,
+    token: StartToken,
 }
 
 impl Drop for PendingStart {
     fn drop(&mut self) {
-        if self.armed {
-            let _ = self.supervisor.send_message(SupervisorMsg::AbandonStart);
-        }
+        // After a registration this is a no-op in the supervisor (tokens are finished once).
+        let _ = self.supervisor.send_message(SupervisorMsg::AbandonStart(self.token));
     }
 }
 
@@ -396,15 +409,15 @@ impl DomainHandle {
     /// Starts one child linked to the supervisor and registers it with its policy. Call in stage order;
     /// an error is the stage's failure. The child's `pre_start` runs on the caller's task.
     pub async fn start_child<A: Actor>(&self, spec: ChildSpec<A>) -> Result<ActorRef<A::Msg>, DomainError> {
-        self.call(SupervisorMsg::BeginStart).await?;
-        let mut pending = PendingStart { supervisor: self.supervisor.clone(), armed: true };
+        let token = self.call(SupervisorMsg::BeginStart).await?;
+        // Dropped on every path (error, success, or the caller abandoning this future).
+        let _pending = PendingStart { supervisor: self.supervisor.clone(), token };
         let ChildSpec { name, policy, actor, args, on_loss } = spec;
         let spawned = A::spawn_linked(None, actor, args, self.supervisor.get_cell()).await;
         let (child, _join) = spawned.map_err(|_| DomainError::ChildStartFailed { child: name.clone() })?;
         let registration = Box::new(Registration { name, cell: child.get_cell(), policy, on_loss });
-        pending.armed = false;
         // If the supervisor is gone, so are its linked children: the error says so.
-        self.call(|reply| SupervisorMsg::Register(registration, reply)).await?;
+        self.call(|reply| SupervisorMsg::Register(token, registration, reply)).await?;
         Ok(child)
     }
 

@@ -314,3 +314,33 @@ async fn losing_the_supervisor_itself_is_an_abnormal_stop() {
     assert_eq!(ctx.readiness().cause(), Some(NotReadyCause::Shutdown));
     assert_eq!(domain.children().await, Err(DomainError::SupervisorGone));
 }
+
+/// An observer whose `child_lost` panics: the panic happens inside the supervisor's own logic.
+struct PanickingObserver;
+
+impl ptc_actors::DomainObserver for PanickingObserver {
+    fn child_lost(&self, _child: &str, _policy: ChildPolicy, _loss: LossKind) {
+        panic!("observer defect");
+    }
+}
+
+#[tokio::test]
+async fn a_panic_in_the_supervisors_logic_is_an_abnormal_stop() {
+    let ctx = ptc_actors::DomainContext::new(Arc::new(PanickingObserver));
+    let domain = DomainHandle::start(ctx.clone()).await.unwrap();
+    let stops = StopLog::default();
+    let logger = domain
+        .start_child(ChildSpec::new(
+            "event_logger",
+            ChildPolicy::Tolerate,
+            Probe,
+            ProbeArgs::new("event_logger", &stops),
+        ))
+        .await
+        .unwrap();
+    assert!(ctx.mark_ready());
+    logger.stop(None);
+    let state = tokio::time::timeout(Duration::from_secs(10), ctx.trigger().triggered()).await.unwrap();
+    assert_eq!(state.abnormal.map(|(c, _)| c), Some(AbnormalCause::SupervisorLost), "§7.5");
+    assert!(!ctx.readiness().is_ready());
+}
