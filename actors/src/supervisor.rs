@@ -216,7 +216,7 @@ impl Actor for Supervisor {
         match message {
             SupervisorMsg::BeginStart(reply) => {
                 let token = StartToken(state.next_token);
-                state.next_token += 1;
+                state.next_token = state.next_token.wrapping_add(1);
                 state.pending.push(token);
                 let _ = reply.send(token);
             }
