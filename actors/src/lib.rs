@@ -1,10 +1,103 @@
 #![forbid(unsafe_code)]
-//! `ptc-actors`: the supervised runtime of ptc-gateway.
+//! `ptc-actors`: the supervised runtime of ptc-gateway (DESIGN.md §3).
 //!
 //! It owns the generic building blocks the gateway is assembled from: readiness and fencing, admission
 //! without queues, the domain supervisor and its staged shutdown. It knows nothing of MCP, JSON-RPC or
 //! the gateway's documents; the gateway (`ptc-gateway`) depends on this crate, never the reverse.
+//!
+//! # Pieces
+//!
+//! | Module | Owns |
+//! | --- | --- |
+//! | [`readiness`] | the one atomic readiness flag and its first cause (lifecycle.md §6.2–§6.4) |
+//! | [`context`] | [`DomainContext`]: fence once, report once, stop abnormally, begin the drain |
+//! | [`trigger`] | [`ShutdownTrigger`]: first signal, abnormal stop, drain deadline (§7.1, §7.2, §8.2) |
+//! | [`observer`] | [`DomainObserver`]: what the event log hears (readiness, child losses, stages) |
+//! | [`admission`] | [`AdmissionPool`] and its RAII [`Lease`]: reservation without queues |
+//! | [`admission_owner`] | [`AdmissionOwnerRef`]: the supervised owner actor of one or more pools |
+//! | [`supervisor`] | [`DomainHandle`]: start children in stage order, apply their loss policy |
+//! | [`stage`], [`shutdown`], [`exit`] | S1–S8 (§7.3), their deadlines (§7.2), exit 0 or 70 (§7.4) |
+//!
+//! # How the gateway wires it
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use std::time::Duration;
+//! use ptc_actors::*;
+//!
+//! # async fn serve() -> Result<u8, DomainError> {
+//! // Process start: one context for the whole domain; the observer is the event log's enqueuer.
+//! let ctx = DomainContext::new(Arc::new(NoopObserver));
+//! // The signal task only reports; a repeated signal changes nothing (§8.2).
+//! let trigger = ctx.trigger().clone();
+//! tokio::spawn(async move { /* on SIGTERM or SIGINT: */ trigger.signal(); });
+//!
+//! // Startup, in stage order. Each child's loss policy is declared once, here.
+//! let domain = DomainHandle::start(ctx.clone()).await?;
+//! // domain.start_child(ChildSpec::new("event_logger", ChildPolicy::Tolerate, logger, args)).await?;
+//! // domain.start_child(ChildSpec::new("audit", ChildPolicy::StopDomain(AbnormalCause::AuditOwnerLost), ..)).await?;
+//! let runs = AdmissionPool::new("runs", 4, RefusalOrder::UnavailableFirst);
+//! let run_owner =
+//!     AdmissionOwnerRef::start(&domain, "run_admission", vec![runs.clone()], NotReadyCause::AdmissionLost).await?;
+//! let requests = AdmissionPool::new("requests", 16, RefusalOrder::UnavailableFirst);
+//! let streams = AdmissionPool::new("pcc_streams", 16, RefusalOrder::ExhaustedFirst);
+//! let _request_owner = AdmissionOwnerRef::start(
+//!     &domain, "request_admission", vec![requests.clone(), streams.clone()], NotReadyCause::AdmissionLost,
+//! ).await?;
+//! // domain.start_child(ChildSpec::new("listener", ChildPolicy::StopDomain(AbnormalCause::ListenerLost), ..)).await?;
+//! if !ctx.mark_ready() { /* fenced during startup: a startup failure */ }
+//!
+//! // Per request (no mailbox): `ctx.readiness().is_ready()`, `requests.try_reserve()`,
+//! // `runs.try_reserve()`; a run selects on `lease.cancelled()` next to its own work.
+//!
+//! // Serving ends on a signal or on an abnormal stop reported by any owner.
+//! ctx.trigger().triggered().await;
+//! let plan = ShutdownPlan::new(run_owner)
+//!     .with_stage(StageId::StopListeners, |_stage: StageContext| async { StageOutcome::Clean })
+//!     .with_private_audit(false)
+//!     .with_domain(domain, Duration::from_secs(1));
+//! let report = run_shutdown(&ctx, plan).await;
+//! Ok(report.exit.code())
+//! # }
+//! ```
+//!
+//! # Rules the crate makes true
+//!
+//! * A fence is permanent and reported once with its first cause; `mark_ready` never revives it.
+//! * A child declared [`ChildPolicy::StopDomain`] (audit owner, listeners) that is lost stops the domain:
+//!   the trigger fires with [`AbnormalCause`], the drain deadline is that instant, the exit status is 70.
+//! * A child declared [`ChildPolicy::Tolerate`] (event logger) that is lost changes nothing.
+//! * A child that a stage stops on purpose must be stopped with [`DomainHandle::stop_child`] (it is
+//!   *retired* first), otherwise its stop is a loss.
+//! * Children are stopped explicitly, in reverse start order, by [`DomainHandle::shutdown`]; ractor's
+//!   "parent exit kills children without `post_stop`" never happens on an orderly path.
+//!
+//! # Bounds that are not in the spec
+//!
+//! [`shutdown::ACTION_BOUND`] (2 s) bounds stages that only act (S1, S2, S4, a hook of S3) and the
+//! owner's acknowledgements; [`shutdown::HOOK_GRACE`] (1 s) is added after the spec deadlines a hook must
+//! act at (S5, S6, S8). A hook that overruns is aborted and its stage is unclean.
 
+pub mod admission;
+pub mod admission_owner;
+pub mod context;
+pub mod exit;
+pub mod observer;
 pub mod readiness;
+pub mod shutdown;
+pub mod stage;
+pub mod supervisor;
+pub mod trigger;
 
+pub use admission::{AdmissionPool, AdmissionSnapshot, IdleTimeout, Lease, PoolState, Refusal, RefusalOrder};
+pub use admission_owner::{AdmissionOwner, AdmissionOwnerRef, OwnerError, OwnerMsg};
+pub use context::DomainContext;
+pub use exit::{exit_status, ExitStatus, Incidents};
+pub use observer::{DomainObserver, NoopObserver};
 pub use readiness::{NotReadyCause, Phase, Readiness};
+pub use shutdown::{run_shutdown, ShutdownPlan, ShutdownReport};
+pub use stage::{Stage, StageContext, StageFuture, StageId, StageOutcome, Unclean};
+pub use supervisor::{
+    ChildInfo, ChildPolicy, ChildSpec, ChildStatus, ChildStop, DomainError, DomainHandle, LossHook, LossKind,
+};
+pub use trigger::{AbnormalCause, ShutdownTrigger, TriggerKind, TriggerState, DRAIN_WINDOW};

@@ -1,0 +1,201 @@
+//! The owner actor of one or more admission pools (DESIGN.md §3 `RunAdmission`, `RequestAdmission`).
+//!
+//! Owns: the policy transitions of its pools (quiesce, cancel-all, fence) and their report. The
+//! per-request path never touches this mailbox: it reserves on the [`AdmissionPool`] directly. What the
+//! owner adds is a supervised life: when the owner is lost, its supervisor fences every pool it held
+//! (run admission unavailable, request admission and the PCC stream pool unavailable; lifecycle.md §6.3),
+//! and readiness is fenced with the owner's cause.
+//!
+//! Does not own: the pools' atomics (`admission.rs`) or readiness (`context.rs`).
+
+use std::fmt;
+use std::time::Duration;
+
+use ractor::rpc::CallResult;
+use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
+
+use crate::admission::{AdmissionPool, AdmissionSnapshot};
+use crate::context::DomainContext;
+use crate::readiness::NotReadyCause;
+use crate::supervisor::{ChildPolicy, ChildSpec, DomainError, DomainHandle};
+
+/// The owner's messages: policy transitions only, never a per-request reservation.
+#[derive(Debug)]
+pub enum OwnerMsg {
+    /// Refuse new reservations on every pool (lifecycle.md §7.3 S2); answers with the pools' reports.
+    Quiesce(RpcReplyPort<Vec<AdmissionSnapshot>>),
+    /// Cancel the work of every lease (S3, at the drain deadline).
+    CancelAll(RpcReplyPort<()>),
+    /// Fence every pool for good (execution.md §6.2: a run lost before it settled).
+    Fence(RpcReplyPort<()>),
+    /// Report every pool.
+    Report(RpcReplyPort<Vec<AdmissionSnapshot>>),
+}
+
+/// Errors of a call to the owner. Closed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OwnerError {
+    /// The owner is gone; its pools are fenced by its supervisor.
+    Gone,
+    /// The owner did not answer within the bound.
+    Unresponsive,
+}
+
+impl OwnerError {
+    /// A stable kind for logs and tests.
+    pub fn kind(self) -> &'static str {
+        match self {
+            OwnerError::Gone => "owner_gone",
+            OwnerError::Unresponsive => "owner_unresponsive",
+        }
+    }
+}
+
+impl fmt::Display for OwnerError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.kind())
+    }
+}
+
+impl std::error::Error for OwnerError {}
+
+/// The owner actor. Its state is the pools it owns.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct AdmissionOwner;
+
+impl Actor for AdmissionOwner {
+    type Msg = OwnerMsg;
+    type State = Vec<AdmissionPool>;
+    type Arguments = Vec<AdmissionPool>;
+
+    async fn pre_start(
+        &self,
+        _myself: ActorRef<Self::Msg>,
+        pools: Vec<AdmissionPool>,
+    ) -> Result<Self::State, ActorProcessingErr> {
+        Ok(pools)
+    }
+
+    async fn handle(
+        &self,
+        _myself: ActorRef<Self::Msg>,
+        message: Self::Msg,
+        pools: &mut Self::State,
+    ) -> Result<(), ActorProcessingErr> {
+        match message {
+            OwnerMsg::Quiesce(reply) => {
+                pools.iter().for_each(|p| {
+                    p.quiesce();
+                });
+                let _ = reply.send(pools.iter().map(AdmissionPool::snapshot).collect());
+            }
+            OwnerMsg::CancelAll(reply) => {
+                pools.iter().for_each(AdmissionPool::cancel_all);
+                let _ = reply.send(());
+            }
+            OwnerMsg::Fence(reply) => {
+                pools.iter().for_each(|p| {
+                    p.fence();
+                });
+                let _ = reply.send(());
+            }
+            OwnerMsg::Report(reply) => {
+                let _ = reply.send(pools.iter().map(AdmissionPool::snapshot).collect());
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A started owner: its actor and the pools it owns. Cheap to clone.
+#[derive(Clone, Debug)]
+pub struct AdmissionOwnerRef {
+    actor: ActorRef<OwnerMsg>,
+    pools: Vec<AdmissionPool>,
+}
+
+impl AdmissionOwnerRef {
+    /// Starts an owner of `pools` as a child of `domain`, named `name`. Its loss fences every pool and
+    /// then readiness with `cause` (`admission_lost` for run and request admission, `owner_lost` for
+    /// provider-call admission; audit-events.md §4.2).
+    pub async fn start(
+        domain: &DomainHandle,
+        name: &str,
+        pools: Vec<AdmissionPool>,
+        cause: NotReadyCause,
+    ) -> Result<AdmissionOwnerRef, DomainError> {
+        let fenced_on_loss = pools.clone();
+        let spec = ChildSpec::new(name, ChildPolicy::Fence(cause), AdmissionOwner, pools.clone()).on_loss(
+            move || {
+                fenced_on_loss.iter().for_each(|p| {
+                    p.fence();
+                });
+            },
+        );
+        let actor = domain.start_child(spec).await?;
+        Ok(AdmissionOwnerRef { actor, pools })
+    }
+
+    /// The pools, in the order given at start. The fronts reserve on these directly.
+    pub fn pools(&self) -> &[AdmissionPool] {
+        &self.pools
+    }
+
+    /// The owner's actor (to stop it in fault tests, or to monitor it).
+    pub fn actor(&self) -> &ActorRef<OwnerMsg> {
+        &self.actor
+    }
+
+    /// True once any pool of this owner was fenced (lifecycle.md §7.4 for run admission).
+    pub fn any_fenced(&self) -> bool {
+        self.pools.iter().any(AdmissionPool::is_fenced)
+    }
+
+    /// S2: asks the owner to quiesce and waits for its acknowledgement. Without one the pools are
+    /// quiesced directly anyway (new work must be refused), and the error says the stage is unclean.
+    pub async fn quiesce(&self, bound: Duration) -> Result<Vec<AdmissionSnapshot>, OwnerError> {
+        let acked = self.call(OwnerMsg::Quiesce, bound).await;
+        if acked.is_err() {
+            self.pools.iter().for_each(|p| {
+                p.quiesce();
+            });
+        }
+        acked
+    }
+
+    /// S3 at the drain deadline: cancels every lease's work, directly if the owner does not answer.
+    pub async fn cancel_all(&self, bound: Duration) -> Result<(), OwnerError> {
+        let acked = self.call(OwnerMsg::CancelAll, bound).await;
+        if acked.is_err() {
+            self.pools.iter().for_each(AdmissionPool::cancel_all);
+        }
+        acked
+    }
+
+    /// Fences the pools (directly as well, so the fence holds even if the owner is slow) and readiness
+    /// with `cause` (execution.md §6.2 step 4: `admission_lost`). Returns true iff readiness changed.
+    pub async fn fence(&self, ctx: &DomainContext, cause: NotReadyCause, bound: Duration) -> bool {
+        self.pools.iter().for_each(|p| {
+            p.fence();
+        });
+        let _ = self.call(OwnerMsg::Fence, bound).await;
+        ctx.fence(cause)
+    }
+
+    /// The pools' reports, as the owner sees them.
+    pub async fn report(&self, bound: Duration) -> Result<Vec<AdmissionSnapshot>, OwnerError> {
+        self.call(OwnerMsg::Report, bound).await
+    }
+
+    async fn call<R: Send + 'static>(
+        &self,
+        build: impl FnOnce(RpcReplyPort<R>) -> OwnerMsg,
+        bound: Duration,
+    ) -> Result<R, OwnerError> {
+        match self.actor.call(build, Some(bound)).await {
+            Ok(CallResult::Success(value)) => Ok(value),
+            Ok(CallResult::Timeout) => Err(OwnerError::Unresponsive),
+            Ok(CallResult::SenderError) | Err(_) => Err(OwnerError::Gone),
+        }
+    }
+}

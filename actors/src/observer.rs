@@ -1,0 +1,48 @@
+//! The domain's outward notifications: what the gateway's event log records about the domain.
+//!
+//! Owns: the [`DomainObserver`] trait and a no-op implementation. Every method is called at most once per
+//! transition (a fence is reported once, audit-events.md §4.2), synchronously, from whoever made the
+//! transition; an implementation must therefore only enqueue (the event logger's bounded queue) and never
+//! block or panic.
+//!
+//! Does not own: the record format (`src/events.rs`) or the decision of what to record during shutdown
+//! mode (audit-events.md §3.6).
+
+use crate::readiness::NotReadyCause;
+use crate::stage::{StageId, StageOutcome};
+use crate::supervisor::{ChildPolicy, LossKind};
+use crate::trigger::AbnormalCause;
+
+/// Receives the domain's transitions. Names only, never credentials or payloads (DESIGN.md §7).
+pub trait DomainObserver: Send + Sync + 'static {
+    /// Readiness became true (stage 12; audit-events.md §4.2 cause `startup`).
+    fn ready(&self) {}
+
+    /// Readiness went from true to false, with the cause of audit-events.md §4.2. Called once per process.
+    fn not_ready(&self, cause: NotReadyCause) {
+        let _ = cause;
+    }
+
+    /// A supervised child stopped without being retired. `child` is the name it was started with.
+    fn child_lost(&self, child: &str, policy: ChildPolicy, loss: LossKind) {
+        let _ = (child, policy, loss);
+    }
+
+    /// The domain stopped abnormally (lifecycle.md §7.5). Called once, for the first cause.
+    fn abnormal_stop(&self, cause: AbnormalCause) {
+        let _ = cause;
+    }
+
+    /// A shutdown stage ended (audit-events.md §3.5 `shutdown_stage`). The gateway writes a record only
+    /// for stages whose [`StageId::record_name`] is `Some` and whose outcome is not
+    /// [`StageOutcome::Skipped`] (S7 exists only with `private_audit`, lifecycle.md §7.3).
+    fn shutdown_stage(&self, stage: StageId, outcome: StageOutcome) {
+        let _ = (stage, outcome);
+    }
+}
+
+/// An observer that records nothing (for tests and for `--print-pins`, which has no event log).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoopObserver;
+
+impl DomainObserver for NoopObserver {}
