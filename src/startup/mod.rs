@@ -5,6 +5,9 @@ pub mod budget;
 pub mod code;
 pub mod discovery;
 pub mod documents;
+pub mod listeners;
+pub mod serve;
+pub mod shutdown;
 pub mod templates;
 
 pub use code::StartupCode;
@@ -32,7 +35,47 @@ pub async fn run(args: GatewayArgs, mut stop: StopRequest) -> u8 {
                 },
             }
         }
-        Mode::Serve => report_failure(StartupCode::InternalError),
+        Mode::Serve => run_serve(&args, stop).await,
+    }
+}
+
+/// Serve mode: startup (abandoned by a stop request, §8.3), then serving and the staged shutdown.
+async fn run_serve(args: &GatewayArgs, mut stop: StopRequest) -> u8 {
+    let mut held = serve::Held::default();
+    let started = {
+        let startup =
+            futures::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(serve::start(args, &mut held)));
+        tokio::select! {
+            biased;
+            _ = stop.requested() => None,
+            result = startup => Some(match result {
+                Ok(result) => result,
+                Err(_panic) => Err(StartupCode::InternalError),
+            }),
+        }
+    };
+    match started {
+        // lifecycle.md §8.3: a stop during startup releases what exists and prints nothing.
+        None => {
+            if held.release().await {
+                0
+            } else {
+                70
+            }
+        }
+        Some(Err(code)) => {
+            // §5.2: release first, then the one line; the status is 78 even if the release was unclean.
+            let _ = held.release().await;
+            report_failure(code)
+        }
+        Some(Ok(gateway)) => {
+            let trigger = gateway.context().trigger().clone();
+            tokio::spawn(async move {
+                stop.requested().await;
+                trigger.signal();
+            });
+            gateway.serve_until_stopped().await
+        }
     }
 }
 

@@ -1,0 +1,166 @@
+//! Stages 11a, 11b and 12 (lifecycle.md §3.2, §11): binding the HTTP and PCC listeners, starting their
+//! accept loops, and giving each a supervised owner so that the loss of a listener stops the domain
+//! (§6.3, §7.5: exit 70).
+//!
+//! The PCC front itself (pcc.md) is a later capability: until it lands, the PCC port is bound and held
+//! (so a taken port refuses startup exactly as the spec says) and every connection is closed at once.
+
+use std::net::SocketAddr;
+
+use ptc_actors::{AbnormalCause, AdmissionPool, ChildPolicy, ChildSpec, DomainHandle, Readiness};
+use ractor::{Actor, ActorProcessingErr, ActorRef};
+use tokio::sync::watch;
+
+use crate::config::gateway::GatewayConfig;
+use crate::http;
+
+/// The names of the listener owners in the domain, in start order.
+pub const CHILD_NAMES: [&str; 2] = ["http_listener", "pcc_listener"];
+
+/// Both listeners bound, not yet accepting.
+pub struct Bound {
+    http: http::BoundListener,
+    pcc: Option<tokio::net::TcpListener>,
+}
+
+/// Binds `listen` (11a), then `pcc` (11b).
+pub fn bind(
+    config: &GatewayConfig,
+    readiness: Readiness,
+    requests: AdmissionPool,
+    runs: AdmissionPool,
+) -> std::io::Result<Bound> {
+    let addr = SocketAddr::new(config.listen.address.ip(), config.listen.port);
+    let settings = http::ListenerSettings::new(
+        config.listen.authority(),
+        config.admission.max_inflight_requests,
+        readiness,
+        requests,
+        runs,
+    );
+    let http = http::BoundListener::bind(addr, settings)?;
+    let pcc = match &config.pcc {
+        Some(pcc) => Some(http::bind_socket(SocketAddr::new(pcc.address.ip(), pcc.port))?),
+        None => None,
+    };
+    Ok(Bound { http, pcc })
+}
+
+/// The listeners while they accept.
+pub struct Serving {
+    http: http::RunningListener,
+    http_addr: SocketAddr,
+    pcc_addr: Option<SocketAddr>,
+    pcc_stop: Option<watch::Sender<bool>>,
+}
+
+/// A cloneable handle that stops the accept loops and closes connections.
+#[derive(Clone)]
+pub struct Stopper {
+    http: http::ListenerControl,
+    pcc_stop: Option<watch::Sender<bool>>,
+}
+
+impl Stopper {
+    /// S1: stop accepting and close the listening sockets; idle connections close.
+    pub fn stop_accepting(&self) {
+        self.http.stop_accepting();
+        if let Some(stop) = &self.pcc_stop {
+            stop.send_replace(true);
+        }
+    }
+
+    /// S6: close every connection still open.
+    pub fn close_all(&self) {
+        self.http.close_all();
+    }
+}
+
+impl Serving {
+    pub fn http_addr(&self) -> SocketAddr {
+        self.http_addr
+    }
+
+    pub fn pcc_addr(&self) -> Option<SocketAddr> {
+        self.pcc_addr
+    }
+
+    pub fn stopper(&self) -> Stopper {
+        Stopper { http: self.http.control(), pcc_stop: self.pcc_stop.clone() }
+    }
+}
+
+/// Stage 12: starts the accept loops under their owners.
+pub async fn serve(bound: Bound, domain: &DomainHandle) -> Result<Serving, ptc_actors::DomainError> {
+    let http_addr = bound.http.local_addr();
+    let running = bound.http.serve();
+    let ended = running.ended();
+    domain
+        .start_child(ChildSpec::new(
+            CHILD_NAMES[0],
+            ChildPolicy::StopDomain(AbnormalCause::ListenerLost),
+            ListenerOwner,
+            ended,
+        ))
+        .await?;
+    let mut pcc_addr = None;
+    let mut pcc_stop = None;
+    if let Some(listener) = bound.pcc {
+        pcc_addr = listener.local_addr().ok();
+        let (stop_tx, stop_rx) = watch::channel(false);
+        let (ended_tx, ended_rx) = watch::channel(false);
+        tokio::spawn(hold_pcc(listener, stop_rx, ended_tx));
+        domain
+            .start_child(ChildSpec::new(
+                CHILD_NAMES[1],
+                ChildPolicy::StopDomain(AbnormalCause::PccListenerLost),
+                ListenerOwner,
+                ended_rx,
+            ))
+            .await?;
+        pcc_stop = Some(stop_tx);
+    }
+    Ok(Serving { http: running, http_addr, pcc_addr, pcc_stop })
+}
+
+/// The placeholder PCC accept loop: accepts and closes at once, until stopped.
+async fn hold_pcc(
+    listener: tokio::net::TcpListener,
+    mut stop: watch::Receiver<bool>,
+    ended: watch::Sender<bool>,
+) {
+    loop {
+        tokio::select! {
+            _ = stop.wait_for(|s| *s) => break,
+            accepted = listener.accept() => {
+                if accepted.is_err() {
+                    break;
+                }
+            }
+        }
+    }
+    drop(listener);
+    ended.send_replace(true);
+}
+
+/// The supervised owner of one accept loop: it stops when its loop ends. Unless S1 retired it first,
+/// that stop is a listener loss (§7.5).
+struct ListenerOwner;
+
+impl Actor for ListenerOwner {
+    type Msg = ();
+    type State = ();
+    type Arguments = watch::Receiver<bool>;
+
+    async fn pre_start(
+        &self,
+        myself: ActorRef<Self::Msg>,
+        mut ended: watch::Receiver<bool>,
+    ) -> Result<Self::State, ActorProcessingErr> {
+        tokio::spawn(async move {
+            let _ = ended.wait_for(|e| *e).await;
+            myself.stop(Some("accept loop ended".into()));
+        });
+        Ok(())
+    }
+}

@@ -1,0 +1,335 @@
+//! Serve mode: stages 4–12 of lifecycle.md §3.2 after the shared stages 1–3 and 5, then serving, then
+//! the staged shutdown of §7.
+//!
+//! Everything a stage creates goes into [`Held`] at once, so that a later failure, or a stop request
+//! that abandons startup (§8.3), releases exactly what exists, in reverse stage order (§5.2). Once stage
+//! 12 has run, the same resources become the [`RunningGateway`], which the library's callers (the binary
+//! and in-process tests) drive to its exit status.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use ptc_actors::{
+    AdmissionOwnerRef, AdmissionPool, DomainContext, DomainHandle, NoopObserver, NotReadyCause, Readiness,
+    RefusalOrder,
+};
+
+use crate::cli::GatewayArgs;
+use crate::config::credentials::{self, CapturedCredentials};
+use crate::startup::budget::{self, BudgetInputs, ListenerPolicy};
+use crate::startup::documents::{self, Documents};
+use crate::startup::templates::{self, Template};
+use crate::startup::{listeners, StartupCode};
+use crate::storage::artifact_root::ArtifactRoot;
+use crate::storage::audit_dir::AuditDir;
+use crate::storage::start_ref::start_ref;
+
+/// The bound on stopping one domain child during a release.
+pub(crate) const CHILD_STOP_BOUND: Duration = Duration::from_secs(2);
+
+/// What the completed stages created, in stage order. Each member is released in reverse order.
+#[derive(Default)]
+pub struct Held {
+    pub(crate) artifact_root: Option<ArtifactRoot>,
+    pub(crate) audit: Option<AuditDir>,
+    pub(crate) domain: Option<DomainHandle>,
+    pub(crate) run_owner: Option<AdmissionOwnerRef>,
+    pub(crate) provider_owner: Option<AdmissionOwnerRef>,
+    pub(crate) request_owner: Option<AdmissionOwnerRef>,
+    pub(crate) credentials: Option<Arc<CapturedCredentials>>,
+    pub(crate) listeners: Option<listeners::Bound>,
+}
+
+impl Held {
+    /// lifecycle.md §5.2: releases everything in reverse stage order. Returns true iff every release was
+    /// clean (the exit status of a stop during startup depends on it, §8.3).
+    pub async fn release(mut self) -> bool {
+        let mut clean = true;
+        drop(self.listeners.take());
+        drop(self.credentials.take());
+        if let Some(domain) = self.domain.take() {
+            // Stops the request, provider-call and run admission owners in reverse start order.
+            let stopped = domain.shutdown(CHILD_STOP_BOUND).await;
+            clean &= stopped.iter().all(|(_, how)| !matches!(how, ptc_actors::ChildStop::Killed));
+        }
+        if let Some(audit) = self.audit.take() {
+            clean &= audit.release().is_ok();
+        }
+        if let Some(root) = self.artifact_root.take() {
+            clean &= root.release().is_ok();
+        }
+        clean
+    }
+}
+
+/// Runs stages 1–12 into `held`. On success the gateway is ready and serving.
+pub async fn start(args: &GatewayArgs, held: &mut Held) -> Result<RunningGateway, StartupCode> {
+    let docs = documents::load(args)?;
+    stage_artifact_root(&docs, held)?;
+    let built = templates::build(&docs, args.mode)?;
+    let policy = stage_listener_capacity(&docs, &built)?;
+    tracing::info!(listener_policy = %crate::json::to_deterministic_string(&policy.to_value()), "stage 6");
+    stage_audit(&docs, held)?;
+    let ctx = DomainContext::new(Arc::new(NoopObserver));
+    let runs = stage_run_admission(&docs, &ctx, held).await?;
+    stage_warm_providers(args, &docs, &built, held).await?;
+    let (requests, pcc_streams) = stage_request_admission(&docs, held).await?;
+    stage_listeners(&docs, &ctx, &requests, &runs, held).await?;
+    // Stage 12: the accept loops start; readiness becomes true.
+    let bound = held.listeners.take().ok_or(StartupCode::InternalError)?;
+    let domain = held.domain.take().ok_or(StartupCode::InternalError)?;
+    let serving = listeners::serve(bound, &domain).await.map_err(|_| StartupCode::InternalError)?;
+    if !ctx.mark_ready() {
+        // An owner was lost between its start and now: the domain was fenced during startup.
+        held.domain = Some(domain);
+        drop(serving);
+        return Err(StartupCode::InternalError);
+    }
+    tracing::info!("ready");
+    Ok(RunningGateway {
+        ctx,
+        domain,
+        run_owner: held.run_owner.take().ok_or(StartupCode::InternalError)?,
+        request_owner: held.request_owner.take().ok_or(StartupCode::InternalError)?,
+        provider_owner: held.provider_owner.take().ok_or(StartupCode::InternalError)?,
+        runs,
+        requests,
+        pcc_streams,
+        listeners: serving,
+        artifact_root: held.artifact_root.take(),
+        audit: held.audit.take(),
+        credentials: held.credentials.take().ok_or(StartupCode::InternalError)?,
+        templates: built,
+        policy,
+    })
+}
+
+/// Stage 4: the artifact root and, with `artifacts.events`, the locked events directory.
+fn stage_artifact_root(docs: &Documents, held: &mut Held) -> Result<(), StartupCode> {
+    let Some(artifacts) = &docs.gateway.artifacts else { return Ok(()) };
+    let start_ref = start_ref().map_err(|_| StartupCode::ArtifactRootUnavailable)?;
+    let root = ArtifactRoot::open(artifacts, &start_ref).map_err(|e| {
+        tracing::debug!(step = e.step.as_str(), "artifact root refused");
+        e.code()
+    })?;
+    held.artifact_root = Some(root);
+    Ok(())
+}
+
+/// Stage 6: the descriptor budget (lifecycle.md §10).
+fn stage_listener_capacity(docs: &Documents, built: &[Template]) -> Result<ListenerPolicy, StartupCode> {
+    let admission = &docs.gateway.admission;
+    let inputs = BudgetInputs {
+        max_inflight_requests: u64::from(admission.max_inflight_requests),
+        max_concurrent_runs: u64::from(admission.max_concurrent_runs),
+        max_active_provider_calls: u64::from(admission.max_active_provider_calls),
+        installations: docs.host.install.len() as u64,
+        declarations: templates::declaration_count(built),
+        artifacts: docs.gateway.artifacts.is_some(),
+        pcc: docs.gateway.pcc.is_some(),
+    };
+    inputs.check(budget::read_soft_limit())
+}
+
+/// Stage 7: the audit directory, its lock and its inventory (audit-events.md §2.4–§2.5).
+fn stage_audit(docs: &Documents, held: &mut Held) -> Result<(), StartupCode> {
+    let Some(audit) = &docs.gateway.private_audit else { return Ok(()) };
+    let start_ref = start_ref().map_err(|_| StartupCode::AuditUnavailable)?;
+    let dir = AuditDir::open(audit, &start_ref).map_err(|e| {
+        tracing::debug!(reason = e.reason.as_str(), "audit directory refused");
+        e.code()
+    })?;
+    held.audit = Some(dir);
+    Ok(())
+}
+
+/// Stage 8: the domain supervisor and run admission with `max_concurrent_runs` slots.
+async fn stage_run_admission(
+    docs: &Documents,
+    ctx: &DomainContext,
+    held: &mut Held,
+) -> Result<AdmissionPool, StartupCode> {
+    let domain = DomainHandle::start(ctx.clone()).await.map_err(|_| StartupCode::RunAdmissionUnavailable)?;
+    held.domain = Some(domain.clone());
+    let runs = AdmissionPool::new(
+        "runs",
+        docs.gateway.admission.max_concurrent_runs,
+        RefusalOrder::UnavailableFirst,
+    );
+    let owner =
+        AdmissionOwnerRef::start(&domain, "run_admission", vec![runs.clone()], NotReadyCause::AdmissionLost)
+            .await
+            .map_err(|_| StartupCode::RunAdmissionUnavailable)?;
+    held.run_owner = Some(owner);
+    Ok(runs)
+}
+
+/// Stage 9: the environment file, credential capture, provider-call admission, and the pin rules.
+async fn stage_warm_providers(
+    args: &GatewayArgs,
+    docs: &Documents,
+    built: &[Template],
+    held: &mut Held,
+) -> Result<(), StartupCode> {
+    // 9a–9b: read once, capture once; the overlay is a lookup layer that never touches the process
+    // environment, so 9e (discarding it) happens when `capture` returns (config.md §7.3).
+    let provider_bindings = credentials::selected_bindings(&docs.host, &templates::selected_aliases(built));
+    let captured = credentials::capture(
+        &docs.host,
+        args.env_file.as_deref(),
+        Some(docs.gateway.bearer_binding.as_str()),
+        &provider_bindings,
+    )
+    .map_err(|e| {
+        tracing::debug!(kind = e.kind.as_str(), "credential capture refused");
+        StartupCode::from(e)
+    })?;
+    held.credentials = Some(Arc::new(captured));
+    // 9c: provider-call admission. Its first-in-first-out waiters arrive with the upstream providers.
+    let domain = held.domain.clone().ok_or(StartupCode::InternalError)?;
+    let calls = AdmissionPool::new(
+        "provider_calls",
+        docs.gateway.admission.max_active_provider_calls,
+        RefusalOrder::UnavailableFirst,
+    );
+    let owner =
+        AdmissionOwnerRef::start(&domain, "provider_admission", vec![calls], NotReadyCause::OwnerLost)
+            .await
+            .map_err(|_| StartupCode::ProviderAdmissionUnavailable)?;
+    held.provider_owner = Some(owner);
+    // 9d, first pass (pins.md §9.2): a provider-free tool's two maps are empty. Provider-bearing tools are
+    // refused at stage 5 in this version, so no site is acquired.
+    for tool in &docs.gateway.tools {
+        let installation = tool.installation_config_pins.as_ref().is_some_and(|m| !m.is_empty());
+        let snapshot = tool.provider_snapshot_pins.as_ref().is_some_and(|m| !m.is_empty());
+        if installation || snapshot {
+            return Err(StartupCode::ProviderPinMismatch);
+        }
+    }
+    Ok(())
+}
+
+/// Stage 10: request admission for `/mcp` and, with `pcc`, the separate PCC stream pool (pcc.md §10).
+async fn stage_request_admission(
+    docs: &Documents,
+    held: &mut Held,
+) -> Result<(AdmissionPool, AdmissionPool), StartupCode> {
+    let domain = held.domain.clone().ok_or(StartupCode::InternalError)?;
+    let size = docs.gateway.admission.max_inflight_requests;
+    let requests = AdmissionPool::new("requests", size, RefusalOrder::UnavailableFirst);
+    let streams = AdmissionPool::new("pcc_streams", size, RefusalOrder::ExhaustedFirst);
+    let owner = AdmissionOwnerRef::start(
+        &domain,
+        "request_admission",
+        vec![requests.clone(), streams.clone()],
+        NotReadyCause::AdmissionLost,
+    )
+    .await
+    .map_err(|_| StartupCode::RunAdmissionUnavailable)?;
+    held.request_owner = Some(owner);
+    Ok((requests, streams))
+}
+
+/// Stages 11a and 11b: bind the HTTP listener, then the PCC listener.
+async fn stage_listeners(
+    docs: &Documents,
+    ctx: &DomainContext,
+    requests: &AdmissionPool,
+    runs: &AdmissionPool,
+    held: &mut Held,
+) -> Result<(), StartupCode> {
+    let bound = listeners::bind(&docs.gateway, ctx.readiness().clone(), requests.clone(), runs.clone())
+        .map_err(|_| StartupCode::ListenerUnavailable)?;
+    held.listeners = Some(bound);
+    Ok(())
+}
+
+/// A gateway that passed stage 12: serving until a stop request or an abnormal stop.
+pub struct RunningGateway {
+    ctx: DomainContext,
+    domain: DomainHandle,
+    run_owner: AdmissionOwnerRef,
+    request_owner: AdmissionOwnerRef,
+    provider_owner: AdmissionOwnerRef,
+    runs: AdmissionPool,
+    requests: AdmissionPool,
+    pcc_streams: AdmissionPool,
+    listeners: listeners::Serving,
+    artifact_root: Option<ArtifactRoot>,
+    audit: Option<AuditDir>,
+    credentials: Arc<CapturedCredentials>,
+    templates: Vec<Template>,
+    policy: ListenerPolicy,
+}
+
+impl RunningGateway {
+    /// The domain's readiness snapshot.
+    pub fn readiness(&self) -> &Readiness {
+        self.ctx.readiness()
+    }
+
+    /// The bound HTTP address.
+    pub fn http_addr(&self) -> SocketAddr {
+        self.listeners.http_addr()
+    }
+
+    /// The bound PCC address, when `pcc` is configured.
+    pub fn pcc_addr(&self) -> Option<SocketAddr> {
+        self.listeners.pcc_addr()
+    }
+
+    /// The `listener_policy` report of stage 6 (lifecycle.md §10.2).
+    pub fn listener_policy(&self) -> &ListenerPolicy {
+        &self.policy
+    }
+
+    /// The owners of run admission, request admission and provider-call admission, in that order (for
+    /// in-process fault tests that stop one).
+    pub fn owners(&self) -> [&AdmissionOwnerRef; 3] {
+        [&self.run_owner, &self.request_owner, &self.provider_owner]
+    }
+
+    /// The domain context (readiness, the shutdown trigger).
+    pub fn context(&self) -> &DomainContext {
+        &self.ctx
+    }
+
+    /// The pools: runs, `/mcp` requests, PCC streams.
+    pub fn pools(&self) -> [&AdmissionPool; 3] {
+        [&self.runs, &self.requests, &self.pcc_streams]
+    }
+
+    /// The built templates, in tool-name order.
+    pub fn templates(&self) -> &[Template] {
+        &self.templates
+    }
+
+    /// Serves until the domain's shutdown trigger fires, then runs S1–S8 and returns the exit status.
+    pub async fn serve_until_stopped(self) -> u8 {
+        self.ctx.trigger().triggered().await;
+        crate::startup::shutdown::run(self).await
+    }
+
+    pub(crate) fn into_parts(self) -> ShutdownParts {
+        let _ = &self.credentials;
+        ShutdownParts {
+            ctx: self.ctx,
+            domain: self.domain,
+            run_owner: self.run_owner,
+            listeners: self.listeners,
+            artifact_root: self.artifact_root,
+            audit: self.audit,
+        }
+    }
+}
+
+/// What the shutdown needs of a running gateway.
+pub(crate) struct ShutdownParts {
+    pub ctx: DomainContext,
+    pub domain: DomainHandle,
+    pub run_owner: AdmissionOwnerRef,
+    pub listeners: listeners::Serving,
+    pub artifact_root: Option<ArtifactRoot>,
+    pub audit: Option<AuditDir>,
+}
