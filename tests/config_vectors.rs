@@ -390,3 +390,39 @@ fn row118_pcc_port_taken() {
     let output = run_with_deadline(d.command(), Duration::from_secs(20));
     assert_startup_error(&output, "listener_unavailable", "row 118");
 }
+
+/// The rows marked *F*: failure points compiled in only with the `fault-injection` feature.
+#[cfg(feature = "fault-injection")]
+mod injected_faults {
+    use super::*;
+
+    fn with_fault(row: u32, point: &str, code: &str) {
+        let mut d = Deployment::baseline();
+        d.write_documents();
+        let mut cmd = d.command();
+        cmd.env("PTC_FAULT", point);
+        let output = run_with_deadline(cmd, Duration::from_secs(20));
+        assert_startup_error(&output, code, &format!("config.md §11 row {row}"));
+        assert!(!d.path("artifacts/events/.gateway-lock").exists(), "row {row}: the events lock is released");
+    }
+
+    #[test]
+    fn row094_getrlimit_fails() {
+        with_fault(94, "getrlimit", "listener_capacity_unavailable");
+    }
+
+    #[test]
+    fn row097_run_admission_fails_to_start() {
+        with_fault(97, "run_admission", "run_admission_unavailable");
+    }
+
+    #[test]
+    fn row106_provider_admission_fails_to_start() {
+        with_fault(106, "provider_admission", "provider_admission_unavailable");
+    }
+
+    #[test]
+    fn row119_a_panic_inside_a_stage() {
+        with_fault(119, "panic_in_stage", "internal_error");
+    }
+}

@@ -5,6 +5,7 @@ pub mod budget;
 pub mod code;
 pub mod discovery;
 pub mod documents;
+pub mod fault;
 pub mod listeners;
 pub mod serve;
 pub mod shutdown;

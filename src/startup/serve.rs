@@ -19,6 +19,7 @@ use crate::cli::GatewayArgs;
 use crate::config::credentials::{self, CapturedCredentials};
 use crate::startup::budget::{self, BudgetInputs, ListenerPolicy};
 use crate::startup::documents::{self, Documents};
+use crate::startup::fault::{self, FaultPoint};
 use crate::startup::templates::{self, Template};
 use crate::startup::{listeners, StartupCode};
 use crate::storage::artifact_root::ArtifactRoot;
@@ -68,6 +69,9 @@ pub async fn start(args: &GatewayArgs, held: &mut Held) -> Result<RunningGateway
     let docs = documents::load(args)?;
     stage_artifact_root(&docs, held)?;
     let built = templates::build(&docs, args.mode)?;
+    if fault::injected(FaultPoint::PanicInStage) {
+        panic!("injected fault: a panic inside a stage");
+    }
     let policy = stage_listener_capacity(&docs, &built)?;
     tracing::info!(listener_policy = %crate::json::to_deterministic_string(&policy.to_value()), "stage 6");
     stage_audit(&docs, held)?;
@@ -129,7 +133,8 @@ fn stage_listener_capacity(docs: &Documents, built: &[Template]) -> Result<Liste
         artifacts: docs.gateway.artifacts.is_some(),
         pcc: docs.gateway.pcc.is_some(),
     };
-    inputs.check(budget::read_soft_limit())
+    let soft_limit = if fault::injected(FaultPoint::Getrlimit) { None } else { budget::read_soft_limit() };
+    inputs.check(soft_limit)
 }
 
 /// Stage 7: the audit directory, its lock and its inventory (audit-events.md §2.4–§2.5).
@@ -150,6 +155,9 @@ async fn stage_run_admission(
     ctx: &DomainContext,
     held: &mut Held,
 ) -> Result<AdmissionPool, StartupCode> {
+    if fault::injected(FaultPoint::RunAdmission) {
+        return Err(StartupCode::RunAdmissionUnavailable);
+    }
     let domain = DomainHandle::start(ctx.clone()).await.map_err(|_| StartupCode::RunAdmissionUnavailable)?;
     held.domain = Some(domain.clone());
     let runs = AdmissionPool::new(
@@ -186,6 +194,9 @@ async fn stage_warm_providers(
         StartupCode::from(e)
     })?;
     held.credentials = Some(Arc::new(captured));
+    if fault::injected(FaultPoint::ProviderAdmission) {
+        return Err(StartupCode::ProviderAdmissionUnavailable);
+    }
     // 9c: provider-call admission. Its first-in-first-out waiters arrive with the upstream providers.
     let domain = held.domain.clone().ok_or(StartupCode::InternalError)?;
     let calls = AdmissionPool::new(

@@ -1,0 +1,42 @@
+//! Fault injection for the test vectors marked *F* in config.md §11 (rows 94, 97, 106, 119).
+//!
+//! Compiled only with the `fault-injection` cargo feature, which the test command enables and release
+//! builds never do: without it, [`injected`] is a constant `false` and the optimiser removes every check.
+//! With it, `PTC_FAULT=<point>` makes the named point fail once.
+
+/// A place where a startup stage can be made to fail.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FaultPoint {
+    /// Stage 6: `getrlimit` fails (row 94).
+    Getrlimit,
+    /// Stage 8: run admission fails to start (row 97).
+    RunAdmission,
+    /// Stage 9c: provider-call admission fails to start (row 106).
+    ProviderAdmission,
+    /// Stage 5: a panic inside a stage (row 119).
+    PanicInStage,
+}
+
+impl FaultPoint {
+    fn as_str(self) -> &'static str {
+        match self {
+            FaultPoint::Getrlimit => "getrlimit",
+            FaultPoint::RunAdmission => "run_admission",
+            FaultPoint::ProviderAdmission => "provider_admission",
+            FaultPoint::PanicInStage => "panic_in_stage",
+        }
+    }
+}
+
+/// True when the test asked `point` to fail.
+#[cfg(feature = "fault-injection")]
+pub fn injected(point: FaultPoint) -> bool {
+    std::env::var("PTC_FAULT").is_ok_and(|v| v == point.as_str())
+}
+
+/// Without the feature nothing is ever injected.
+#[cfg(not(feature = "fault-injection"))]
+pub fn injected(point: FaultPoint) -> bool {
+    let _ = point.as_str();
+    false
+}
