@@ -1,51 +1,57 @@
-//! The HTTP/1.1 listener (lifecycle.md §11, http-mcp.md §2): one acceptor, a fixed number of connection
-//! slots taken *before* `accept`, a 30 s idle and head timeout, and a graceful stop.
+//! The HTTP/1.1 listener as a whole (lifecycle.md §11, §7.3 S1, §7.5; http-mcp.md §2): its settings,
+//! its states, and the controls the domain holds.
 //!
-//! The states of one listener are explicit: [`BoundListener`] (stage 11a: the socket exists, nothing is
-//! accepted), [`RunningListener`] (stage 12: the accept loop runs), and stopped (S1: the socket is
-//! closed, idle connections close, exchanges in progress finish with `connection: close`). A connection
-//! holds its slot until it closes, so at the ceiling the kernel's backlog holds new clients without any
-//! refusal, and an idle socket never holds a request lease.
+//! The states are explicit types: [`BoundListener`] (stage 11a: the socket listens, nothing is
+//! accepted), [`RunningListener`] (stage 12: the accept loop runs), and ended (the loop returned: stopped
+//! by S1, or lost). [`ListenerControl`] is the domain's handle: stop, abort, observe slots, wait for the
+//! last connection, and learn why the loop ended. It does not own the accept loop itself
+//! ([`crate::http::acceptor`]), a connection's life ([`crate::http::connection`]) or routing.
 
-use std::convert::Infallible;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use hyper::server::conn::http1;
-use hyper::service::service_fn;
-use hyper_util::rt::{TokioIo, TokioTimer};
 use ptc_actors::{AdmissionPool, Readiness};
-use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{watch, Notify, OwnedSemaphorePermit, Semaphore};
+use tokio::sync::watch;
 
+use crate::http::acceptor::{self, LoopEnd};
+use crate::http::connection::{self, ConnectionConfig, IoLayer, PlainIo, Signals};
+use crate::http::fields::authority_of;
 use crate::http::mcp::{McpEndpoint, MethodOnly};
 use crate::http::router::Router;
-use crate::http::socket::bind_socket;
+use crate::http::slots::{SlotSnapshot, Slots};
+use crate::http::socket::{bind_socket, BindError};
+
+pub use crate::http::connection::{IDLE_TIMEOUT, MAX_HEADER_LINES};
 
 /// Connection slots above `max_inflight_requests`, shared by idle keep-alive and health sockets (§11).
 pub const IDLE_HEADROOM: u32 = 8;
-/// A connection with no request in progress is closed after this long (http-mcp.md §2.3).
-pub const IDLE_TIMEOUT: Duration = Duration::from_millis(30_000);
-/// At most this many header field lines (http-mcp.md §2.4).
-pub const MAX_HEADER_LINES: usize = 64;
+
+/// Where the configured authority comes from.
+enum Authority {
+    /// Given by the configuration (`listen.authority()`, config.md).
+    Configured(String),
+    /// Computed from the bound address by the rule of http-mcp.md §1 (tests bind port 0).
+    FromBoundAddress,
+}
 
 /// Everything a listener needs besides its socket.
 pub struct ListenerSettings {
-    authority: String,
+    authority: Authority,
     handler_ceiling: u32,
-    idle_timeout: Duration,
+    connection: ConnectionConfig,
     readiness: Readiness,
     mcp: Arc<dyn McpEndpoint>,
-    /// The `/mcp` request leases and the run slots, for the MCP endpoint.
+    io_layer: Arc<dyn IoLayer>,
+    /// The `/mcp` request leases, for the MCP endpoint (the listener itself never takes one).
     pub requests: AdmissionPool,
+    /// The run slots, for the MCP endpoint.
     pub runs: AdmissionPool,
 }
 
 impl ListenerSettings {
     /// Settings for a listener whose configured authority is `authority`, with the handler ceiling
-    /// `max_inflight_requests + 8`.
+    /// `max_inflight_requests + 8` (lifecycle.md §10.1) and the provisional `/mcp` endpoint.
     pub fn new(
         authority: String,
         max_inflight_requests: u32,
@@ -54,19 +60,33 @@ impl ListenerSettings {
         runs: AdmissionPool,
     ) -> ListenerSettings {
         ListenerSettings {
-            authority,
+            authority: Authority::Configured(authority),
             handler_ceiling: max_inflight_requests.saturating_add(IDLE_HEADROOM),
-            idle_timeout: IDLE_TIMEOUT,
+            connection: ConnectionConfig::default(),
             readiness,
             mcp: Arc::new(MethodOnly),
+            io_layer: Arc::new(PlainIo),
             requests,
             runs,
         }
     }
 
+    /// Uses the bound address's authority instead of the configured one (for listeners on port 0).
+    pub fn with_bound_authority(mut self) -> Self {
+        self.authority = Authority::FromBoundAddress;
+        self
+    }
+
     /// Replaces the idle and head timeout (tests use a short one; the gateway never does).
     pub fn with_idle_timeout(mut self, timeout: Duration) -> Self {
-        self.idle_timeout = timeout;
+        self.connection.idle_timeout = timeout;
+        self
+    }
+
+    /// Replaces the lingering-close bounds (tests only).
+    pub fn with_linger(mut self, time: Duration, bytes: usize) -> Self {
+        self.connection.linger_time = time;
+        self.connection.linger_bytes = bytes;
         self
     }
 
@@ -76,25 +96,39 @@ impl ListenerSettings {
         self
     }
 
+    /// Inserts an IO layer (the head guard of http-mcp.md §2.4) between each socket and hyper.
+    pub fn with_io_layer(mut self, layer: Arc<dyn IoLayer>) -> Self {
+        self.io_layer = layer;
+        self
+    }
+
     /// The connection ceiling.
     pub fn handler_ceiling(&self) -> u32 {
         self.handler_ceiling
     }
 }
 
-/// Stage 11a: a bound socket that accepts nothing yet.
+/// Stage 11a: a bound, listening socket that accepts nothing yet.
 pub struct BoundListener {
-    listener: TcpListener,
+    listener: tokio::net::TcpListener,
     addr: SocketAddr,
+    authority: String,
     settings: ListenerSettings,
 }
 
 impl BoundListener {
-    /// Binds `addr` (lifecycle.md §11). An error is `listener_unavailable` for the caller.
-    pub fn bind(addr: SocketAddr, settings: ListenerSettings) -> std::io::Result<BoundListener> {
+    /// Binds `addr` (lifecycle.md §11). Every error is `listener_unavailable` for the caller
+    /// ([`BindError::code`]); it converts into `std::io::Error` for callers that only propagate it.
+    pub fn bind(addr: SocketAddr, settings: ListenerSettings) -> Result<BoundListener, BindError> {
         let listener = bind_socket(addr)?;
-        let addr = listener.local_addr()?;
-        Ok(BoundListener { listener, addr, settings })
+        let addr = listener
+            .local_addr()
+            .map_err(|e| BindError { step: crate::http::socket::BindStep::Register, kind: e.kind() })?;
+        let authority = match &settings.authority {
+            Authority::Configured(authority) => authority.clone(),
+            Authority::FromBoundAddress => authority_of(addr),
+        };
+        Ok(BoundListener { listener, addr, authority, settings })
     }
 
     /// The bound address (the real port when the configured one was 0).
@@ -102,47 +136,81 @@ impl BoundListener {
         self.addr
     }
 
-    /// Stage 12: starts the accept loop.
+    /// The configured authority that `Host` is compared with.
+    pub fn authority(&self) -> &str {
+        &self.authority
+    }
+
+    /// Stage 12: starts the accept loop. Must be called inside a tokio runtime.
     pub fn serve(self) -> RunningListener {
-        let ceiling = self.settings.handler_ceiling as usize;
+        let BoundListener { listener, addr, authority, settings } = self;
         let (stop, _) = watch::channel(false);
         let (abort, _) = watch::channel(false);
         let (ended_tx, ended) = watch::channel(false);
         let shared = Arc::new(Shared {
-            slots: Arc::new(Semaphore::new(ceiling)),
-            ceiling,
-            peak: AtomicUsize::new(0),
+            slots: Slots::new(settings.handler_ceiling as usize),
             stop,
             abort,
-            closed: Notify::new(),
+            end: OnceLock::new(),
+            ended: ended_tx,
         });
-        let router = Arc::new(Router::new(
-            self.settings.authority.clone(),
-            self.settings.readiness.clone(),
-            self.settings.mcp.clone(),
-        ));
-        let idle_timeout = self.settings.idle_timeout;
-        tokio::spawn(accept_loop(self.listener, router, shared.clone(), idle_timeout, EndedGuard(ended_tx)));
-        RunningListener { control: ListenerControl { shared }, ended, addr: self.addr }
+        let router = Arc::new(Router::new(authority, settings.readiness.clone(), settings.mcp.clone()));
+        let config = settings.connection;
+        let layer = settings.io_layer.clone();
+        let loop_shared = shared.clone();
+        tokio::spawn(async move {
+            let reporter = EndReporter { shared: loop_shared.clone() };
+            let for_connections = loop_shared.clone();
+            let end = acceptor::run(listener, loop_shared.slots.clone(), loop_shared.stop.subscribe(), {
+                move |stream, slot| {
+                    let signals = Signals {
+                        stop: for_connections.stop.subscribe(),
+                        abort: for_connections.abort.subscribe(),
+                    };
+                    let serving =
+                        connection::serve(stream, slot, router.clone(), layer.clone(), config, signals);
+                    tokio::spawn(serving);
+                }
+            })
+            .await;
+            reporter.report(end);
+        });
+        RunningListener { control: ListenerControl { shared }, ended, addr }
     }
 }
 
 /// State shared by the accept loop, its connections and the controls.
 struct Shared {
-    slots: Arc<Semaphore>,
-    ceiling: usize,
-    peak: AtomicUsize,
+    slots: Arc<Slots>,
     /// Graceful stop: no more accepts; idle connections close; exchanges in progress finish.
     stop: watch::Sender<bool>,
     /// Hard close of every connection still open (S6 at the cleanup deadline).
     abort: watch::Sender<bool>,
-    /// Notified whenever a connection closes.
-    closed: Notify,
+    /// Why the accept loop ended, once it has.
+    end: OnceLock<LoopEnd>,
+    /// Turns true when the accept loop has ended and its socket is closed.
+    ended: watch::Sender<bool>,
 }
 
-impl Shared {
-    fn open_connections(&self) -> usize {
-        self.ceiling.saturating_sub(self.slots.available_permits())
+/// Records why the loop ended and signals `ended`; if the loop unwinds, the end is [`LoopEnd::Lost`], so
+/// a lost loop is always observed.
+struct EndReporter {
+    shared: Arc<Shared>,
+}
+
+impl EndReporter {
+    fn report(self, end: LoopEnd) {
+        let _ = self.shared.end.set(end);
+        if end.is_loss() {
+            tracing::error!(?end, "HTTP accept loop lost");
+        }
+    }
+}
+
+impl Drop for EndReporter {
+    fn drop(&mut self) {
+        let _ = self.shared.end.set(LoopEnd::Lost);
+        self.shared.ended.send_replace(true);
     }
 }
 
@@ -154,7 +222,8 @@ pub struct RunningListener {
 }
 
 impl RunningListener {
-    /// A receiver that turns true when the accept loop has ended (stopped or lost).
+    /// A receiver that turns true when the accept loop has ended (stopped or lost) and the listening
+    /// socket is closed; [`ListenerControl::end`] says which.
     pub fn ended(&self) -> watch::Receiver<bool> {
         self.ended.clone()
     }
@@ -164,6 +233,7 @@ impl RunningListener {
         self.control.clone()
     }
 
+    /// The bound address.
     pub fn local_addr(&self) -> SocketAddr {
         self.addr
     }
@@ -176,13 +246,14 @@ pub struct ListenerControl {
 }
 
 impl ListenerControl {
-    /// S1: stop accepting and close the listening socket; idle keep-alive connections close and an
-    /// exchange in progress completes with `connection: close`.
+    /// S1: stop accepting and close the listening socket; idle keep-alive connections (and connections
+    /// whose head is incomplete) close at once; an exchange whose head was received completes and its
+    /// connection then closes (`connection: close`).
     pub fn stop_accepting(&self) {
         self.shared.stop.send_replace(true);
     }
 
-    /// Closes every connection still open, at once.
+    /// Closes every connection still open, at once, whatever it is doing (S6 at the cleanup deadline).
     pub fn close_all(&self) {
         self.shared.stop.send_replace(true);
         self.shared.abort.send_replace(true);
@@ -190,111 +261,27 @@ impl ListenerControl {
 
     /// Connections open now.
     pub fn open_connections(&self) -> usize {
-        self.shared.open_connections()
+        self.shared.slots.snapshot().open
     }
 
     /// The most connections ever open at once.
     pub fn peak_connections(&self) -> usize {
-        self.shared.peak.load(Ordering::Acquire)
+        self.shared.slots.snapshot().peak
+    }
+
+    /// The slot counters (ceiling, open, peak).
+    pub fn slots(&self) -> SlotSnapshot {
+        self.shared.slots.snapshot()
+    }
+
+    /// Why the accept loop ended, or `None` while it runs. Anything but [`LoopEnd::Stopped`] is a
+    /// listener loss (lifecycle.md §7.5: the domain stops).
+    pub fn end(&self) -> Option<LoopEnd> {
+        self.shared.end.get().copied()
     }
 
     /// Waits until no connection is open, or until `deadline`; true iff none is open.
     pub async fn wait_closed(&self, deadline: tokio::time::Instant) -> bool {
-        loop {
-            let notified = self.shared.closed.notified();
-            if self.shared.open_connections() == 0 {
-                return true;
-            }
-            if tokio::time::timeout_at(deadline, notified).await.is_err() {
-                return self.shared.open_connections() == 0;
-            }
-        }
+        self.shared.slots.wait_closed(deadline).await
     }
-}
-
-/// Sets `ended` when the accept loop returns or unwinds, so a lost loop is always observed.
-struct EndedGuard(watch::Sender<bool>);
-
-impl Drop for EndedGuard {
-    fn drop(&mut self) {
-        self.0.send_replace(true);
-    }
-}
-
-async fn accept_loop(
-    listener: TcpListener,
-    router: Arc<Router>,
-    shared: Arc<Shared>,
-    idle_timeout: Duration,
-    _ended: EndedGuard,
-) {
-    let mut stop = shared.stop.subscribe();
-    loop {
-        // The slot is taken before `accept` (lifecycle.md §11 "One acceptor").
-        let permit = tokio::select! {
-            biased;
-            _ = stop.wait_for(|s| *s) => break,
-            permit = shared.slots.clone().acquire_owned() => permit,
-        };
-        let Ok(permit) = permit else { break };
-        let accepted = tokio::select! {
-            biased;
-            _ = stop.wait_for(|s| *s) => break,
-            accepted = listener.accept() => accepted,
-        };
-        match accepted {
-            Ok((stream, _peer)) => {
-                shared.peak.fetch_max(shared.open_connections(), Ordering::AcqRel);
-                tokio::spawn(serve_connection(stream, permit, router.clone(), shared.clone(), idle_timeout));
-            }
-            Err(error) => {
-                // Transient (EMFILE, ECONNABORTED): the slot returns; pause briefly so a descriptor
-                // shortage does not spin the acceptor.
-                tracing::debug!(kind = ?error.kind(), "accept failed");
-                drop(permit);
-                tokio::time::sleep(Duration::from_millis(10)).await;
-            }
-        }
-    }
-    // Dropping the listener closes the socket (S1).
-}
-
-async fn serve_connection(
-    stream: TcpStream,
-    permit: OwnedSemaphorePermit,
-    router: Arc<Router>,
-    shared: Arc<Shared>,
-    idle_timeout: Duration,
-) {
-    let _ = stream.set_nodelay(true);
-    let mut stop = shared.stop.subscribe();
-    let mut abort = shared.abort.subscribe();
-    let service = service_fn(move |request| {
-        let router = router.clone();
-        async move { Ok::<_, Infallible>(router.route(request).await) }
-    });
-    let mut builder = http1::Builder::new();
-    builder
-        .timer(TokioTimer::new())
-        // hyper starts this timer whenever it waits for a request head: from acceptance and again after
-        // every response, and never while a body is read or a response written (http-mcp.md §2.3).
-        .header_read_timeout(idle_timeout)
-        .keep_alive(true)
-        .max_headers(MAX_HEADER_LINES);
-    let connection = builder.serve_connection(TokioIo::new(stream), service);
-    tokio::pin!(connection);
-    let graceful = tokio::select! {
-        _ = connection.as_mut() => false,
-        _ = abort.wait_for(|a| *a) => false,
-        _ = stop.wait_for(|s| *s) => true,
-    };
-    if graceful {
-        connection.as_mut().graceful_shutdown();
-        tokio::select! {
-            _ = connection.as_mut() => {}
-            _ = abort.wait_for(|a| *a) => {}
-        }
-    }
-    drop(permit);
-    shared.closed.notify_waiters();
 }

@@ -1,8 +1,9 @@
 //! The seam between the listener and the MCP front (http-mcp.md §5 onward).
 //!
-//! The router hands every request whose path is `/mcp` to an [`McpEndpoint`]. The full validation
-//! table (M1–M17, C1–C6) and the `tools/call` stream are the MCP front's; until it is wired in, the
-//! [`MethodOnly`] endpoint answers step M1 exactly and refuses everything else as not ready.
+//! The router hands every request whose path is `/mcp` to an [`McpEndpoint`], for every method, with the
+//! body unread. Owns only that contract and step M1, which every endpoint shares. The full validation
+//! table (M2–M17, C1–C6) and the `tools/call` stream belong to the MCP front; until it is wired in, the
+//! [`MethodOnly`] endpoint answers M1 exactly and refuses every `POST` as not ready.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -10,36 +11,57 @@ use std::pin::Pin;
 use hyper::body::Incoming;
 use hyper::{Method, Request, Response, StatusCode};
 
-use crate::http::response::{fixed_json, ResponseBody};
-use crate::http::router::has_body;
+use crate::http::fields::declares_body;
+use crate::http::response::{bodies, fixed_json, ResponseBody};
 
-/// A boxed response future.
+/// A boxed response future: the endpoint is a trait object so the listener does not depend on the MCP
+/// front's types, and the future is `Unpin` so the connection layer can drive hyper without shutdown.
 pub type ResponseFuture<'a> = Pin<Box<dyn Future<Output = Response<ResponseBody>> + Send + 'a>>;
 
 /// What answers `/mcp`.
+///
+/// The endpoint receives the request with its body unread and no `100 Continue` sent (hyper sends it
+/// only when the body is first polled, which is what §2.5 asks: M9 alone reads the body). Whenever it
+/// answers without reading a declared body to the end it must add `connection: close`
+/// ([`crate::http::fields::declares_body`] tells it whether one was declared).
 pub trait McpEndpoint: Send + Sync + 'static {
     /// Answers one request whose path is `/mcp`, for any method.
     fn handle(&self, request: Request<Incoming>) -> ResponseFuture<'_>;
 }
 
-/// The endpoint before the MCP front exists: step M1 (405 with `allow: POST` for every method but
-/// POST), and 503 `{"error":"not_ready"}` for a POST, which no client can mistake for a served answer.
+/// Step M1 (http-mcp.md §6.1): every method but `POST` (compared case-sensitively) is answered 405
+/// `{"error":"method_not_allowed"}` with `allow: POST`, before any other check, so `GET /mcp` with a
+/// foreign `Host` is 405 (§12.3 row 17). `None` means the request passed M1.
+pub fn method_rule(request: &Request<Incoming>) -> Option<Response<ResponseBody>> {
+    if request.method() == Method::POST {
+        return None;
+    }
+    Some(fixed_json(
+        StatusCode::METHOD_NOT_ALLOWED,
+        bodies::MCP_METHOD_NOT_ALLOWED,
+        Some("POST"),
+        declares_body(request.body()),
+    ))
+}
+
+/// The provisional endpoint before the MCP front exists: M1 exactly, and 503 `{"error":"not_ready"}` for
+/// every `POST`, which no client can mistake for a served answer. It never reads a body, so a declared
+/// body closes the connection (§2.5).
 pub struct MethodOnly;
+
+/// The provisional body of a `POST /mcp` while no MCP front is wired in.
+pub const PROVISIONAL_NOT_READY: &str = r#"{"error":"not_ready"}"#;
 
 impl McpEndpoint for MethodOnly {
     fn handle(&self, request: Request<Incoming>) -> ResponseFuture<'_> {
-        let close = has_body(request.headers());
-        Box::pin(async move {
-            if request.method() != Method::POST {
-                // M1 (http-mcp.md §6.1): before any other check, so a wrong Host still gets 405.
-                return fixed_json(
-                    StatusCode::METHOD_NOT_ALLOWED,
-                    r#"{"error":"method_not_allowed"}"#,
-                    Some("POST"),
-                    close,
-                );
-            }
-            fixed_json(StatusCode::SERVICE_UNAVAILABLE, r#"{"error":"not_ready"}"#, None, close)
-        })
+        let answer = method_rule(&request).unwrap_or_else(|| {
+            fixed_json(
+                StatusCode::SERVICE_UNAVAILABLE,
+                PROVISIONAL_NOT_READY,
+                None,
+                declares_body(request.body()),
+            )
+        });
+        Box::pin(std::future::ready(answer))
     }
 }

@@ -1,16 +1,30 @@
 //! The HTTP front: the loopback listener, its connection ceiling and idle timeout, routing, and the
-//! health endpoints (http-mcp.md §2–§4, lifecycle.md §11).
+//! health endpoints (http-mcp.md §1–§4, lifecycle.md §11).
 //!
 //! Owns the transport rules up to the point where a request reaches an endpoint. It does not own what
-//! `POST /mcp` means (the MCP front plugs in through [`mcp::McpEndpoint`]), admission policy (the pools
+//! `POST /mcp` means (the MCP front plugs in through [`mcp::McpEndpoint`]), the parser limits that hyper
+//! cannot enforce (a head guard plugs in through [`connection::IoLayer`]), admission policy (the pools
 //! come from `ptc_actors`), or readiness (a snapshot it only reads).
+//!
+//! The path of a connection: [`socket`] binds (stage 11a) → [`listener`] starts the one
+//! [`acceptor`] (stage 12), which takes a [`slots`] slot before each `accept` → [`connection`] serves
+//! hyper over the socket → [`router`] classifies each request → [`health`] or the `/mcp` endpoint
+//! answers with the fixed bodies of [`response`], using the head predicates of [`fields`].
 
+pub mod acceptor;
+pub mod connection;
+pub mod fields;
+pub mod health;
 pub mod listener;
 pub mod mcp;
 pub mod response;
 pub mod router;
+pub mod slots;
 pub mod socket;
 
+pub use acceptor::LoopEnd;
+pub use connection::{ConnIo, IoLayer};
 pub use listener::{BoundListener, ListenerControl, ListenerSettings, RunningListener};
 pub use response::ResponseBody;
-pub use socket::bind_socket;
+pub use slots::SlotSnapshot;
+pub use socket::{bind_socket, BindError};

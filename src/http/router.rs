@@ -1,29 +1,48 @@
-//! Routing (http-mcp.md §3) and the health endpoints (§4).
+//! Routing (http-mcp.md §3): the target form, the path, and the dispatch to `/mcp` or to health.
 //!
-//! The order is the spec's: the target form first (anything but origin form is 400
-//! `invalid_authority` whatever the path), then the path. `/mcp` goes to the MCP endpoint, which checks
-//! the method before the authority (§12.3 row 17). Every other path runs H1 authority → H2 path →
-//! H3 method → H4 answer. Health never reads a body, never needs a bearer and never waits: readiness is
-//! one atomic load.
+//! Owns the first decision about every request hyper has parsed. The order is the spec's: the target
+//! form first (anything but origin form is 400 `invalid_authority` with the health headers, whatever the
+//! path, §3.1), then the path up to `?`, byte for byte (§3.2), then `/mcp` → the MCP endpoint (which
+//! checks the method before the authority, §6.1) and every other path → H1–H4 (§4.1). It does not own
+//! what either endpoint answers.
 
 use std::sync::Arc;
 
 use hyper::body::Incoming;
-use hyper::header::{CONTENT_LENGTH, HOST, TRANSFER_ENCODING};
-use hyper::{HeaderMap, Method, Request, Response, StatusCode};
+use hyper::{Request, Response, StatusCode, Uri};
 use ptc_actors::Readiness;
 
+use crate::http::fields::declares_body;
+use crate::http::health;
 use crate::http::mcp::McpEndpoint;
-use crate::http::response::{fixed_json, ResponseBody};
+use crate::http::response::{bodies, fixed_json, ResponseBody};
 
-/// The fixed bodies of §4.3 and §3.
-pub mod bodies {
-    pub const LIVE: &str = r#"{"status":"live"}"#;
-    pub const READY: &str = r#"{"status":"ready"}"#;
-    pub const NOT_READY: &str = r#"{"status":"not_ready"}"#;
-    pub const INVALID_AUTHORITY: &str = r#"{"status":"invalid_authority"}"#;
-    pub const NOT_FOUND: &str = r#"{"status":"not_found"}"#;
-    pub const METHOD_NOT_ALLOWED: &str = r#"{"status":"method_not_allowed"}"#;
+/// Where a request goes, decided from its target alone (§3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// An absolute-form, authority-form or asterisk-form target (§3.1).
+    NotOriginForm,
+    /// The path is exactly `/mcp` (§3.3).
+    Mcp,
+    /// Any other origin-form path: health or not found, after the authority check (§3.3, §4.1).
+    Other,
+}
+
+/// Classifies a request target (§3.1–§3.3).
+///
+/// hyper hands the target over as an `http::Uri`: an origin-form target has neither scheme nor authority
+/// and a path that starts with `/`; `*` parses as the path `*`, and an authority-form target
+/// (`CONNECT host:port`) as an authority without a path. `Uri::path` is the target up to its first `?`,
+/// with no decoding or normalisation.
+pub fn classify(uri: &Uri) -> Target {
+    if uri.scheme().is_some() || uri.authority().is_some() || !uri.path().starts_with('/') {
+        return Target::NotOriginForm;
+    }
+    if uri.path() == "/mcp" {
+        Target::Mcp
+    } else {
+        Target::Other
+    }
 }
 
 /// What every request on the listener is routed with.
@@ -35,123 +54,71 @@ pub struct Router {
 }
 
 impl Router {
+    /// A router for the configured `authority`, reading `readiness` per request and handing `/mcp` to
+    /// `mcp`.
     pub fn new(authority: String, readiness: Readiness, mcp: Arc<dyn McpEndpoint>) -> Router {
         Router { authority, readiness, mcp }
     }
 
+    /// The configured authority this router compares `Host` with.
+    pub fn authority(&self) -> &str {
+        &self.authority
+    }
+
     /// Routes one request to its answer.
     pub async fn route(&self, request: Request<Incoming>) -> Response<ResponseBody> {
-        let close = has_body(request.headers());
-        // §3.1: only origin-form targets.
-        let uri = request.uri();
-        if uri.scheme().is_some() || uri.authority().is_some() || !uri.path().starts_with('/') {
-            return fixed_json(StatusCode::BAD_REQUEST, bodies::INVALID_AUTHORITY, None, true);
-        }
-        // §3.2–§3.3: the path up to `?`, byte for byte.
-        if uri.path() == "/mcp" {
-            return self.mcp.handle(request).await;
-        }
-        self.health(&request, close)
-    }
-
-    fn health(&self, request: &Request<Incoming>, close: bool) -> Response<ResponseBody> {
-        // H1: exactly one Host line equal to the configured authority.
-        if !authority_matches(request.headers(), &self.authority) {
-            return fixed_json(StatusCode::BAD_REQUEST, bodies::INVALID_AUTHORITY, None, close);
-        }
-        // H2: a health path.
-        let path = request.uri().path();
-        let live = match path {
-            "/health/live" => true,
-            "/health/ready" => false,
-            _ => return fixed_json(StatusCode::NOT_FOUND, bodies::NOT_FOUND, None, close),
-        };
-        // H3: GET only (HEAD included in the refusal; hyper writes no body for HEAD).
-        if request.method() != Method::GET {
-            return fixed_json(
-                StatusCode::METHOD_NOT_ALLOWED,
-                bodies::METHOD_NOT_ALLOWED,
-                Some("GET"),
-                close,
-            );
-        }
-        // H4.
-        if live {
-            fixed_json(StatusCode::OK, bodies::LIVE, None, close)
-        } else if self.readiness.is_ready() {
-            fixed_json(StatusCode::OK, bodies::READY, None, close)
-        } else {
-            fixed_json(StatusCode::SERVICE_UNAVAILABLE, bodies::NOT_READY, None, close)
+        // §2.5: nothing here reads a body, so a declared body means `connection: close`.
+        let close = declares_body(request.body());
+        match classify(request.uri()) {
+            Target::NotOriginForm => {
+                fixed_json(StatusCode::BAD_REQUEST, bodies::INVALID_AUTHORITY, None, close)
+            }
+            Target::Mcp => self.mcp.handle(request).await,
+            Target::Other => {
+                let answer = health::decide(
+                    request.method(),
+                    request.uri().path(),
+                    request.headers(),
+                    &self.authority,
+                    || self.readiness.is_ready(),
+                );
+                answer.into_response(close)
+            }
         }
     }
-}
-
-/// http-mcp.md §6.3 / H1: exactly one `Host` field line whose OWS-trimmed value equals `authority`.
-pub fn authority_matches(headers: &HeaderMap, authority: &str) -> bool {
-    let mut values = headers.get_all(HOST).iter();
-    match (values.next(), values.next()) {
-        (Some(value), None) => trim_ows(value.as_bytes()) == authority.as_bytes(),
-        _ => false,
-    }
-}
-
-/// Removes leading and trailing SP and HTAB (http-mcp.md §1 "Field lines and values").
-pub fn trim_ows(value: &[u8]) -> &[u8] {
-    let is_ows = |b: &u8| *b == b' ' || *b == b'\t';
-    let start = value.iter().position(|b| !is_ows(b)).unwrap_or(value.len());
-    let end = value.iter().rposition(|b| !is_ows(b)).map_or(start, |i| i + 1);
-    value.get(start..end).unwrap_or_default()
-}
-
-/// http-mcp.md §2.5: the request declared a body (`Content-Length` > 0 or any `Transfer-Encoding`);
-/// answering without reading it closes the connection.
-pub fn has_body(headers: &HeaderMap) -> bool {
-    if headers.contains_key(TRANSFER_ENCODING) {
-        return true;
-    }
-    headers.get_all(CONTENT_LENGTH).iter().any(|v| trim_ows(v.as_bytes()).iter().any(|b| *b != b'0'))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use hyper::header::HeaderValue;
 
     #[test]
-    fn authority_vectors() {
-        let cases: &[(&[&str], bool)] = &[
-            (&["127.0.0.1:8765"], true),
-            (&[" 127.0.0.1:8765\t"], true),
-            (&["127.0.0.1:8765", "127.0.0.1:8765"], false),
-            (&[], false),
-            (&["evil.example"], false),
-            (&["127.0.0.1:08765"], false),
-            (&["localhost:8765"], false),
+    fn target_vectors() {
+        // §3 and §12.3 rows 13, 15, 20, 21.
+        let cases: &[(&str, Target)] = &[
+            ("/mcp", Target::Mcp),
+            ("/mcp?trace=1", Target::Mcp),
+            ("/mcp?", Target::Mcp),
+            ("/mcp/", Target::Other),
+            ("/MCP", Target::Other),
+            ("/%6Dcp", Target::Other),
+            ("/health/ready?verbose=1", Target::Other),
+            ("/", Target::Other),
+            ("http://127.0.0.1:8765/mcp", Target::NotOriginForm),
+            ("http://127.0.0.1:8765/health/ready", Target::NotOriginForm),
+            ("https://evil.example/", Target::NotOriginForm),
+            ("127.0.0.1:8765", Target::NotOriginForm),
+            ("*", Target::NotOriginForm),
         ];
-        for (values, expected) in cases {
-            let mut headers = HeaderMap::new();
-            for v in *values {
-                headers.append(HOST, HeaderValue::from_str(v).unwrap());
-            }
-            assert_eq!(authority_matches(&headers, "127.0.0.1:8765"), *expected, "{values:?}");
+        for (target, expected) in cases {
+            let uri: Uri = target.parse().unwrap();
+            assert_eq!(classify(&uri), *expected, "{target}");
         }
     }
 
     #[test]
-    fn body_detection() {
-        let cases: &[(&[(&str, &str)], bool)] = &[
-            (&[], false),
-            (&[("content-length", "0")], false),
-            (&[("content-length", "2")], true),
-            (&[("content-length", "000")], false),
-            (&[("transfer-encoding", "chunked")], true),
-        ];
-        for (pairs, expected) in cases {
-            let mut headers = HeaderMap::new();
-            for (n, v) in *pairs {
-                headers.append(*n, HeaderValue::from_str(v).unwrap());
-            }
-            assert_eq!(has_body(&headers), *expected, "{pairs:?}");
-        }
+    fn the_path_stops_at_the_first_question_mark() {
+        let uri: Uri = "/health/ready?verbose=1?x".parse().unwrap();
+        assert_eq!(uri.path(), "/health/ready");
     }
 }

@@ -1,0 +1,227 @@
+//! One HTTP/1.1 connection, from `accept` to close (http-mcp.md §2.1, §2.3, §2.5; lifecycle.md §7.3 S1).
+//!
+//! Owns the life of a connection: the IO it is served over, hyper's configuration, the graceful stop and
+//! the hard abort, and how the socket is closed. The states are explicit:
+//!
+//! ```text
+//! serving ──stop──▶ draining (hyper: idle or head-incomplete → close at once; an exchange whose head was
+//!    │                  received completes, with `connection: close`)
+//!    ├──────────────▶ ended by hyper ──▶ [refusal written] ──▶ lingering close ──▶ closed
+//!    ├──idle/head timeout──────────────────────────────────────────────────────▶ closed (no response)
+//!    └──abort (at any state)───────────────────────────────────────────────────▶ closed
+//! ```
+//!
+//! **Idle and head timeout (§2.3).** hyper 1.x arms `header_read_timeout` whenever it starts waiting for a
+//! request head: at the first poll (right after `accept`) and again when a connection goes idle after a
+//! response has been flushed; it stops the timer once a head is parsed, and never runs it while a body is
+//! read or a response written (hyper reads the next head only when both directions are idle). On expiry
+//! hyper returns a timeout error without writing anything, and this layer closes the socket at once.
+//!
+//! **Head guard seam (§2.4).** The accepted stream reaches hyper through an [`IoLayer`], which may wrap
+//! it in a guard that inspects the raw bytes hyper reads (exact line lengths, duplicate framing headers:
+//! what hyper's parser cannot see). A guard that refuses makes hyper's reads fail, and this layer writes
+//! the guard's empty-body refusal itself once hyper has ended ([`ConnIo::refusal`]).
+//!
+//! **Lingering close.** When the connection ends after a response, the write side is shut down first and
+//! whatever the client still sends is read and discarded for a bounded time, so an unread request body in
+//! the kernel's buffer does not turn the close into a reset that destroys the response the client has not
+//! read yet. This never keeps a connection alive: no further request is parsed (§2.5).
+//!
+//! It does not own routing (the [`Router`]) or the accept loop.
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use hyper::body::Incoming;
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Request, Response};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio::sync::watch;
+use tokio::time::Instant;
+
+use crate::http::response::{EmptyBodyStatus, ResponseBody};
+use crate::http::router::Router;
+use crate::http::slots::ConnectionSlot;
+
+/// A connection with no request in progress is closed after this long (http-mcp.md §2.3).
+pub const IDLE_TIMEOUT: Duration = Duration::from_millis(30_000);
+/// At most this many header field lines (http-mcp.md §2.4); hyper answers 431 beyond it.
+pub const MAX_HEADER_LINES: usize = 64;
+/// How long a closing connection keeps reading (and discarding) what the client still sends.
+pub const LINGER_TIME: Duration = Duration::from_millis(1_000);
+/// How many bytes a closing connection discards at most before it closes anyway.
+pub const LINGER_BYTES: usize = 1 << 20;
+
+/// The IO a connection is served over: the accepted stream, or a guard around it.
+pub trait ConnIo: AsyncRead + AsyncWrite + Send + Unpin + 'static {
+    /// The empty-body refusal a head guard decided (http-mcp.md §2.4), if any. Asked once, after hyper
+    /// has ended; the connection layer then writes it and closes.
+    fn refusal(&mut self) -> Option<EmptyBodyStatus> {
+        None
+    }
+}
+
+impl ConnIo for TcpStream {}
+
+/// Wraps each accepted stream before hyper sees it: the place where the head guard of §2.4 plugs in.
+pub trait IoLayer: Send + Sync + 'static {
+    /// The IO for one accepted connection.
+    fn wrap(&self, stream: TcpStream) -> Box<dyn ConnIo>;
+}
+
+/// The identity layer: hyper reads the socket directly.
+pub struct PlainIo;
+
+impl IoLayer for PlainIo {
+    fn wrap(&self, stream: TcpStream) -> Box<dyn ConnIo> {
+        Box::new(stream)
+    }
+}
+
+/// The per-connection settings (none is configurable in a deployment; tests shorten the timers).
+#[derive(Clone, Copy, Debug)]
+pub struct ConnectionConfig {
+    /// The idle and head timeout (§2.3).
+    pub idle_timeout: Duration,
+    /// The lingering close bound in time.
+    pub linger_time: Duration,
+    /// The lingering close bound in bytes.
+    pub linger_bytes: usize,
+}
+
+impl Default for ConnectionConfig {
+    fn default() -> Self {
+        ConnectionConfig { idle_timeout: IDLE_TIMEOUT, linger_time: LINGER_TIME, linger_bytes: LINGER_BYTES }
+    }
+}
+
+/// The signals a connection watches.
+pub struct Signals {
+    /// S1: finish the exchange in progress (if its head was received), then close; close idle at once.
+    pub stop: watch::Receiver<bool>,
+    /// Close now, whatever the state (S6 at the cleanup deadline).
+    pub abort: watch::Receiver<bool>,
+}
+
+/// How hyper's part of the connection ended.
+enum Served {
+    /// The client closed, or keep-alive ended after a response, or hyper refused a head itself.
+    Ended,
+    /// The idle and head timeout expired: close without a response.
+    TimedOut,
+    /// Aborted: close now.
+    Aborted,
+}
+
+type BoxedResponse = Pin<Box<dyn Future<Output = Result<Response<ResponseBody>, Infallible>> + Send>>;
+
+/// Serves one accepted connection until it closes; `slot` is returned when this ends (or unwinds).
+pub async fn serve(
+    stream: TcpStream,
+    slot: ConnectionSlot,
+    router: Arc<Router>,
+    layer: Arc<dyn IoLayer>,
+    config: ConnectionConfig,
+    mut signals: Signals,
+) {
+    let _slot = slot;
+    // Small fixed answers go out at once instead of waiting for Nagle's timer.
+    let _ = stream.set_nodelay(true);
+    let service = service_fn(move |request: Request<Incoming>| -> BoxedResponse {
+        let router = router.clone();
+        Box::pin(async move { Ok(router.route(request).await) })
+    });
+    let mut builder = http1::Builder::new();
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(config.idle_timeout)
+        .keep_alive(true)
+        .max_headers(MAX_HEADER_LINES);
+    let mut connection = builder.serve_connection(TokioIo::new(layer.wrap(stream)), service);
+    let served = drive(&mut connection, &mut signals).await;
+    let mut io = connection.into_parts().io.into_inner();
+    match served {
+        Served::Aborted | Served::TimedOut => {}
+        Served::Ended => {
+            let deadline = Instant::now() + config.linger_time;
+            tokio::select! {
+                biased;
+                _ = signals.abort.wait_for(|a| *a) => {}
+                _ = close_after_response(&mut io, deadline, config.linger_bytes) => {}
+            }
+        }
+    }
+}
+
+/// Runs hyper until it ends, turning a stop into hyper's graceful shutdown and an abort into an end.
+async fn drive<S>(
+    connection: &mut http1::Connection<TokioIo<Box<dyn ConnIo>>, S>,
+    signals: &mut Signals,
+) -> Served
+where
+    S: hyper::service::HttpService<Incoming, ResBody = ResponseBody> + Unpin,
+    S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    S::Future: Unpin,
+{
+    enum Event {
+        Stop,
+        Abort,
+        Done(hyper::Result<()>),
+    }
+    let mut stopping = false;
+    loop {
+        let event = tokio::select! {
+            biased;
+            _ = signals.abort.wait_for(|a| *a) => Event::Abort,
+            _ = signals.stop.wait_for(|s| *s), if !stopping => Event::Stop,
+            result = std::future::poll_fn(|cx| connection.poll_without_shutdown(cx)) => Event::Done(result),
+        };
+        match event {
+            Event::Abort => return Served::Aborted,
+            Event::Stop => {
+                // lifecycle.md §7.3 S1: hyper closes an idle connection (including one whose head is
+                // incomplete) at once, and lets an exchange whose head it parsed finish, adding
+                // `connection: close` to a response whose head is not written yet.
+                stopping = true;
+                Pin::new(&mut *connection).graceful_shutdown();
+            }
+            Event::Done(Err(error)) if error.is_timeout() => return Served::TimedOut,
+            Event::Done(result) => {
+                if let Err(error) = result {
+                    // A parse error hyper already answered, an IO error, or a guard refusal.
+                    tracing::debug!(%error, "connection ended with an error");
+                }
+                return Served::Ended;
+            }
+        }
+    }
+}
+
+/// Writes a guard's refusal if there is one, then shuts the write side down and discards what the client
+/// still sends until it closes, `deadline` passes or `max_bytes` were discarded.
+async fn close_after_response(io: &mut Box<dyn ConnIo>, deadline: Instant, max_bytes: usize) {
+    if let Some(refusal) = io.refusal() {
+        let written = tokio::time::timeout_at(deadline, io.write_all(refusal.wire_bytes())).await;
+        if !matches!(written, Ok(Ok(()))) {
+            return;
+        }
+        let _ = tokio::time::timeout_at(deadline, io.flush()).await;
+    }
+    if !matches!(tokio::time::timeout_at(deadline, io.shutdown()).await, Ok(Ok(()))) {
+        return;
+    }
+    let mut discarded = 0usize;
+    let mut buf = vec![0u8; 16 * 1024];
+    while discarded < max_bytes {
+        match tokio::time::timeout_at(deadline, io.read(&mut buf)).await {
+            Ok(Ok(0)) | Ok(Err(_)) | Err(_) => return,
+            Ok(Ok(n)) => discarded = discarded.saturating_add(n),
+        }
+    }
+}
