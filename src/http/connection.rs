@@ -22,16 +22,18 @@
 //! what hyper's parser cannot see). A guard that refuses makes hyper's reads fail, and this layer writes
 //! the guard's empty-body refusal itself once hyper has ended ([`ConnIo::refusal`]).
 //!
-//! **Lingering close.** When the connection ends after a response, the write side is shut down first and
-//! whatever the client still sends is read and discarded for a bounded time, so an unread request body in
-//! the kernel's buffer does not turn the close into a reset that destroys the response the client has not
-//! read yet. This never keeps a connection alive: no further request is parsed (§2.5).
+//! **Lingering close** (RFC 9112 §9.6). When the connection ends after a response, the write side is shut
+//! down first and whatever the client still sends is read and discarded for a bounded time
+//! ([`LINGER_TIME`], [`LINGER_BYTES`]), so an unread request body in the kernel's buffer does not turn the
+//! close into a reset that can destroy a response the client has not read yet (some stacks discard
+//! received data on a reset). This never keeps a connection alive: no further request is parsed (§2.5).
 //!
 //! It does not own routing (the [`Router`]) or the accept loop.
 
 use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -115,7 +117,7 @@ enum Served {
     Ended,
     /// The idle and head timeout expired: close without a response.
     TimedOut,
-    /// Aborted: close now.
+    /// Aborted, or stopped before any head arrived: close now.
     Aborted,
 }
 
@@ -133,7 +135,11 @@ pub async fn serve(
     let _slot = slot;
     // Small fixed answers go out at once instead of waiting for Nagle's timer.
     let _ = stream.set_nodelay(true);
+    // Set when hyper hands over the first parsed head: until then a stop closes the connection at once.
+    let head_received = Arc::new(AtomicBool::new(false));
+    let seen = head_received.clone();
     let service = service_fn(move |request: Request<Incoming>| -> BoxedResponse {
+        seen.store(true, Ordering::Release);
         let router = router.clone();
         Box::pin(async move { Ok(router.route(request).await) })
     });
@@ -144,7 +150,7 @@ pub async fn serve(
         .keep_alive(true)
         .max_headers(MAX_HEADER_LINES);
     let mut connection = builder.serve_connection(TokioIo::new(layer.wrap(stream)), service);
-    let served = drive(&mut connection, &mut signals).await;
+    let served = drive(&mut connection, &mut signals, &head_received).await;
     let mut io = connection.into_parts().io.into_inner();
     match served {
         Served::Aborted | Served::TimedOut => {}
@@ -163,6 +169,7 @@ pub async fn serve(
 async fn drive<S>(
     connection: &mut http1::Connection<TokioIo<Box<dyn ConnIo>>, S>,
     signals: &mut Signals,
+    head_received: &AtomicBool,
 ) -> Served
 where
     S: hyper::service::HttpService<Incoming, ResBody = ResponseBody> + Unpin,
@@ -185,8 +192,14 @@ where
         match event {
             Event::Abort => return Served::Aborted,
             Event::Stop => {
-                // lifecycle.md §7.3 S1: hyper closes an idle connection (including one whose head is
-                // incomplete) at once, and lets an exchange whose head it parsed finish, adding
+                // lifecycle.md §7.3 S1. Before its first head, a connection has no request in progress,
+                // but hyper's graceful shutdown would wait for a partial first head to complete; close
+                // it here. (The service runs in the same poll that parses a head, so this is exact.)
+                if !head_received.load(Ordering::Acquire) {
+                    return Served::Aborted;
+                }
+                // Later, hyper closes an idle connection (including one whose next head is incomplete)
+                // at once, and lets an exchange whose head it parsed finish, adding
                 // `connection: close` to a response whose head is not written yet.
                 stopping = true;
                 Pin::new(&mut *connection).graceful_shutdown();
