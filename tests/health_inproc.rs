@@ -366,3 +366,32 @@ async fn parser_rows_hyper_already_enforces() {
         }
     }
 }
+
+/// §2.1: an HTTP/1.0 request is served and answered with an HTTP/1.1 status line; without keep-alive the
+/// connection closes after the answer, with `Connection: keep-alive` it stays open (hyper then announces
+/// `connection: keep-alive`, the HTTP/1.0 way of saying so).
+#[tokio::test]
+async fn http_1_0_requests_get_http_1_1_answers() {
+    let Some(fixture) = start(Options::default()) else { panic!("127.0.0.1 must bind") };
+    let host = &fixture.authority;
+    let mut once = Client::connect(fixture.addr).await;
+    once.send(format!("GET /health/live HTTP/1.0\r\nHost: {host}\r\n\r\n").as_bytes()).await;
+    let wire = once.response(false).await;
+    assert_eq!((wire.status_line.as_str(), wire.body.as_slice()), (OK, LIVE.as_bytes()));
+    assert_eq!(wire.header("connection"), None);
+    assert!(once.closes_within(wire::DEADLINE).await, "HTTP/1.0 without keep-alive closes");
+
+    let mut kept = Client::connect(fixture.addr).await;
+    for path in ["/health/ready", "/nope", "/health/live"] {
+        kept.send(
+            format!("GET {path} HTTP/1.0\r\nHost: {host}\r\nConnection: keep-alive\r\n\r\n").as_bytes(),
+        )
+        .await;
+        let wire = kept.response(false).await;
+        assert!(wire.status_line.starts_with("HTTP/1.1 "), "{path}: {}", wire.status_line);
+        assert_eq!(wire.header("connection"), Some("keep-alive"), "{path}");
+    }
+    // An HTTP/1.1 request on the same connection is untouched.
+    kept.send(format!("GET /health/live HTTP/1.1\r\nHost: {host}\r\n\r\n").as_bytes()).await;
+    assert_eq!(kept.response(false).await.status_line, OK);
+}

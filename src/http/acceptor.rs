@@ -177,4 +177,33 @@ mod tests {
         assert!(LoopEnd::SlotsClosed.is_loss());
         assert!(LoopEnd::Lost.is_loss());
     }
+
+    /// On Linux, `shutdown(2)` on a listening socket makes a pending `accept` fail with `EINVAL`: the
+    /// socket is broken, so the loop must end as a loss instead of retrying.
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    async fn a_broken_listening_socket_ends_the_loop_as_a_loss() {
+        let listener = crate::http::socket::bind_socket("127.0.0.1:0".parse().unwrap()).unwrap();
+        let socket = socket2::SockRef::from(&listener).try_clone().unwrap();
+        let slots = Slots::new(1);
+        let (_stop, stop_rx) = watch::channel(false);
+        let task = tokio::spawn(run(listener, slots, stop_rx, |_, _| {}));
+        tokio::task::yield_now().await;
+        socket.shutdown(std::net::Shutdown::Both).unwrap();
+        let end = tokio::time::timeout(Duration::from_secs(5), task).await.unwrap().unwrap();
+        assert_eq!(end, LoopEnd::AcceptFailed(io::ErrorKind::InvalidInput));
+        assert!(end.is_loss());
+    }
+
+    #[tokio::test]
+    async fn a_stop_ends_the_loop_and_closes_the_socket() {
+        let listener = crate::http::socket::bind_socket("127.0.0.1:0".parse().unwrap()).unwrap();
+        let addr = listener.local_addr().unwrap();
+        let (stop, stop_rx) = watch::channel(false);
+        let task = tokio::spawn(run(listener, Slots::new(1), stop_rx, |_, _| {}));
+        stop.send_replace(true);
+        let end = tokio::time::timeout(Duration::from_secs(5), task).await.unwrap().unwrap();
+        assert_eq!(end, LoopEnd::Stopped);
+        assert!(TcpStream::connect(addr).await.is_err(), "the listening socket is closed");
+    }
 }

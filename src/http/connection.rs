@@ -40,7 +40,7 @@ use std::time::Duration;
 use hyper::body::Incoming;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
-use hyper::{Request, Response};
+use hyper::{Request, Response, Version};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -50,6 +50,7 @@ use tokio::time::Instant;
 use crate::http::response::{EmptyBodyStatus, ResponseBody};
 use crate::http::router::Router;
 use crate::http::slots::ConnectionSlot;
+use crate::http::version::{Http11Status, VersionMark};
 
 /// A connection with no request in progress is closed after this long (http-mcp.md §2.3).
 pub const IDLE_TIMEOUT: Duration = Duration::from_millis(30_000);
@@ -138,8 +139,13 @@ pub async fn serve(
     // Set when hyper hands over the first parsed head: until then a stop closes the connection at once.
     let head_received = Arc::new(AtomicBool::new(false));
     let seen = head_received.clone();
+    let mark = VersionMark::default();
+    let http10 = mark.clone();
     let service = service_fn(move |request: Request<Incoming>| -> BoxedResponse {
         seen.store(true, Ordering::Release);
+        if request.version() == Version::HTTP_10 {
+            http10.mark();
+        }
         let router = router.clone();
         Box::pin(async move { Ok(router.route(request).await) })
     });
@@ -149,7 +155,9 @@ pub async fn serve(
         .header_read_timeout(config.idle_timeout)
         .keep_alive(true)
         .max_headers(MAX_HEADER_LINES);
-    let mut connection = builder.serve_connection(TokioIo::new(layer.wrap(stream)), service);
+    // §2.1: the status line is HTTP/1.1 also for an HTTP/1.0 request (outermost, so a guard sees raw bytes).
+    let io: Box<dyn ConnIo> = Box::new(Http11Status::new(layer.wrap(stream), mark));
+    let mut connection = builder.serve_connection(TokioIo::new(io), service);
     let served = drive(&mut connection, &mut signals, &head_received).await;
     let mut io = connection.into_parts().io.into_inner();
     match served {

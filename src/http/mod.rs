@@ -9,7 +9,8 @@
 //! The path of a connection: [`socket`] binds (stage 11a) → [`listener`] starts the one
 //! [`acceptor`] (stage 12), which takes a [`slots`] slot before each `accept` → [`connection`] serves
 //! hyper over the socket → [`router`] classifies each request → [`health`] or the `/mcp` endpoint
-//! answers with the fixed bodies of [`response`], using the head predicates of [`fields`].
+//! answers with the fixed bodies of [`response`], using the head predicates of [`fields`]; [`version`]
+//! keeps every status line at HTTP/1.1.
 
 pub mod acceptor;
 pub mod connection;
@@ -21,6 +22,7 @@ pub mod response;
 pub mod router;
 pub mod slots;
 pub mod socket;
+pub mod version;
 
 pub use acceptor::LoopEnd;
 pub use connection::{ConnIo, IoLayer};
