@@ -294,6 +294,9 @@ async fn parser_rows_hyper_already_enforces() {
     let x = |n: usize| "x".repeat(n);
     let lines = |n: usize| (0..n).map(|i| format!("X-H{i}: 1\r\n")).collect::<String>();
     let filler = (0..40).map(|i| format!("X-Fill-{i}: {}\r\n", "y".repeat(1000))).collect::<String>();
+    // 63 more field lines of exactly 8,192 bytes each: the largest head §2.4 admits, about 516 KiB.
+    let largest = (0..63).map(|i| format!("X-L{i:02}: {}\r\n", x(8192 - 9))).collect::<String>();
+    assert!(largest.split("\r\n").filter(|l| !l.is_empty()).all(|l| l.len() + 2 == 8192));
     let empty_431 = "HTTP/1.1 431 Request Header Fields Too Large";
     // (row, request, status line, body; an empty body means the empty-body refusal of §2.4).
     let rows: Vec<(&str, String, &str, &str)> = vec![
@@ -307,6 +310,7 @@ async fn parser_rows_hyper_already_enforces() {
         ("30", format!("GET /health/ready HTTP/1.1\r\nHost: {host}\r\n{}\r\n", lines(63)), OK, READY),
         ("31", format!("GET /health/ready HTTP/1.1\r\nHost: {host}\r\n{}\r\n", lines(64)), empty_431, ""),
         ("34", format!("GET /health/ready HTTP/1.1\r\nHost: {host}\r\n{filler}\r\n"), OK, READY),
+        ("largest head", format!("GET /health/ready HTTP/1.1\r\nHost: {host}\r\n{largest}\r\n"), OK, READY),
         (
             "35",
             format!("GET /health/ready HTTP/1.1\r\nHost: {host}\r\nX-A: 1\r\n 2\r\n\r\n"),

@@ -56,6 +56,10 @@ use crate::http::version::{Http11Status, VersionMark};
 pub const IDLE_TIMEOUT: Duration = Duration::from_millis(30_000);
 /// At most this many header field lines (http-mcp.md §2.4); hyper answers 431 beyond it.
 pub const MAX_HEADER_LINES: usize = 64;
+/// The largest request head §2.4 admits: a request line and 64 field lines of 8,192 bytes each (CRLF
+/// included), and the empty line. hyper's read buffer must hold it whole, or hyper would answer 431 to a
+/// head within the limits (its default buffer is about 400 KB).
+pub const MAX_HEAD_BYTES: usize = 8_192 * (1 + MAX_HEADER_LINES) + 2;
 /// How long a closing connection keeps reading (and discarding) what the client still sends.
 pub const LINGER_TIME: Duration = Duration::from_millis(1_000);
 /// How many bytes a closing connection discards at most before it closes anyway.
@@ -154,7 +158,8 @@ pub async fn serve(
         .timer(TokioTimer::new())
         .header_read_timeout(config.idle_timeout)
         .keep_alive(true)
-        .max_headers(MAX_HEADER_LINES);
+        .max_headers(MAX_HEADER_LINES)
+        .max_buf_size(MAX_HEAD_BYTES);
     // §2.1: the status line is HTTP/1.1 also for an HTTP/1.0 request (outermost, so a guard sees raw bytes).
     let io: Box<dyn ConnIo> = Box::new(Http11Status::new(layer.wrap(stream), mark));
     let mut connection = builder.serve_connection(TokioIo::new(io), service);

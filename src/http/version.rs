@@ -68,7 +68,7 @@ impl AsyncWrite for Http11Status {
         }
         let this = &mut *self;
         // The part of the status-line prefix this write covers: buf[..take] is prefix[written..].
-        let take = (HTTP10.len() - this.written).min(buf.len());
+        let take = HTTP10.len().saturating_sub(this.written).min(buf.len());
         let (Some(head), Some(expected)) = (buf.get(..take), HTTP10.get(this.written..this.written + take))
         else {
             return Pin::new(&mut this.inner).poll_write(cx, buf);
