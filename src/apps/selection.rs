@@ -71,10 +71,44 @@ pub fn forward_target_granted(manifest: &Manifest, host: &HostConfig, mission: &
 
 /// Runs S1–S11 in order (config.md §6.5).
 pub fn check(manifest: &Manifest, host: &HostConfig) -> Result<Selections, AppError> {
+    check_lists(manifest, host)?;
+    // After S1 and S2 every mission declaration names an `mcp` installation.
+    let installations: Vec<(&Selection, &McpInstallation)> = manifest
+        .mission_providers
+        .iter()
+        .map(|d| {
+            mcp(host, &d.name).map(|m| (d, m)).ok_or(AppError::new(AppErrorKind::SelectionSourceRefused))
+        })
+        .collect::<Result<_, _>>()?;
+    check_allow(&installations)?;
+    let granted = grant_sets(manifest, &installations)?;
+    // S9: a read application grants no write alias.
+    if manifest.effect == Effect::Read
+        && granted.values().flat_map(|g| g.values()).any(|g| g.effect == ToolEffect::Write)
+    {
+        return fail(AppErrorKind::ReadGrantsWrite);
+    }
+    // S10: no selected installation has `oauth`.
+    let oauth = |d: &Selection| {
+        mcp(host, &d.name).is_some_and(|m| matches!(&m.transport, McpTransport::StreamableHttp(h) if h.oauth))
+    };
+    if manifest.mission_providers.iter().chain(&manifest.workflow_providers).any(oauth) {
+        return fail(AppErrorKind::OauthSelected);
+    }
+    // S11: snapshots never mix with live providers (S1 already refuses every snapshot selection in this
+    // version), and every workflow declaration names a source served later (`llm`).
+    if !manifest.workflow_providers.is_empty() {
+        return fail(AppErrorKind::SourceServedLater);
+    }
+    let mut declarations: Vec<String> = manifest.mission_providers.iter().map(|d| d.name.clone()).collect();
+    declarations.sort();
+    Ok(Selections { missions: granted, declarations })
+}
+
+/// S1–S4: sources fit their lists, names resolve and are unique, grants and declarations match.
+fn check_lists(manifest: &Manifest, host: &HostConfig) -> Result<(), AppError> {
     let missions = &manifest.mission_providers;
     let workflow = &manifest.workflow_providers;
-    let every = || missions.iter().chain(workflow.iter());
-
     // S1: a named installation's source fits its list (`mcp` for missions, `llm` for the workflow).
     let source = |d: &Selection| host.install.get(&d.name).map(|i| i.source);
     if missions.iter().any(|d| source(d).is_some_and(|s| s != Source::Mcp))
@@ -83,7 +117,7 @@ pub fn check(manifest: &Manifest, host: &HostConfig) -> Result<Selections, AppEr
         return fail(AppErrorKind::SelectionSourceRefused);
     }
     // S2: every declaration names an installation.
-    if every().any(|d| !host.install.contains_key(&d.name)) {
+    if missions.iter().chain(workflow).any(|d| !host.install.contains_key(&d.name)) {
         return fail(AppErrorKind::SelectionInstallationUnknown);
     }
     // S3: names unique within their list; at most 128 declarations together.
@@ -101,28 +135,31 @@ pub fn check(manifest: &Manifest, host: &HostConfig) -> Result<Selections, AppEr
     if missions.iter().any(|d| !manifest.missions.values().any(|m| m.providers.contains(&d.name))) {
         return fail(AppErrorKind::DeclarationNotGranted);
     }
-    // After S1 and S2 every mission declaration names an `mcp` installation.
-    let installations: Vec<(&Selection, &McpInstallation)> = missions
-        .iter()
-        .map(|d| {
-            mcp(host, &d.name).map(|m| (d, m)).ok_or(AppError::new(AppErrorKind::SelectionSourceRefused))
-        })
-        .collect::<Result<_, _>>()?;
-    // S5: `config` holds at most `allow` (structural, stage 5a); every `allow` entry is a mapped alias.
-    for (d, mcp) in &installations {
+    Ok(())
+}
+
+/// S5 (`config` holds at most `allow`: structural, stage 5a; every `allow` entry is a mapped alias) and
+/// S6 (an installation mapping a `write` tool needs `config.allow`).
+fn check_allow(installations: &[(&Selection, &McpInstallation)]) -> Result<(), AppError> {
+    for (d, mcp) in installations {
         let mapped = |a: &String| mcp.tools.values().any(|t| t.alias == *a);
         if d.allow.as_ref().is_some_and(|allow| !allow.iter().all(mapped)) {
             return fail(AppErrorKind::AllowNotMapped);
         }
     }
-    // S6: an installation mapping a `write` tool needs `config.allow`.
-    if installations
-        .iter()
-        .any(|(d, mcp)| d.allow.is_none() && mcp.tools.values().any(|t| t.effect == ToolEffect::Write))
-    {
+    let writes = |mcp: &McpInstallation| mcp.tools.values().any(|t| t.effect == ToolEffect::Write);
+    if installations.iter().any(|(d, mcp)| d.allow.is_none() && writes(mcp)) {
         return fail(AppErrorKind::AllowRequired);
     }
-    // S7 (definitions) and S8: within one mission, reachable aliases are pairwise distinct.
+    Ok(())
+}
+
+/// S7 (definitions) and S8: the grant set of every mission, whose declarations' reachable aliases must
+/// be pairwise distinct.
+fn grant_sets(
+    manifest: &Manifest,
+    installations: &[(&Selection, &McpInstallation)],
+) -> Result<BTreeMap<String, BTreeMap<String, Grant>>, AppError> {
     let by_name: BTreeMap<&str, Vec<(String, Grant)>> =
         installations.iter().map(|(d, mcp)| (d.name.as_str(), reachable(d, mcp))).collect();
     let mut granted = BTreeMap::new();
@@ -137,25 +174,7 @@ pub fn check(manifest: &Manifest, host: &HostConfig) -> Result<Selections, AppEr
         }
         granted.insert(name.clone(), grants);
     }
-    // S9: a read application grants no write alias.
-    if manifest.effect == Effect::Read
-        && granted.values().flat_map(|g| g.values()).any(|g| g.effect == ToolEffect::Write)
-    {
-        return fail(AppErrorKind::ReadGrantsWrite);
-    }
-    // S10: no selected installation has `oauth`.
-    let oauth = |d: &Selection| {
-        mcp(host, &d.name).is_some_and(|m| matches!(&m.transport, McpTransport::StreamableHttp(h) if h.oauth))
-    };
-    if every().any(oauth) {
-        return fail(AppErrorKind::OauthSelected);
-    }
-    // S11: snapshots never mix with live providers (S1 already refuses every snapshot selection in this
-    // version), and every workflow declaration names a source served later (`llm`).
-    if !workflow.is_empty() {
-        return fail(AppErrorKind::SourceServedLater);
-    }
-    Ok(Selections { missions: granted, declarations: declared.into_iter().map(str::to_owned).collect() })
+    Ok(granted)
 }
 
 fn has_duplicate(list: &[Selection]) -> bool {

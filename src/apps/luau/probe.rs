@@ -47,7 +47,7 @@ fn probe_all(app: &CompiledLuau, memory_bytes: usize, budget: &Arc<Budget>) -> R
             return fail(AppErrorKind::LuauEntryMissing);
         }
     }
-    for env in app.missions.values() {
+    for env in app.missions.values().filter(|env| env.components().next().is_some()) {
         let sandbox = probe_sandbox(env, memory_bytes, budget, Role::Mission)?;
         for component in env.components() {
             sandbox.require(&component.id).map_err(|_| AppError::new(AppErrorKind::LuauProbeFailed))?;

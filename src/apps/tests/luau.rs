@@ -1,6 +1,5 @@
 //! execution.md §12: compilation, the startup probe, `require`, the globals of a sandbox and the limits.
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::*;
@@ -346,32 +345,49 @@ fn sandboxes_are_fresh_and_require_is_restricted() {
 /// Module loading is pure: host functions can ask whether a chunk is running.
 #[test]
 fn load_state_is_visible_to_host_functions() {
+    let hooked = "assert(is_loading() == true)\nreturn {run = function() return is_loading() end}";
+    // The probe has no `is_loading`, so the chunk fails to load there: it is compiled but not run.
+    let compiled =
+        build_with(&[("app", ECHO_APP, &[]), ("hooked", hooked, &[])], "app.run", &[], limits()).unwrap();
+    let workflow = compiled.workflow.unwrap();
+    let sandbox = Sandbox::new(workflow, 16_777_216, Budget::new(1_000_000, None), |lua, globals, state| {
+        globals.raw_set("is_loading", lua.create_function(move |_, ()| Ok(state.is_loading()))?)
+    })
+    .unwrap();
+    assert!(!sandbox.load_state().is_loading());
+    let run: mlua::Function = sandbox.require("hooked").unwrap().get("run").unwrap();
+    assert!(!run.call::<bool>(()).unwrap());
+}
+
+/// execution.md §12.2: error messages name their chunks (they never reach clients).
+#[test]
+fn errors_name_their_chunks() {
     let compiled = build_with(
-        &[("app", "probe_hook()\nreturn {run = function() return probe_hook() end}", &[])],
+        &[("app", "local M = {}\nfunction M.run()\n  error('boom')\nend\nreturn M", &[])],
         "app.run",
-        &[],
-        limits(),
-    );
-    // The probe has no `probe_hook`, so the chunk fails to load there.
-    assert_eq!(compiled.map(|_| ()), err(AppErrorKind::LuauProbeFailed));
-    let compiled = build_with(
-        &[
-            ("app", ECHO_APP, &[]),
-            ("hooked", "probe_hook()\nreturn {run = function() return probe_hook() end}", &[]),
-        ],
-        "app.run",
-        &[],
+        &[("files", "return {f = function() error('deep') end}", &[])],
         limits(),
     )
     .unwrap();
-    let workflow = compiled.workflow.unwrap();
-    let sandbox = Sandbox::new(workflow, 16_777_216, Budget::new(1_000_000, None), |lua, globals, state| {
-        let hook = lua.create_function(move |_, ()| Ok(state.is_loading()))?;
-        globals.raw_set("probe_hook", hook)
-    })
-    .unwrap();
-    let module = sandbox.require("hooked").unwrap();
-    let run: mlua::Function = module.get("run").unwrap();
-    assert!(!run.call::<bool>(()).unwrap());
-    let _ = Arc::strong_count(sandbox.environment());
+    let sandbox =
+        Sandbox::new(compiled.workflow.unwrap(), 16_777_216, Budget::new(1_000_000, None), |_, _, _| Ok(()))
+            .unwrap();
+    let run: mlua::Function = sandbox.require("app").unwrap().get("run").unwrap();
+    let message = run.call::<()>(()).unwrap_err().to_string();
+    assert!(message.contains("workflow/app:3: boom"), "{message}");
+    let mission = compiled.missions["m"].clone();
+    let sandbox = Sandbox::new(mission, 16_777_216, Budget::new(1_000_000, None), |_, _, _| Ok(())).unwrap();
+    let f: mlua::Function = sandbox.require("files").unwrap().get("f").unwrap();
+    let message = f.call::<()>(()).unwrap_err().to_string();
+    assert!(message.contains("mission/m/files:1: deep"), "{message}");
+}
+
+/// Templates are shared by concurrent calls.
+#[test]
+fn compiled_forms_are_send_and_sync() {
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<crate::apps::Template>();
+    assert_send_sync::<crate::apps::Built>();
+    fn assert_send<T: Send>() {}
+    assert_send::<Sandbox>();
 }
