@@ -7,7 +7,9 @@
 //! [`sandbox::Sandbox`]es from it on any thread without compiling again (§12.6). Does not own the run-time
 //! host functions, the JSON ↔ Luau mapping (§14) or call execution.
 
+pub mod convert;
 pub mod graph;
+pub mod json_lib;
 pub mod probe;
 pub mod sandbox;
 

@@ -4,14 +4,14 @@
 //! entry name; every mission component is loaded. Every chunk must return a table.
 //!
 //! Owns the probe's stand-in host functions: `mission`, `tool` and `fail` raise, because host functions
-//! never act while a module loads (§12.2), so the probe contacts nothing. `json.null` and `json.array`
-//! are real (they are pure constants and markers); `json.encode`/`json.decode` raise during the probe.
-//! Does not call the entry function.
+//! never act while a module loads (§12.2), so the probe contacts nothing. The `json` library is the real
+//! one (it is pure). Does not call the entry function.
 
 use std::sync::Arc;
 
-use mlua::{Lua, LuaSerdeExt, Table, Value};
+use mlua::{Lua, Table, Value};
 
+use super::json_lib;
 use super::sandbox::{Budget, Exhaustion, Sandbox};
 use super::{CompiledLuau, Environment};
 use crate::apps::error::{fail, AppError, AppErrorKind};
@@ -78,21 +78,5 @@ fn install(lua: &Lua, globals: &Table, role: Role) -> mlua::Result<()> {
         Role::Mission => globals.raw_set("tool", refuse("tool")?)?,
     }
     globals.raw_set("fail", refuse("fail")?)?;
-    let json = lua.create_table()?;
-    json.raw_set("null", lua.null())?;
-    let marker = lua.array_metatable();
-    json.raw_set(
-        "array",
-        lua.create_function(move |lua, t: Option<Table>| {
-            let t = match t {
-                Some(t) => t,
-                None => lua.create_table()?,
-            };
-            t.set_metatable(Some(marker.clone()))?;
-            Ok(t)
-        })?,
-    )?;
-    json.raw_set("encode", refuse("json.encode")?)?;
-    json.raw_set("decode", refuse("json.decode")?)?;
-    globals.raw_set("json", json)
+    globals.raw_set("json", json_lib::library(lua)?)
 }

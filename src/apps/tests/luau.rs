@@ -116,6 +116,16 @@ fn probe_vectors() {
             Ok(()),
         ),
         (
+            "json.encode is pure and usable while loading",
+            &[(
+                "app",
+                "assert(json.encode(json.decode('[1,{}]')) == '[1,{}]')\nreturn {run = function() end}",
+                &[],
+            )],
+            "app.run",
+            Ok(()),
+        ),
+        (
             "entry through a metatable",
             &[("app", "return setmetatable({}, {__index = {run = function() end}})", &[])],
             "app.run",

@@ -5,6 +5,7 @@ mod catalog;
 mod closure;
 mod content_pin;
 mod contracts;
+mod convert;
 mod header;
 mod luau;
 mod rows;
