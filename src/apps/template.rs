@@ -60,6 +60,18 @@ pub struct Template {
     pub header_params: Vec<HeaderParam>,
 }
 
+impl Template {
+    /// The tool's name (the key of discovery output and of `tools/call` lookup).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The computed content pin, which discovery prints (pins.md §10.3).
+    pub fn content_pin(&self) -> &str {
+        &self.content_pin
+    }
+}
+
 /// Every template and the encoded listing.
 #[derive(Debug)]
 pub struct Built {

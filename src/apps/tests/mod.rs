@@ -8,6 +8,7 @@ mod contracts;
 mod convert;
 mod header;
 mod luau;
+mod order;
 mod rows;
 mod selection;
 

@@ -15,16 +15,16 @@ const NOTES_INSTALLATION_PIN: &str =
     "sha256:26b11335d94e95f1936867f2b24ce06cee6e929cfb6e1327619dab108311c4a3";
 
 /// The baseline deployment, and the edits rows make to it.
-struct Deployment {
-    f: Fixture,
-    host: Value,
-    tools: Vec<ToolConfig>,
+pub(super) struct Deployment {
+    pub f: Fixture,
+    pub host: Value,
+    pub tools: Vec<ToolConfig>,
     /// Recompute every content pin before building ("pin updated" in config.md §11).
-    update_pins: bool,
+    pub update_pins: bool,
 }
 
 impl Deployment {
-    fn baseline() -> Deployment {
+    pub fn baseline() -> Deployment {
         let f = Fixture::new("rows");
         write_echo(&f);
         write_brief(&f);
@@ -35,28 +35,28 @@ impl Deployment {
         Deployment { f, host: baseline_host(), tools: vec![brief, echo], update_pins: false }
     }
 
-    fn manifest(&self, app: &str) -> Value {
+    pub fn manifest(&self, app: &str) -> Value {
         parse(&std::fs::read_to_string(self.f.path(&format!("{app}/ptc.json"))).unwrap())
     }
 
-    fn edit_manifest(&self, app: &str, edit: impl FnOnce(&mut Value)) {
+    pub fn edit_manifest(&self, app: &str, edit: impl FnOnce(&mut Value)) {
         let mut m = self.manifest(app);
         edit(&mut m);
         self.f.write_json(&format!("{app}/ptc.json"), &m);
     }
 
-    fn tool_mut(&mut self, name: &str) -> &mut ToolConfig {
+    pub fn tool_mut(&mut self, name: &str) -> &mut ToolConfig {
         self.tools.iter_mut().find(|t| t.name == name).unwrap()
     }
 
     /// The content pin of the application at `manifest`, when it can be computed.
-    fn current_pin(manifest: &std::path::Path) -> Option<String> {
+    pub fn current_pin(manifest: &std::path::Path) -> Option<String> {
         let m = load_manifest(manifest).ok()?;
         let c = closure::read(&paths::document_dir(manifest), &m).ok()?;
         content_pin::digest(&m, &c).ok()
     }
 
-    fn build(&mut self, mode: Mode) -> Result<Built, StartupCode> {
+    pub fn build(&mut self, mode: Mode) -> Result<Built, StartupCode> {
         if self.update_pins {
             for t in &mut self.tools {
                 if let Some(pin) = Self::current_pin(&t.manifest) {
@@ -69,22 +69,22 @@ impl Deployment {
     }
 
     /// The worst-case `tools/list` response size of the current deployment.
-    fn worst_case(&mut self) -> usize {
+    pub fn worst_case(&mut self) -> usize {
         let built = self.build(Mode::Discovery).unwrap();
         built.catalog.result_json().len() + crate::apps::catalog::WORST_CASE_ENVELOPE_BYTES
     }
 }
 
-fn change_echo_source(d: &mut Deployment) {
+pub(super) fn change_echo_source(d: &mut Deployment) {
     d.f.write("echo/app.luau", ECHO_APP.replace("return input", "return  input"));
 }
 
-fn set_echo_input(d: &mut Deployment, schema: &str) {
+pub(super) fn set_echo_input(d: &mut Deployment, schema: &str) {
     d.f.write("echo/input.json", schema);
     d.edit_manifest("echo", |m| set(m, &["contracts", "input_schema", "path"], Value::from("input.json")));
 }
 
-fn add_notes_write(d: &mut Deployment) {
+pub(super) fn add_notes_write(d: &mut Deployment) {
     set(
         &mut d.host,
         &["install", "notes", "tools", "write_text_file"],
@@ -92,7 +92,7 @@ fn add_notes_write(d: &mut Deployment) {
     );
 }
 
-fn add_model(d: &mut Deployment) {
+pub(super) fn add_model(d: &mut Deployment) {
     set(&mut d.host, &["credentials", "key"], parse(r#"{"env":"MODEL_KEY"}"#));
     set(
         &mut d.host,
@@ -103,7 +103,7 @@ fn add_model(d: &mut Deployment) {
     );
 }
 
-fn add_remote(d: &mut Deployment, alias: &str, oauth: bool) {
+pub(super) fn add_remote(d: &mut Deployment, alias: &str, oauth: bool) {
     let mut remote = parse(
         r#"{"source":"mcp","installation_revision":"r-1","transport":{"type":"streamable_http","endpoint":"https://mcp.example.com/mcp"},"tools":{"echo":{"as":"remote.echo","effect":"read"}}}"#,
     );
@@ -114,7 +114,7 @@ fn add_remote(d: &mut Deployment, alias: &str, oauth: bool) {
     set(&mut d.host, &["install", "remote"], remote);
 }
 
-fn brief_grants(d: &Deployment, names: &[&str]) {
+pub(super) fn brief_grants(d: &Deployment, names: &[&str]) {
     d.edit_manifest("brief", |m| {
         let list: Vec<Value> = names.iter().map(|n| parse(&format!(r#"{{"name":"{n}"}}"#))).collect();
         set(m, &["providers", "mission"], Value::Array(list));
@@ -126,21 +126,21 @@ fn brief_grants(d: &Deployment, names: &[&str]) {
     });
 }
 
-fn row_88(d: &mut Deployment) {
+pub(super) fn row_88(d: &mut Deployment) {
     d.edit_manifest("echo", |m| set(m, &["effect"], Value::from("write")));
 }
 
 /// The x-mcp-header of row 77 on `brief`'s input.
-fn row_77(d: &mut Deployment) {
+pub(super) fn row_77(d: &mut Deployment) {
     d.f.write(
         "brief/input.schema.json",
         r#"{"type":"object","properties":{"filter":{"type":"object","x-mcp-header":"Filter"}}}"#,
     );
 }
 
-type Edit = fn(&mut Deployment);
+pub(super) type Edit = fn(&mut Deployment);
 /// (row, edit, pins updated, mode, expected).
-type Row = (&'static str, Edit, bool, Mode, Result<(), StartupCode>);
+pub(super) type Row = (&'static str, Edit, bool, Mode, Result<(), StartupCode>);
 const SERVE: Mode = Mode::Serve;
 const DISCOVERY: Mode = Mode::Discovery;
 
