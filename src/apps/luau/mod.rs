@@ -53,7 +53,6 @@ impl EnvironmentName {
 }
 
 /// One compiled component.
-#[derive(Debug)]
 pub struct CompiledComponent {
     pub id: String,
     /// `workflow/<id>` or `mission/<m>/<id>`.
@@ -62,6 +61,17 @@ pub struct CompiledComponent {
     pub bytecode: Arc<[u8]>,
     /// The declared dependencies, the only ids this component may `require`.
     pub dependencies: Vec<String>,
+}
+
+impl std::fmt::Debug for CompiledComponent {
+    // Bytecode is summarised by its length, not dumped.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CompiledComponent")
+            .field("chunk_name", &self.chunk_name)
+            .field("bytecode_bytes", &self.bytecode.len())
+            .field("dependencies", &self.dependencies)
+            .finish()
+    }
 }
 
 /// The compiled components of one environment.
