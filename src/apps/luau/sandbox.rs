@@ -1,0 +1,334 @@
+//! One Luau sandbox (execution.md §12.4, §12.6, §12.8): a fresh Luau state for one environment, with the
+//! §12.4 globals and nothing else, read-only built-ins, the call's interrupt budget and a memory limit, and
+//! the `require` of §12.2 over bytecode compiled once at startup.
+//!
+//! Owns the global allow-list, the module loader (declared dependencies only, one instance per sandbox,
+//! cycles refused) and the shared [`Budget`]. Does not own host functions (`mission`, `tool`, `fail`,
+//! `json`): whoever creates a sandbox installs them through the `install` hook, before the built-ins are
+//! frozen. A fresh state per sandbox is what makes calls unable to see each other (§12.6); it costs one
+//! state creation and a bytecode load per module actually required, never a compilation.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use mlua::chunk::ChunkMode;
+use mlua::{Function, Lua, LuaOptions, RegistryKey, StdLib, Table, Value, VmState};
+
+use super::Environment;
+
+/// execution.md §12.8: a call may pass at most 100,000,000 interrupt points across its sandboxes.
+pub const INTERRUPT_BUDGET: u64 = 100_000_000;
+
+/// The libraries of §12.4 (the base library is always present and is pruned below).
+fn libraries() -> StdLib {
+    StdLib::TABLE | StdLib::STRING | StdLib::UTF8 | StdLib::BIT | StdLib::MATH | StdLib::BUFFER
+}
+
+/// execution.md §12.4: the built-in globals every sandbox keeps. Everything else the Luau state starts
+/// with (`print`, `collectgarbage`, `gcinfo`, `getfenv`, `setfenv`, `newproxy`, `loadstring`, `vector`,
+/// `os`, `debug`, `coroutine`, …) is removed.
+const KEPT_GLOBALS: &[&str] = &[
+    "_G",
+    "_VERSION",
+    "assert",
+    "bit32",
+    "buffer",
+    "error",
+    "getmetatable",
+    "ipairs",
+    "math",
+    "next",
+    "pairs",
+    "pcall",
+    "rawequal",
+    "rawget",
+    "rawlen",
+    "rawset",
+    "select",
+    "setmetatable",
+    "string",
+    "table",
+    "tonumber",
+    "tostring",
+    "type",
+    "typeof",
+    "unpack",
+    "utf8",
+    "xpcall",
+];
+
+/// execution.md §12.4: `math` without `random` and `randomseed`.
+const REMOVED_MATH: &[&str] = &["random", "randomseed"];
+
+/// How far up the stack `require` looks for the Lua function that called it (past `pcall` and other C
+/// frames).
+const MAX_CALLER_LEVELS: usize = 32;
+
+/// Why a budget refused to continue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Exhaustion {
+    /// More interrupt points than the budget allows (§12.8).
+    Interrupts,
+    /// The deadline passed (the run's deadline, or the 5,000 ms startup bound of §12.7).
+    Deadline,
+}
+
+/// The interrupt budget and deadline shared by every sandbox of one call (or of one startup probe).
+/// Once exhausted it stays exhausted: every later interrupt point raises again, so no loop can iterate
+/// and no function can be entered, whatever `pcall` catches.
+#[derive(Debug)]
+pub struct Budget {
+    remaining: AtomicU64,
+    deadline: Option<Instant>,
+    /// 0: running; 1: interrupts exhausted; 2: deadline passed.
+    exhausted: AtomicU8,
+    ticks: AtomicU64,
+}
+
+/// The clock is read once per this many interrupt points.
+const CLOCK_EVERY: u64 = 1024;
+
+impl Budget {
+    /// A budget of `interrupts` interrupt points, ending at `deadline` when given.
+    pub fn new(interrupts: u64, deadline: Option<Instant>) -> Arc<Budget> {
+        Arc::new(Budget {
+            remaining: AtomicU64::new(interrupts),
+            deadline,
+            exhausted: AtomicU8::new(0),
+            ticks: AtomicU64::new(0),
+        })
+    }
+
+    /// Counts one interrupt point.
+    pub fn charge(&self) -> Result<(), Exhaustion> {
+        if let Some(e) = self.exhausted() {
+            return Err(e);
+        }
+        if self.remaining.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |r| r.checked_sub(1)).is_err() {
+            self.exhausted.store(1, Ordering::Relaxed);
+            return Err(Exhaustion::Interrupts);
+        }
+        let tick = self.ticks.fetch_add(1, Ordering::Relaxed);
+        if tick % CLOCK_EVERY == 0 {
+            self.check_deadline()?;
+        }
+        Ok(())
+    }
+
+    /// Checks the deadline now (also used between compilation steps).
+    pub fn check_deadline(&self) -> Result<(), Exhaustion> {
+        match self.deadline {
+            Some(deadline) if Instant::now() >= deadline => {
+                let _ = self.exhausted.compare_exchange(0, 2, Ordering::Relaxed, Ordering::Relaxed);
+                self.exhausted().map_or(Ok(()), Err)
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Whether, and why, the budget is exhausted.
+    pub fn exhausted(&self) -> Option<Exhaustion> {
+        match self.exhausted.load(Ordering::Relaxed) {
+            0 => None,
+            1 => Some(Exhaustion::Interrupts),
+            _ => Some(Exhaustion::Deadline),
+        }
+    }
+}
+
+/// The module slots of one sandbox.
+#[derive(Default)]
+struct Modules {
+    slots: Mutex<BTreeMap<String, Slot>>,
+    /// How many module chunks are running right now (nested `require`s count each).
+    loading: AtomicUsize,
+}
+
+enum Slot {
+    Loading,
+    Loaded(RegistryKey),
+}
+
+/// Tells host functions whether a module chunk is running, so that they can refuse to act (§12.2:
+/// module loading is pure).
+#[derive(Clone)]
+pub struct LoadState(Arc<Modules>);
+
+impl LoadState {
+    /// `true` while any module chunk of this sandbox is running.
+    pub fn is_loading(&self) -> bool {
+        self.0.loading.load(Ordering::Relaxed) > 0
+    }
+}
+
+/// Decrements the loading count however the chunk ends.
+struct LoadingGuard<'a>(&'a Modules);
+
+impl<'a> LoadingGuard<'a> {
+    fn enter(modules: &'a Modules) -> Self {
+        modules.loading.fetch_add(1, Ordering::Relaxed);
+        LoadingGuard(modules)
+    }
+}
+
+impl Drop for LoadingGuard<'_> {
+    fn drop(&mut self) {
+        self.0.loading.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// One fresh sandbox for one environment.
+pub struct Sandbox {
+    lua: Lua,
+    env: Arc<Environment>,
+    modules: Arc<Modules>,
+}
+
+fn runtime(message: impl Into<String>) -> mlua::Error {
+    mlua::Error::runtime(message.into())
+}
+
+impl Sandbox {
+    /// Creates the sandbox: §12.4 globals, `require`, whatever `install` adds (host functions, before the
+    /// built-ins become read-only), then sandbox mode, the interrupt budget and the memory limit.
+    pub fn new(
+        env: Arc<Environment>,
+        memory_limit: usize,
+        budget: Arc<Budget>,
+        install: impl FnOnce(&Lua, &Table, LoadState) -> mlua::Result<()>,
+    ) -> mlua::Result<Sandbox> {
+        let lua = Lua::new_with(libraries(), LuaOptions::new())?;
+        let globals = lua.globals();
+        prune_globals(&globals)?;
+        let modules = Arc::new(Modules::default());
+        globals.raw_set("require", require_function(&lua, env.clone(), modules.clone())?)?;
+        install(&lua, &globals, LoadState(modules.clone()))?;
+        // Built-in globals and libraries read-only; new globals land in a table local to this state.
+        lua.sandbox(true)?;
+        lua.set_interrupt(move |_| match budget.charge() {
+            Ok(()) => Ok(VmState::Continue),
+            Err(Exhaustion::Interrupts) => Err(runtime("interrupt budget exhausted")),
+            Err(Exhaustion::Deadline) => Err(runtime("deadline passed")),
+        });
+        lua.set_memory_limit(memory_limit)?;
+        Ok(Sandbox { lua, env, modules })
+    }
+
+    /// The Luau state, for the runtime that calls into it.
+    pub fn lua(&self) -> &Lua {
+        &self.lua
+    }
+
+    /// The environment whose components this sandbox loads.
+    pub fn environment(&self) -> &Arc<Environment> {
+        &self.env
+    }
+
+    /// Whether a module chunk is running.
+    pub fn load_state(&self) -> LoadState {
+        LoadState(self.modules.clone())
+    }
+
+    /// Loads component `id` on behalf of the host (no dependency restriction applies): runs its chunk the
+    /// first time, returns the same module table afterwards.
+    pub fn require(&self, id: &str) -> mlua::Result<Table> {
+        load_module(&self.lua, &self.env, &self.modules, id)
+    }
+}
+
+/// Removes every global outside the allow-list, and `math.random`/`math.randomseed`.
+fn prune_globals(globals: &Table) -> mlua::Result<()> {
+    let mut doomed = Vec::new();
+    for pair in globals.pairs::<Value, Value>() {
+        let (key, _) = pair?;
+        let kept = match &key {
+            Value::String(s) => s.to_str().is_ok_and(|s| KEPT_GLOBALS.contains(&&*s)),
+            _ => false,
+        };
+        if !kept {
+            doomed.push(key);
+        }
+    }
+    for key in doomed {
+        globals.raw_set(key, Value::Nil)?;
+    }
+    let math: Table = globals.raw_get("math")?;
+    for name in REMOVED_MATH {
+        math.raw_set(*name, Value::Nil)?;
+    }
+    Ok(())
+}
+
+/// `require(id)` of §12.2: `id` must be a declared dependency of the component whose code calls it, or
+/// any component of the mission when called from an `:eval` chunk.
+fn require_function(lua: &Lua, env: Arc<Environment>, modules: Arc<Modules>) -> mlua::Result<Function> {
+    lua.create_function(move |lua, id: Value| {
+        let Value::String(id) = id else { return Err(runtime("require expects a component id string")) };
+        let id = id.to_str()?.to_owned();
+        let caller =
+            calling_chunk(lua).ok_or_else(|| runtime("require is available to component code only"))?;
+        if !env.may_require(&caller, &id) {
+            return Err(runtime(format!("{caller} may not require {id:?}: not a declared dependency")));
+        }
+        load_module(lua, &env, &modules, &id)
+    })
+}
+
+/// The chunk name (without the leading `=`) of the nearest Lua function on the stack above `require`.
+fn calling_chunk(lua: &Lua) -> Option<String> {
+    for level in 1..=MAX_CALLER_LEVELS {
+        let frame = lua.inspect_stack(level, |d| {
+            let source = d.source();
+            if source.what == "C" {
+                None
+            } else {
+                Some(source.source.map(|s| s.trim_start_matches('=').to_owned()))
+            }
+        })?;
+        if let Some(source) = frame {
+            return source;
+        }
+    }
+    None
+}
+
+/// Runs component `id`'s chunk once per sandbox; its one return value must be a table (§12.2).
+fn load_module(lua: &Lua, env: &Environment, modules: &Modules, id: &str) -> mlua::Result<Table> {
+    let component = env.component(id).ok_or_else(|| runtime(format!("unknown component {id:?}")))?;
+    {
+        let mut slots = modules.slots.lock().map_err(|_| runtime("module table unavailable"))?;
+        match slots.get(id) {
+            Some(Slot::Loaded(key)) => return lua.registry_value(key),
+            Some(Slot::Loading) => {
+                return Err(runtime(format!("component {id:?} is still loading (a dependency cycle)")))
+            }
+            None => {
+                slots.insert(id.to_owned(), Slot::Loading);
+            }
+        }
+    }
+    let result = {
+        let _guard = LoadingGuard::enter(modules);
+        lua.load(&component.bytecode[..])
+            .set_name(format!("={}", component.chunk_name))
+            .set_mode(ChunkMode::Binary)
+            .call::<Value>(())
+    };
+    let mut slots = modules.slots.lock().map_err(|_| runtime("module table unavailable"))?;
+    match result {
+        Ok(Value::Table(module)) => {
+            slots.insert(id.to_owned(), Slot::Loaded(lua.create_registry_value(module.clone())?));
+            Ok(module)
+        }
+        Ok(_) => {
+            slots.remove(id);
+            Err(runtime(format!("{} did not return a table", component.chunk_name)))
+        }
+        Err(e) => {
+            slots.remove(id);
+            Err(e)
+        }
+    }
+}
