@@ -22,7 +22,7 @@ pub mod selection;
 pub mod template;
 
 pub use error::{AppError, AppErrorKind};
-pub use template::{build, build_all, load_manifest, Built, Run, Template};
+pub use template::{build, build_all, finish, load_manifest, Built, Run, Template};
 
 #[cfg(test)]
 mod tests;

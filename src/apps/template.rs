@@ -163,6 +163,11 @@ pub fn build_all(tools: &[ToolConfig], host: &HostConfig, mode: Mode) -> Result<
         let manifest = load_manifest(&tool.manifest)?;
         templates.push(build(tool, &manifest, host, mode)?);
     }
+    finish(templates)
+}
+
+/// Stages 5h and 5i over templates that passed 5a–5g, in ascending name order.
+pub fn finish(mut templates: Vec<Template>) -> Result<Built, AppError> {
     // 5h.
     for t in &mut templates {
         t.header_params = header::project(t.input.schema())?;

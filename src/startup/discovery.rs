@@ -14,7 +14,7 @@ pub async fn run(args: &GatewayArgs) -> Result<(), StartupCode> {
     let docs = documents::load(args)?;
     let built = templates::build(&docs, args.mode)?;
     let mut result = Map::new();
-    for template in &built {
+    for template in &built.templates {
         let mut pins = Map::new();
         pins.insert(
             "expected_application_content_digest".into(),

@@ -15,12 +15,13 @@ use ptc_actors::{
     RefusalOrder,
 };
 
+use crate::apps::Built;
 use crate::cli::GatewayArgs;
 use crate::config::credentials::{self, CapturedCredentials};
 use crate::startup::budget::{self, BudgetInputs, ListenerPolicy};
 use crate::startup::documents::{self, Documents};
 use crate::startup::fault::{self, FaultPoint};
-use crate::startup::templates::{self, Template};
+use crate::startup::templates;
 use crate::startup::{listeners, StartupCode};
 use crate::storage::artifact_root::ArtifactRoot;
 use crate::storage::audit_dir::AuditDir;
@@ -122,7 +123,7 @@ fn stage_artifact_root(docs: &Documents, held: &mut Held) -> Result<(), StartupC
 }
 
 /// Stage 6: the descriptor budget (lifecycle.md §10).
-fn stage_listener_capacity(docs: &Documents, built: &[Template]) -> Result<ListenerPolicy, StartupCode> {
+fn stage_listener_capacity(docs: &Documents, built: &Built) -> Result<ListenerPolicy, StartupCode> {
     let admission = &docs.gateway.admission;
     let inputs = BudgetInputs {
         max_inflight_requests: u64::from(admission.max_inflight_requests),
@@ -177,7 +178,7 @@ async fn stage_run_admission(
 async fn stage_warm_providers(
     args: &GatewayArgs,
     docs: &Documents,
-    built: &[Template],
+    built: &Built,
     held: &mut Held,
 ) -> Result<(), StartupCode> {
     // 9a–9b: read once, capture once; the overlay is a lookup layer that never touches the process
@@ -270,7 +271,7 @@ pub struct RunningGateway {
     artifact_root: Option<ArtifactRoot>,
     audit: Option<AuditDir>,
     credentials: Arc<CapturedCredentials>,
-    templates: Vec<Template>,
+    templates: Built,
     policy: ListenerPolicy,
 }
 
@@ -312,7 +313,7 @@ impl RunningGateway {
     }
 
     /// The built templates, in tool-name order.
-    pub fn templates(&self) -> &[Template] {
+    pub fn templates(&self) -> &Built {
         &self.templates
     }
 
