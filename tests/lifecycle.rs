@@ -171,8 +171,13 @@ fn a_second_gateway_on_the_same_artifact_root_is_refused() {
     d.write_documents();
     let gateway = Gateway::start(d.command(), addr(&d));
     let mut second = d.gateway.clone();
-    second["listen"]["port"] = json!(support::free_port("127.0.0.1"));
-    second["pcc"]["port"] = json!(support::free_port("127.0.0.1"));
+    let (a, b) = (
+        std::net::TcpListener::bind("127.0.0.1:0").expect("bind"),
+        std::net::TcpListener::bind("127.0.0.1:0").expect("bind"),
+    );
+    second["listen"]["port"] = json!(a.local_addr().expect("addr").port());
+    second["pcc"]["port"] = json!(b.local_addr().expect("addr").port());
+    drop((a, b));
     d.write_file("second.json", &serde_json::to_string(&second).expect("json"));
     let mut cmd = ptc();
     cmd.current_dir(d.dir.path()).args(["gateway", "second.json"]).env("GATEWAY_TOKEN", TOKEN);

@@ -50,8 +50,13 @@ pub struct Deployment {
 impl Deployment {
     pub fn baseline() -> Deployment {
         let dir = tempfile::Builder::new().prefix("ptc-test-").tempdir().expect("tempdir");
-        let port = free_port("127.0.0.1");
-        let pcc_port = free_port("127.0.0.1");
+        // Both ports are held at once while they are picked, so they always differ (equal ports would be
+        // the `config_invalid` of config.md §4.4 rule 4a).
+        let (port, pcc_port) = {
+            let a = TcpListener::bind(("127.0.0.1", 0)).expect("bind port 0");
+            let b = TcpListener::bind(("127.0.0.1", 0)).expect("bind port 0");
+            (a.local_addr().expect("addr").port(), b.local_addr().expect("addr").port())
+        };
         let gateway = json!({
             "version": 1,
             "listen": {"address": "127.0.0.1", "port": port, "path": "/mcp"},
