@@ -8,6 +8,7 @@ pub mod config;
 pub mod http;
 pub mod json;
 pub mod logging;
+pub mod mcp;
 pub mod signals;
 pub mod startup;
 pub mod storage;
