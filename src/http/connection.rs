@@ -47,6 +47,7 @@ use tokio::net::TcpStream;
 use tokio::sync::watch;
 use tokio::time::Instant;
 
+use crate::http::progress::{ProgressIo, WriteProgress};
 use crate::http::response::{EmptyBodyStatus, ResponseBody};
 use crate::http::router::Router;
 use crate::http::slots::ConnectionSlot;
@@ -145,8 +146,11 @@ pub async fn serve(
     let seen = head_received.clone();
     let mark = VersionMark::default();
     let http10 = mark.clone();
-    let service = service_fn(move |request: Request<Incoming>| -> BoxedResponse {
+    let progress = Arc::new(WriteProgress::default());
+    let for_requests = progress.clone();
+    let service = service_fn(move |mut request: Request<Incoming>| -> BoxedResponse {
         seen.store(true, Ordering::Release);
+        request.extensions_mut().insert(for_requests.clone());
         if request.version() == Version::HTTP_10 {
             http10.mark();
         }
@@ -161,7 +165,9 @@ pub async fn serve(
         .max_headers(MAX_HEADER_LINES)
         .max_buf_size(MAX_HEAD_BYTES);
     // §2.1: the status line is HTTP/1.1 also for an HTTP/1.0 request (outermost, so a guard sees raw bytes).
+    // Outermost of all, the flush counter of execution.md §4.2 (see `progress`).
     let io: Box<dyn ConnIo> = Box::new(Http11Status::new(layer.wrap(stream), mark));
+    let io: Box<dyn ConnIo> = Box::new(ProgressIo::new(io, progress));
     let mut connection = builder.serve_connection(TokioIo::new(io), service);
     let served = drive(&mut connection, &mut signals, &head_received).await;
     let mut io = connection.into_parts().io.into_inner();

@@ -18,6 +18,7 @@ pub mod fields;
 pub mod health;
 pub mod listener;
 pub mod mcp;
+pub mod progress;
 pub mod response;
 pub mod router;
 pub mod slots;

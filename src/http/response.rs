@@ -19,10 +19,28 @@ use hyper::header::{HeaderValue, ALLOW, CACHE_CONTROL, CONNECTION, CONTENT_TYPE}
 use hyper::{Response, StatusCode};
 
 /// The body type of every response of the front: a fixed body here, an event stream for a committed
-/// `tools/call` (execution.md). The error type is `Infallible` because a response body never fails on
-/// its own: a stream that must stop early simply ends, and a client that is gone surfaces as a write
-/// error inside hyper.
-pub type ResponseBody = BoxBody<Bytes, Infallible>;
+/// `tools/call` (execution.md). A fixed body never fails; an event stream fails only with
+/// [`BodyAbandoned`], which makes hyper close the connection without ending the chunked body, so the
+/// client can tell an abandoned stream from a complete one (execution.md §4.2, §9).
+pub type ResponseBody = BoxBody<Bytes, BodyAbandoned>;
+
+/// The gateway gave up writing a response body (a commit or publication that did not complete within
+/// its bound, execution.md §4.2 and §9): hyper closes the connection at once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BodyAbandoned;
+
+impl std::fmt::Display for BodyAbandoned {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("response body abandoned")
+    }
+}
+
+impl std::error::Error for BodyAbandoned {}
+
+/// A complete, fixed body.
+pub fn full(bytes: Bytes) -> ResponseBody {
+    Full::new(bytes).map_err(|never: Infallible| match never {}).boxed()
+}
 
 /// `application/json; charset=utf-8` (http-mcp.md §4.2, §10.1).
 pub const JSON_UTF8: &str = "application/json; charset=utf-8";
@@ -56,7 +74,7 @@ pub fn fixed_json(
     allow: Option<&'static str>,
     close: bool,
 ) -> Response<ResponseBody> {
-    let mut response = Response::new(Full::new(Bytes::from_static(body.as_bytes())).boxed());
+    let mut response = Response::new(full(Bytes::from_static(body.as_bytes())));
     *response.status_mut() = status;
     let headers = response.headers_mut();
     headers.insert(CONTENT_TYPE, HeaderValue::from_static(JSON_UTF8));

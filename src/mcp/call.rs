@@ -26,6 +26,9 @@ pub struct AdmittedCall {
     pub lease: Lease,
     /// The request was HTTP/1.0: the stream is delimited by closing the connection (execution.md §4.1).
     pub http10: bool,
+    /// The connection's flush counter (`crate::http::progress`), taken from the request extensions, so
+    /// that execution knows when the commit and the message event were written (execution.md §4.2, §9).
+    pub progress: Option<std::sync::Arc<crate::http::progress::WriteProgress>>,
 }
 
 /// Runs admitted calls: C5 onward (execution.md §3–§10).

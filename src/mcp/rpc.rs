@@ -6,11 +6,10 @@
 //! validation steps do) and does not own the fixed `{"error":"<code>"}` bodies of M1–M9.
 
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full};
 use hyper::header::{HeaderValue, CACHE_CONTROL, CONNECTION, CONTENT_TYPE};
 use hyper::{Response, StatusCode};
 
-use crate::http::response::{ResponseBody, JSON_UTF8};
+use crate::http::response::{full, ResponseBody, JSON_UTF8};
 use crate::json::{write_deterministic, Map, Value};
 
 /// The largest JSON response body ever sent (http-mcp.md §10.1); a larger one becomes 500 `-32603`.
@@ -197,7 +196,7 @@ pub fn result_body(id: &RequestId, result_json: &str) -> String {
 /// A JSON answer with the headers of http-mcp.md §10.1. A body over [`MAX_RESPONSE_BYTES`] is never
 /// sent: the caller must check first (see [`result_response`]).
 pub fn json_response(status: StatusCode, body: String, close: bool) -> Response<ResponseBody> {
-    let mut response = Response::new(Full::new(Bytes::from(body)).boxed());
+    let mut response = Response::new(full(Bytes::from(body)));
     *response.status_mut() = status;
     let headers = response.headers_mut();
     headers.insert(CONTENT_TYPE, HeaderValue::from_static(JSON_UTF8));

@@ -1,0 +1,241 @@
+//! One admitted call from C5 to the release of its run slot (execution.md §2–§10).
+//!
+//! Owns the order: the input check, the reservation, the commit, activation only after a complete commit,
+//! heartbeats after every 5,000 ms of silence, cancellation when the client is gone or the drain cuts off,
+//! the deadline, classification, result validation, publication within 10,000 ms, and the release order of
+//! §10 (run settled → message written, abandoned or skipped → run slot → request lease). It does not own the
+//! application runtime (`runner`), the result shapes (`result`) or the stream's mechanics (`stream`).
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use ptc_actors::{Lease, NotReadyCause, Refusal};
+use tokio::time::Instant as TokioInstant;
+
+use super::outcome::{fixed_text, Dispatch, Outcome};
+use super::result::{message_event, success_response, tool_error_response};
+use super::runner::Ran;
+use super::stream::{self, StreamWriter, HEARTBEAT};
+use super::Shared;
+use crate::config::manifest::Effect;
+use crate::http::progress::WriteProgress;
+use crate::http::response::ResponseBody;
+use crate::mcp::call::AdmittedCall;
+use crate::mcp::rpc::{RequestId, RpcError};
+
+/// execution.md §5.1: a heartbeat after this much silence.
+pub const HEARTBEAT_INTERVAL: Duration = Duration::from_millis(5_000);
+/// execution.md §4.2 and §9: the commit and the message event must be written within this.
+pub const WRITE_BOUND: Duration = Duration::from_millis(10_000);
+
+/// What the driver learned about one call; the audit hook and the event log read it (issue 4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Settlement {
+    pub outcome: Outcome,
+    pub dispatch: Dispatch,
+    /// The client was found gone after the commit and before the message event was written (§6.4).
+    pub disconnected: bool,
+}
+
+/// Answers one admitted call (C5 onward).
+pub fn answer(
+    shared: &Arc<Shared>,
+    call: AdmittedCall,
+    progress: Option<Arc<WriteProgress>>,
+) -> hyper::Response<ResponseBody> {
+    let Some(template) = shared.built.templates.get(call.tool) else {
+        return RpcError::Internal.response(Some(&call.id), false);
+    };
+    // C5 (§3.1): invalid input is committed and answered without a run slot, even while every slot is used.
+    if !template.input.is_valid(&call.arguments) {
+        let (response, writer) = stream::open(progress, call.http10);
+        let text = fixed_text(template.effect, Dispatch::False, Outcome::InvalidInput);
+        let event = message_event(&tool_error_response(&call.id, text, None));
+        tokio::spawn(publish_only(writer, event, call.lease));
+        return response;
+    }
+    // Decision (docs/decisions.md): until the private audit committer exists, a write tool's call is never
+    // dispatched, because its result could not be made durable first (§10). It is refused as run admission
+    // being unavailable, with nothing dispatched.
+    if template.effect == Effect::Write {
+        return RpcError::Unavailable.response(Some(&call.id), false);
+    }
+    // C6 (§3.3): one slot, at once, or a refusal with the id; the body was read, so no close.
+    let run = match shared.runs.try_reserve() {
+        Ok(run) => run,
+        Err(Refusal::Exhausted) => return RpcError::RunCapacityExhausted.response(Some(&call.id), false),
+        Err(Refusal::Quiescing | Refusal::Unavailable) => {
+            return RpcError::Unavailable.response(Some(&call.id), false)
+        }
+    };
+    let deadline = Instant::now() + Duration::from_millis(template.run_duration_ms);
+    let (response, writer) = stream::open(progress, call.http10);
+    let shared = shared.clone();
+    tokio::spawn(async move {
+        let AdmittedCall { tool, arguments, id, lease, .. } = call;
+        let settlement = drive(&shared, tool, arguments, &id, writer, &run, deadline).await;
+        tracing::debug!(
+            outcome = settlement.outcome.as_str(),
+            dispatch = settlement.dispatch.as_str(),
+            "call ended"
+        );
+        // §10: the run slot after the message; the request lease when the exchange ends.
+        drop(run);
+        drop(lease);
+    });
+    response
+}
+
+/// The invalid-input path (§3.1, §4.3): commit, the event, the end; nothing was dispatched.
+async fn publish_only(mut writer: StreamWriter, event: String, lease: Lease) {
+    let written = tokio::time::timeout(WRITE_BOUND, async {
+        stream::commit(&mut writer).await?;
+        writer.write(Bytes::from(event)).await?;
+        writer.finish().await
+    })
+    .await;
+    if written.is_err() {
+        writer.abandon();
+    }
+    drop(lease);
+}
+
+/// Commit, run, classify and publish one call that holds a run slot.
+async fn drive(
+    shared: &Arc<Shared>,
+    tool: usize,
+    arguments: crate::json::Value,
+    id: &RequestId,
+    mut writer: StreamWriter,
+    run: &Lease,
+    deadline: Instant,
+) -> Settlement {
+    // §4.2: nothing runs before the commit is written; a failed or late commit dispatches nothing.
+    match tokio::time::timeout(WRITE_BOUND, stream::commit(&mut writer)).await {
+        Ok(Ok(())) => {}
+        Ok(Err(stream::Gone)) | Err(_) => {
+            writer.abandon();
+            return Settlement {
+                outcome: Outcome::PublicationFailed,
+                dispatch: Dispatch::False,
+                disconnected: true,
+            };
+        }
+    }
+    let activation = shared.runner.activate(&shared.built, tool, arguments, deadline);
+    let (ran, disconnected) = watch_run(activation, &mut writer, run, deadline).await;
+    let classified = classify(shared, tool, id, ran);
+    if classified.outcome == Outcome::InternalError {
+        // §6.2: a run lost before it settled fences the domain before anything is released.
+        shared.runs.fence();
+        shared.readiness.fence(NotReadyCause::AdmissionLost);
+    }
+    let Classified { outcome, dispatch, response } = classified;
+    if disconnected {
+        // §5.2: found gone before classification: cancelled, and nothing is written.
+        return Settlement { outcome: outcome.strongest(Outcome::Cancelled), dispatch, disconnected };
+    }
+    // The audit hook of §10 (durable record before publication) belongs here for write tools; write
+    // calls are not dispatched until it exists (see `answer`).
+    let published = tokio::time::timeout(WRITE_BOUND, async {
+        writer.write(Bytes::from(message_event(&response))).await?;
+        writer.finish().await
+    })
+    .await;
+    if matches!(published, Ok(Ok(()))) {
+        return Settlement { outcome, dispatch, disconnected: false };
+    }
+    // §9: a failed or late publication closes the connection; the outcome is publication_failed unless
+    // cleanup_failed or cancelled applied already.
+    writer.abandon();
+    Settlement { outcome: outcome.strongest(Outcome::PublicationFailed), dispatch, disconnected: true }
+}
+
+/// Waits for the run to settle while writing heartbeats, cancelling it when the client is gone, the
+/// deadline passes or the drain cuts off (§5). Returns how it settled and whether the client was found
+/// gone.
+async fn watch_run(
+    activation: super::runner::Activation,
+    writer: &mut StreamWriter,
+    run: &Lease,
+    deadline: Instant,
+) -> (Ran, bool) {
+    let super::runner::Activation { mut settled, cancel } = activation;
+    let mut disconnected = false;
+    let mut cancelled = false;
+    let mut silent_since = TokioInstant::now();
+    let deadline = TokioInstant::from_std(deadline);
+    loop {
+        let heartbeat_due = silent_since + HEARTBEAT_INTERVAL;
+        tokio::select! {
+            ran = &mut settled => return (ran, disconnected),
+            _ = writer.gone(), if !disconnected => {
+                disconnected = true;
+                cancel();
+            }
+            _ = run.cancelled(), if !cancelled => {
+                cancelled = true;
+                cancel();
+            }
+            _ = tokio::time::sleep_until(deadline), if !cancelled => {
+                // The runtime checks the deadline itself; this covers a run waiting outside Luau.
+                cancelled = true;
+                cancel();
+            }
+            _ = tokio::time::sleep_until(heartbeat_due), if !disconnected => {
+                // §5.1–§5.2: check the client before the heartbeat; heartbeats go on while a cancelled
+                // run settles.
+                if writer.is_gone() || writer.send(Bytes::from_static(HEARTBEAT)).await.is_err() {
+                    disconnected = true;
+                    cancel();
+                }
+                silent_since = TokioInstant::now();
+            }
+        }
+    }
+}
+
+/// The classified call: outcome, dispatch, and the JSON-RPC response to publish.
+struct Classified {
+    outcome: Outcome,
+    dispatch: Dispatch,
+    response: String,
+}
+
+/// §6 and §8: from how the run settled to the outcome and its response.
+fn classify(shared: &Shared, tool: usize, id: &RequestId, ran: Ran) -> Classified {
+    let Some(template) = shared.built.templates.get(tool) else {
+        return failure(Effect::Read, id, Outcome::InternalError, Dispatch::Unknown, None);
+    };
+    let effect = template.effect;
+    match ran {
+        Ran::Returned(value) => {
+            // §8 step 3, then step 4.
+            if !template.result.is_valid(&value) {
+                return failure(effect, id, Outcome::InvalidResult, Dispatch::True, None);
+            }
+            match success_response(id, value) {
+                Ok(response) => Classified { outcome: Outcome::Success, dispatch: Dispatch::True, response },
+                Err(_) => failure(effect, id, Outcome::InvalidResult, Dispatch::True, None),
+            }
+        }
+        Ran::NotConvertible => failure(effect, id, Outcome::InvalidResult, Dispatch::True, None),
+        Ran::Failed { detail } => {
+            failure(effect, id, Outcome::ExecutionFailed, Dispatch::True, detail.as_deref())
+        }
+        Ran::Cancelled => failure(effect, id, Outcome::Cancelled, Dispatch::True, None),
+        Ran::Lost => failure(effect, id, Outcome::InternalError, Dispatch::Unknown, None),
+    }
+}
+
+fn failure(
+    effect: Effect,
+    id: &RequestId,
+    outcome: Outcome,
+    dispatch: Dispatch,
+    detail: Option<&str>,
+) -> Classified {
+    let response = tool_error_response(id, fixed_text(effect, dispatch, outcome), detail);
+    Classified { outcome, dispatch, response }
+}

@@ -1,0 +1,63 @@
+//! Execution of an admitted `tools/call` (execution.md §2–§10): what happens after the front's C4.
+//!
+//! Owns the call's life from the input check to the release of its run slot: [`driver`] orders it,
+//! [`stream`] writes the committed event stream, [`result`] builds the exact result shapes, [`outcome`]
+//! holds the closed outcome and dispatch vocabulary, and [`runner`] is the seam to the application
+//! runtime ([`luau_runner`] runs Luau workflows). It does not own HTTP validation (`crate::mcp`) or the
+//! runtime's sandbox (`crate::apps`).
+
+pub mod driver;
+pub mod luau_runner;
+pub mod outcome;
+pub mod result;
+pub mod runner;
+pub mod stream;
+
+use std::sync::Arc;
+
+use ptc_actors::{AdmissionPool, Readiness};
+
+use crate::apps::Built;
+use crate::http::mcp::ResponseFuture;
+use crate::http::progress::WriteProgress;
+use crate::mcp::call::{AdmittedCall, CallExecutor};
+use runner::Runner;
+
+/// What every call of the domain shares.
+pub struct Shared {
+    pub built: Arc<Built>,
+    /// The run slots (`admission.max_concurrent_runs`), shared with the PCC front.
+    pub runs: AdmissionPool,
+    pub readiness: Readiness,
+    pub runner: Box<dyn Runner>,
+}
+
+/// The domain's call executor, plugged into the `/mcp` front.
+pub struct Executor {
+    shared: Arc<Shared>,
+}
+
+impl Executor {
+    /// An executor over the built templates, the run pool and readiness, running applications with
+    /// `runner`.
+    pub fn new(
+        built: Arc<Built>,
+        runs: AdmissionPool,
+        readiness: Readiness,
+        runner: Box<dyn Runner>,
+    ) -> Executor {
+        Executor { shared: Arc::new(Shared { built, runs, readiness, runner }) }
+    }
+}
+
+impl CallExecutor for Executor {
+    fn execute(&self, call: AdmittedCall) -> ResponseFuture<'_> {
+        let progress = call.progress.clone();
+        Box::pin(std::future::ready(driver::answer(&self.shared, call, progress)))
+    }
+}
+
+/// The connection's flush counter of a request, for [`AdmittedCall::progress`].
+pub fn progress_of<B>(request: &hyper::Request<B>) -> Option<Arc<WriteProgress>> {
+    request.extensions().get::<Arc<WriteProgress>>().cloned()
+}

@@ -1,0 +1,46 @@
+//! The seam between a call's driver and the application it runs (execution.md §4.4, §5.3, §12).
+//!
+//! Owns the contract of one activation: start the application with the validated input and the call's
+//! deadline, be told to cancel, and report how the run settled. The Luau runtime implements it
+//! (`luau_runner`); tests drive the call path with scripted runners, so the stream, heartbeat, disconnect
+//! and release rules are tested without Luau.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Instant;
+
+use crate::apps::Built;
+use crate::json::Value;
+
+/// How a run settled, before the driver classifies it (execution.md §6.1).
+#[derive(Debug, PartialEq)]
+pub enum Ran {
+    /// The entry (or the forward) produced this value, converted to JSON within the JSON bounds (§8 steps
+    /// 1–2); the driver checks the result contract and the response next.
+    Returned(Value),
+    /// The value could not be converted to JSON or exceeded its bounds: `invalid_result`.
+    NotConvertible,
+    /// The application failed: `execution_failed`; `detail` is a `fail` message that may reach the client.
+    Failed { detail: Option<String> },
+    /// The run stopped because it was cancelled or its deadline passed: `cancelled`.
+    Cancelled,
+    /// The task executing the run was lost (a panic) before it settled: `internal_error`, dispatch
+    /// `unknown` (§6.2).
+    Lost,
+}
+
+/// One started run.
+pub struct Activation {
+    /// Completes when the run has settled.
+    pub settled: Pin<Box<dyn Future<Output = Ran> + Send>>,
+    /// Asks the run to stop: no further application code runs (§5.3). Idempotent.
+    pub cancel: Box<dyn Fn() + Send + Sync>,
+}
+
+/// Starts runs.
+pub trait Runner: Send + Sync + 'static {
+    /// Activates tool `tool` of `built` for `input` (already valid against the input contract), bounded
+    /// by `deadline`. Called only after the commit is complete (§4.2).
+    fn activate(&self, built: &Arc<Built>, tool: usize, input: Value, deadline: Instant) -> Activation;
+}
