@@ -55,7 +55,8 @@ use crate::http::version::{Http11Status, VersionMark};
 
 /// A connection with no request in progress is closed after this long (http-mcp.md §2.3).
 pub const IDLE_TIMEOUT: Duration = Duration::from_millis(30_000);
-/// At most this many header field lines (http-mcp.md §2.4); hyper answers 431 beyond it.
+/// At most this many header field lines (http-mcp.md §2.4). The head guard refuses the 65th line before
+/// hyper sees it; hyper's own bound (431 too) is the backstop for a listener without the guard.
 pub const MAX_HEADER_LINES: usize = 64;
 /// The largest request head §2.4 admits: a request line and 64 field lines of 8,192 bytes each (CRLF
 /// included), and the empty line. hyper's read buffer must hold it whole, or hyper would answer 431 to a

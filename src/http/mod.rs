@@ -3,7 +3,7 @@
 //!
 //! Owns the transport rules up to the point where a request reaches an endpoint. It does not own what
 //! `POST /mcp` means (the MCP front plugs in through [`mcp::McpEndpoint`]), the parser limits that hyper
-//! cannot enforce (a head guard plugs in through [`connection::IoLayer`]), admission policy (the pools
+//! cannot enforce are the [`guard`] (an [`connection::IoLayer`] over [`head_scan`]), admission policy (the pools
 //! come from `ptc_actors`), or readiness (a snapshot it only reads).
 //!
 //! The path of a connection: [`socket`] binds (stage 11a) → [`listener`] starts the one
@@ -15,6 +15,8 @@
 pub mod acceptor;
 pub mod connection;
 pub mod fields;
+pub mod guard;
+pub mod head_scan;
 pub mod health;
 pub mod listener;
 pub mod mcp;

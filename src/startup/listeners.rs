@@ -37,7 +37,9 @@ pub fn bind(
         readiness,
         requests,
         runs,
-    );
+    )
+    // http-mcp.md §2.4: every head is checked against the parser limits before hyper reads it.
+    .with_io_layer(std::sync::Arc::new(http::guard::HeadGuard));
     let http = http::BoundListener::bind(addr, settings)?;
     let pcc = match &config.pcc {
         Some(pcc) => Some(http::bind_socket(SocketAddr::new(pcc.address.ip(), pcc.port))?),
