@@ -222,3 +222,24 @@ fn child_overrunning_its_deadline_is_killed() {
 fn a_missing_install_fails_with_the_install_step() {
     install::require(std::env::temp_dir().join("ptc-no-such-install"), "a missing program");
 }
+
+#[test]
+fn proxy_passes_an_oversized_head_on_raw() {
+    let upstream = TcpListener::bind(("127.0.0.1", 0)).expect("bind upstream");
+    let up_addr = upstream.local_addr().expect("addr");
+    let capture = std::thread::spawn(move || {
+        let (mut stream, _) = upstream.accept().expect("accept");
+        let mut got = Vec::new();
+        stream.read_to_end(&mut got).expect("read");
+        got
+    });
+    let proxy = Proxy::start(TcpListener::bind(("127.0.0.1", 0)).expect("bind"), up_addr, "tok");
+    let mut sent = b"POST /mcp HTTP/1.1\r\nX-Big: ".to_vec();
+    sent.resize(200 * 1024, b'a');
+    let mut client = TcpStream::connect(proxy.addr).expect("connect");
+    client.write_all(&sent).expect("send");
+    client.shutdown(std::net::Shutdown::Write).expect("half-close");
+    let got = capture.join().expect("capture thread");
+    assert!(got == sent, "the gateway must receive the oversized head unchanged ({} bytes)", got.len());
+    assert_eq!(proxy.forwarded(), 0);
+}

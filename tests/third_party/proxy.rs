@@ -7,7 +7,9 @@
 //! configured authority, as any reverse proxy does (M3 would otherwise refuse every request). Every other
 //! byte, including a foreign `Host` (the DNS-rebinding probe), `Origin`, the order and letter case of
 //! field lines and the body, is forwarded unchanged; responses are relayed raw. Keep-alive works because
-//! the body of each request is delimited (Content-Length or chunked) before the next head is read.
+//! the body of each request is delimited (Content-Length or chunked) before the next head is read; a head
+//! the proxy cannot edit (oversized, or with framing it cannot delimit) is passed on raw with everything
+//! after it, so the gateway, not the proxy, answers it.
 //!
 //! Does not own: any MCP knowledge, TLS, HTTP/2 or request pipelining beyond what HTTP/1.1 framing gives.
 //! It is test support: every thread is joined and every socket shut down when the `Proxy` is dropped.
@@ -122,23 +124,41 @@ fn relay_responses(mut server: TcpStream, mut client: TcpStream) {
 /// Client to upstream: one request at a time, head edited, body forwarded by its framing.
 fn forward_requests(client: TcpStream, mut server: TcpStream, rewrite: &Rewrite, shared: &Shared) {
     let mut reader = BufReader::new(client);
-    // Ends at the end of stream between requests, an oversized head or a read error: the end is passed on.
-    while let Ok(Some(head)) = read_head(&mut reader) {
-        let (edited, framing) = edit_head(&head, rewrite);
-        if server.write_all(&edited).is_err() {
-            break;
-        }
-        shared.forwarded.fetch_add(1, Ordering::SeqCst);
-        let forwarded = match framing {
-            Framing::Length(n) => copy_exact(&mut reader, &mut server, n),
-            Framing::Chunked => copy_chunked(&mut reader, &mut server),
-            Framing::UntilClose => io::copy(&mut reader, &mut server).map(|_| ()),
+    loop {
+        let forwarded = match read_head(&mut reader) {
+            Ok(Head::Complete(head)) => {
+                let (edited, framing) = edit_head(&head, rewrite);
+                shared.forwarded.fetch_add(1, Ordering::SeqCst);
+                server.write_all(&edited).and_then(|()| match framing {
+                    Framing::Length(n) => copy_exact(&mut reader, &mut server, n),
+                    Framing::Chunked => copy_chunked(&mut reader, &mut server),
+                    Framing::UntilClose => io::copy(&mut reader, &mut server).map(|_| ()),
+                })
+            }
+            // Too large to be a head the proxy edits: pass it and the rest on raw, so the gateway gives
+            // its own answer (http-mcp.md §2.4) instead of the proxy inventing one.
+            Ok(Head::Oversized(start)) => server
+                .write_all(&start)
+                .and_then(|()| io::copy(&mut reader, &mut server).map(|_| ()))
+                .and(Err(io::ErrorKind::UnexpectedEof.into())),
+            // End of stream between requests, or a read error: the end is passed on below.
+            Ok(Head::End) | Err(_) => Err(io::ErrorKind::UnexpectedEof.into()),
         };
         if forwarded.is_err() {
             break;
         }
     }
     let _ = server.shutdown(Shutdown::Write);
+}
+
+/// What reading one request head gave.
+enum Head {
+    /// Through its blank line.
+    Complete(Vec<u8>),
+    /// More than [`MAX_HEAD`] bytes without a blank line: the bytes read so far.
+    Oversized(Vec<u8>),
+    /// A clean end of stream before any byte.
+    End,
 }
 
 /// How the body of one request is delimited (RFC 9112 §6.3, request side).
@@ -150,17 +170,18 @@ pub enum Framing {
     UntilClose,
 }
 
-/// Reads one head, through its blank line. `None` at a clean end of stream before any byte.
-fn read_head(reader: &mut BufReader<TcpStream>) -> io::Result<Option<Vec<u8>>> {
+fn read_head(reader: &mut BufReader<TcpStream>) -> io::Result<Head> {
     let mut head = Vec::new();
     loop {
         let before = head.len();
-        let n = reader.read_until(b'\n', &mut head)?;
+        // Bounded, so a line without end cannot grow the buffer past the limit.
+        let room = (MAX_HEAD + 1).saturating_sub(head.len()) as u64;
+        let n = (&mut *reader).take(room).read_until(b'\n', &mut head)?;
         if n == 0 {
-            return if head.is_empty() { Ok(None) } else { Err(io::ErrorKind::UnexpectedEof.into()) };
+            return if head.is_empty() { Ok(Head::End) } else { Err(io::ErrorKind::UnexpectedEof.into()) };
         }
         if head.len() > MAX_HEAD {
-            return Err(io::ErrorKind::InvalidData.into());
+            return Ok(Head::Oversized(head));
         }
         let line = &head[before..];
         if line == b"\r\n" || line == b"\n" {
@@ -169,7 +190,7 @@ fn read_head(reader: &mut BufReader<TcpStream>) -> io::Result<Option<Vec<u8>>> {
                 head.clear();
                 continue;
             }
-            return Ok(Some(head));
+            return Ok(Head::Complete(head));
         }
     }
 }
