@@ -25,7 +25,7 @@ pub mod socket;
 pub mod version;
 
 pub use acceptor::LoopEnd;
-pub use connection::{ConnIo, IoLayer};
+pub use connection::{CloseSignal, ConnIo, IoLayer};
 pub use listener::{BoundListener, ListenerControl, ListenerSettings, RunningListener};
 pub use response::ResponseBody;
 pub use slots::SlotSnapshot;
