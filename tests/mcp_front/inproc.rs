@@ -1,6 +1,7 @@
 //! The rows of http-mcp.md §12 that need the domain in a given state, with the §12.1 fixture started
 //! in-process through the library: both request leases held by clients withholding their bodies
-//! (rows 24, 79, 80, 85), request admission unavailable (row 81), and a fenced domain (rows 164, 169,
+//! (rows 24, 79, 80, 85, 236), a half-close releasing its lease (row 86), request admission unavailable
+//! (row 81), and a fenced domain (rows 164, 169,
 //! 190, 191, 243, 245–247).
 
 use std::io::Write;
@@ -101,6 +102,16 @@ async fn held_leases_and_lost_request_admission() {
         assert_eq!((a.status, a.body.as_slice()), (408, &br#"{"error":"request_timeout"}"#[..]), "row 85");
     }
     wait_until(|| requests.in_use() == 0, "leases released").await;
+    // Row 86 and §5: a client that half-closes mid-body gets nothing, and its lease comes back.
+    let mut half = withholding(addr, &host);
+    wait_until(|| requests.in_use() == 1, "the half-closing client's lease").await;
+    let written = tokio::task::spawn_blocking(move || {
+        crate::support::mcp::send_and_shutdown(&mut half, &Req::b_list("x").body[..100])
+    })
+    .await
+    .expect("join");
+    assert!(written.is_empty(), "row 86: nothing is written");
+    wait_until(|| requests.in_use() == 0, "the half-closing client's lease released").await;
     // Row 81: request admission's owner stops; its pool is unavailable.
     gateway.owners()[1].actor().stop(Some("test: request admission lost".into()));
     wait_until(|| requests.is_fenced(), "request pool fenced").await;

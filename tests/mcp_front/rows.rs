@@ -61,7 +61,8 @@ fn discover(host: &str) -> Req {
     methods(Req::b_list(host), "server/discover")
 }
 
-/// §12.3 rows 16–21 and §12.5 (rows 39–78 without the IPv6 rows 46–48).
+/// §12.3 rows 16–21, §12.4 rows 32–33 (M2) and §12.5–§12.6 (rows 39–78 and 89; the IPv6 rows 46–47 run on
+/// their own deployment).
 pub fn transport_rows(host: &str, port: u16) -> Vec<Row> {
     let b = || Req::b_list(host);
     let list = |id: &str| result(id, &listing_result());
@@ -108,6 +109,18 @@ pub fn transport_rows(host: &str, port: u16) -> Vec<Row> {
             fixed("origin_forbidden"),
             true,
         ),
+    ];
+    rows.extend(credential_rows(host));
+    rows.extend(header_size_rows(host));
+    rows
+}
+
+/// §12.5 rows 56–78 and §12.6 row 89: bearer and media types.
+fn credential_rows(host: &str) -> Vec<Row> {
+    let b = || Req::b_list(host);
+    let list = |id: &str| result(id, &listing_result());
+    let wrong = "Bearer wrong";
+    let mut rows = vec![
         row(56, b().remove("Authorization"), 401, fixed("unauthorized"), true),
         row(57, b().set("Authorization", &format!("bearer {TOKEN}")), 200, list("1"), false),
         row(58, b().set("Authorization", &format!("BEARER    {TOKEN}")), 200, list("1"), false),
@@ -195,6 +208,39 @@ pub fn transport_rows(host: &str, port: u16) -> Vec<Row> {
         true,
     ));
     rows
+}
+
+/// The M2 sum of a request (http-mcp.md §6.2): lowercase names plus trimmed values, `Content-Length`
+/// included.
+fn m2_sum(req: &Req) -> usize {
+    let trimmed = |v: &[u8]| String::from_utf8_lossy(v).trim_matches([' ', '\t']).len();
+    let lines: usize = req.headers.iter().map(|(n, v)| n.len() + trimmed(v)).sum();
+    lines + "content-length".len() + req.body.len().to_string().len()
+}
+
+/// B-list plus `X-Fill-<nn>` lines (each under the 8,192-byte line limit) so that the M2 sum is `total`.
+fn filled(host: &str, total: usize) -> Req {
+    let mut req = Req::b_list(host);
+    for i in 0.. {
+        let name = format!("X-Fill-{i:02}");
+        let remaining = total - m2_sum(&req);
+        if remaining > 8_000 + 2 * name.len() + 1 {
+            req = req.add(&name, &"f".repeat(8_000));
+        } else {
+            req = req.add(&name, &"f".repeat(remaining - name.len()));
+            break;
+        }
+    }
+    assert_eq!(m2_sum(&req), total);
+    req
+}
+
+/// §12.4 rows 32–33: the M2 bound, exactly at and one above 32,768.
+fn header_size_rows(host: &str) -> Vec<Row> {
+    vec![
+        row(32, filled(host, 32_768), 200, result("1", &listing_result()), false),
+        row(33, filled(host, 32_769), 431, fixed("request_headers_too_large"), true),
+    ]
 }
 
 /// §12.7 rows 90–119.
@@ -369,7 +415,15 @@ pub fn call_rows(host: &str) -> Vec<Row> {
         ),
         params_bad(244, c().remove("Mcp-Name").edit(r#""name":"echo""#, r#""name":"""#)),
     ];
-    // §12.10: (row, arguments, param lines, passes C3).
+    rows.extend(param_rows(host));
+    rows
+}
+
+/// §12.10 rows 194–229: (row, arguments, param lines, passes C3).
+fn param_rows(host: &str) -> Vec<Row> {
+    let mismatch = |n, req| row(n, req, 400, rpc_error(-32020, Some("1")), false);
+    let admitted = |n, req| row(n, req, PASSES_C4, rpc_error(-31998, Some("1")), false);
+    let mut rows = Vec::new();
     let r = "Mcp-Param-Region";
     let d = "Mcp-Param-Days";
     let m = "Mcp-Param-Metric";
