@@ -128,3 +128,38 @@ fn body_rows() {
     let (_running, addr, host) = start("127.0.0.1");
     body::run(addr, &host);
 }
+
+#[test]
+fn a_defect_answers_500_with_the_validated_id_and_releases_the_lease() {
+    // http-mcp.md §5: a gateway failure before the commit answers 500 `-32603`, with the id once M11 has
+    // validated it; the lease is released on that path too (three in a row with two leases).
+    let d = fixture("127.0.0.1");
+    let addr = SocketAddr::new([127, 0, 0, 1].into(), d.port);
+    let mut cmd = d.command();
+    cmd.env("PTC_FAULT", "mcp_front_defect");
+    let running = Running { _gateway: Gateway::start(cmd, addr), _deployment: d };
+    let host = support::authority(addr);
+    let internal = |id| support::mcp::rpc_error(-32603, id);
+    let mut cases: Vec<Row> = (0..3)
+        .map(|_| Row {
+            n: 0,
+            req: Req::b_list(&host),
+            head_only: false,
+            status: 500,
+            body: internal(Some("1")),
+            close: false,
+        })
+        .collect();
+    cases.push(Row {
+        n: 90,
+        req: Req::b_list(&host).body("{"),
+        head_only: false,
+        status: 400,
+        body: support::mcp::rpc_error(-32700, None),
+        close: false,
+    });
+    for row in &cases {
+        check(addr, row);
+    }
+    drop(running);
+}

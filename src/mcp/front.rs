@@ -6,6 +6,7 @@
 //! echoed from M11 on, and the 500 answer to a defect. Each step's rule lives in its own module; this
 //! file only sequences them. It does not own the transport (`crate::http`) or anything after C4.
 
+use std::cell::RefCell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
@@ -27,6 +28,7 @@ use crate::mcp::method::{self, Method};
 use crate::mcp::refusal::Refusal;
 use crate::mcp::rpc::{result_response, RequestId, RpcError, PROTOCOL_VERSION};
 use crate::mcp::{accept, consistency, leased, media, meta, origin, params, size, tool};
+use crate::startup::fault::{self, FaultPoint};
 
 /// Everything the front is built with (fixed at startup).
 pub struct FrontSettings {
@@ -109,7 +111,9 @@ impl McpFront {
             Err(BodyFailure::HalfClosed) => return close_without_response(parts.extensions.get()).await,
         };
         let http10 = parts.version == Version::HTTP_10;
-        let decided = catch_unwind(AssertUnwindSafe(|| self.decide(&parts.headers, &bytes)));
+        // §5: a defect answers 500 `-32603`, with the id once M11 has validated one.
+        let validated = RefCell::new(None);
+        let decided = catch_unwind(AssertUnwindSafe(|| self.decide(&parts.headers, &bytes, &validated)));
         match decided {
             Ok(Decision::Answer(answer)) => leased::hold_until_written(answer, lease),
             Ok(Decision::Call { tool, arguments, id }) => {
@@ -117,17 +121,22 @@ impl McpFront {
             }
             Err(_) => {
                 tracing::error!("defect while validating a /mcp request");
-                leased::hold_until_written(RpcError::Internal.response(None, false), lease)
+                let id = validated.into_inner();
+                leased::hold_until_written(RpcError::Internal.response(id.as_ref(), false), lease)
             }
         }
     }
 
-    /// M10–C4 over the head and the complete body.
-    fn decide(&self, headers: &HeaderMap, body: &[u8]) -> Decision {
+    /// M10–C4 over the head and the complete body; `validated` receives the id once M11 passed.
+    fn decide(&self, headers: &HeaderMap, body: &[u8], validated: &RefCell<Option<RequestId>>) -> Decision {
         let Envelope { id, method, params } = match envelope::parse(body) {
             Ok(envelope) => envelope,
             Err(failure) => return Decision::Answer(failure.error.response(failure.id.as_ref(), false)),
         };
+        validated.replace(Some(id.clone()));
+        if fault::injected(FaultPoint::FrontDefect) {
+            panic!("injected fault: a defect in the MCP front");
+        }
         let fail = |error: RpcError| Decision::Answer(error.response(Some(&id), false));
         // M12.
         let Some(version) = meta::check(params.as_ref()).map(str::to_owned) else {
