@@ -69,18 +69,19 @@ impl McpFront {
         McpFront { settings, executor, discover: discover_result() }
     }
 
-    /// M2–M7: the checks of the head, in order; none reads the body.
+    /// M2–M7: the checks of the head, in order; the first failure answers and no later check runs
+    /// (so the bearer is not even hashed for a foreign `Host`). None reads the body.
     fn check_head(&self, headers: &HeaderMap) -> Result<(), Refusal> {
         let s = &self.settings;
-        let steps: [(bool, Refusal); 6] = [
-            (size::within_bound(headers), Refusal::HeadersTooLarge),
-            (authority_matches(headers, &s.authority), Refusal::InvalidAuthority),
-            (origin::allowed(headers, &s.allowed_origins), Refusal::OriginForbidden),
-            (bearer::authorized(headers, &s.bearer), Refusal::Unauthorized),
-            (media::acceptable(headers), Refusal::UnsupportedMediaType),
-            (accept::acceptable(headers), Refusal::NotAcceptable),
+        let steps: [(&dyn Fn() -> bool, Refusal); 6] = [
+            (&|| size::within_bound(headers), Refusal::HeadersTooLarge),
+            (&|| authority_matches(headers, &s.authority), Refusal::InvalidAuthority),
+            (&|| origin::allowed(headers, &s.allowed_origins), Refusal::OriginForbidden),
+            (&|| bearer::authorized(headers, &s.bearer), Refusal::Unauthorized),
+            (&|| media::acceptable(headers), Refusal::UnsupportedMediaType),
+            (&|| accept::acceptable(headers), Refusal::NotAcceptable),
         ];
-        match steps.iter().find(|(passed, _)| !passed) {
+        match steps.iter().find(|(passes, _)| !passes()) {
             Some((_, refusal)) => Err(*refusal),
             None => Ok(()),
         }
