@@ -53,6 +53,7 @@ use tokio::net::TcpStream;
 use tokio::sync::watch;
 use tokio::time::Instant;
 
+use crate::http::activity::{ActivityIo, ReadActivity};
 use crate::http::response::{EmptyBodyStatus, ResponseBody};
 use crate::http::router::Router;
 use crate::http::slots::ConnectionSlot;
@@ -176,9 +177,12 @@ pub async fn serve(
     let http10 = mark.clone();
     let close = CloseSignal::new();
     let mut close_requested = close.subscribe();
+    let activity = ReadActivity::new();
+    let activity_for_requests = activity.clone();
     let service = service_fn(move |mut request: Request<Incoming>| -> BoxedResponse {
         seen.store(true, Ordering::Release);
         request.extensions_mut().insert(close.clone());
+        request.extensions_mut().insert(activity_for_requests.clone());
         if request.version() == Version::HTTP_10 {
             http10.mark();
         }
@@ -193,7 +197,9 @@ pub async fn serve(
         .max_headers(MAX_HEADER_LINES)
         .max_buf_size(MAX_HEAD_BYTES);
     // §2.1: the status line is HTTP/1.1 also for an HTTP/1.0 request (outermost, so a guard sees raw bytes).
-    let io: Box<dyn ConnIo> = Box::new(Http11Status::new(layer.wrap(stream), mark));
+    // The activity record sees every byte read (§6.9: the body's idle budget restarts on any byte).
+    let observed: Box<dyn ConnIo> = Box::new(ActivityIo::new(layer.wrap(stream), activity));
+    let io: Box<dyn ConnIo> = Box::new(Http11Status::new(observed, mark));
     let mut connection = builder.serve_connection(TokioIo::new(io), service);
     let served = drive(&mut connection, &mut signals, &head_received, &mut close_requested).await;
     let mut io = connection.into_parts().io.into_inner();

@@ -13,6 +13,7 @@
 //! keeps every status line at HTTP/1.1.
 
 pub mod acceptor;
+pub mod activity;
 pub mod connection;
 pub mod fields;
 pub mod health;
@@ -25,6 +26,7 @@ pub mod socket;
 pub mod version;
 
 pub use acceptor::LoopEnd;
+pub use activity::ReadActivity;
 pub use connection::{CloseSignal, ConnIo, IoLayer};
 pub use listener::{BoundListener, ListenerControl, ListenerSettings, RunningListener};
 pub use response::ResponseBody;

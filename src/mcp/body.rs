@@ -12,6 +12,9 @@ use bytes::{Bytes, BytesMut};
 use http_body_util::BodyExt;
 use hyper::body::{Body, Incoming};
 
+use tokio::time::Instant;
+
+use crate::http::ReadActivity;
 use crate::mcp::refusal::Refusal;
 
 /// §6.9: the body has at most this many bytes.
@@ -40,20 +43,40 @@ impl BodyLimits {
     pub const SPEC: BodyLimits = BodyLimits { max_bytes: MAX_BODY_BYTES, idle: BODY_IDLE };
 }
 
-/// Reads the whole body within `limits`.
-pub async fn read(mut body: Incoming, limits: BodyLimits) -> Result<Bytes, BodyFailure> {
+/// Reads the whole body within `limits`. `activity` is the connection's record of arriving bytes
+/// (`crate::http::ReadActivity`): bytes that complete no frame (a chunk-size line, an extension, a
+/// trailer) restart the idle budget too. Without it, only frames do.
+pub async fn read(
+    mut body: Incoming,
+    limits: BodyLimits,
+    activity: Option<&ReadActivity>,
+) -> Result<Bytes, BodyFailure> {
     // A declared `Content-Length` above the bound is refused before any byte is read (hyper's hint for
     // a length-delimited body is exact; a chunked body's lower bound is 0).
     if body.size_hint().lower() > limits.max_bytes as u64 {
         return Err(BodyFailure::Refused(Refusal::RequestTooLarge));
     }
     let mut out = BytesMut::new();
+    let mut deadline = Instant::now() + limits.idle;
     loop {
-        let frame = match tokio::time::timeout(limits.idle, body.frame()).await {
-            Err(_) => return Err(BodyFailure::Refused(Refusal::RequestTimeout)),
-            Ok(None) => return Ok(out.freeze()),
-            Ok(Some(Err(error))) => return Err(classify(&error)),
-            Ok(Some(Ok(frame))) => frame,
+        let polled = tokio::select! {
+            polled = body.frame() => polled,
+            () = tokio::time::sleep_until(deadline) => {
+                // The budget restarts whenever bytes arrived, framed or not.
+                match activity.map(|a| a.last() + limits.idle) {
+                    Some(later) if later > deadline => {
+                        deadline = later;
+                        continue;
+                    }
+                    _ => return Err(BodyFailure::Refused(Refusal::RequestTimeout)),
+                }
+            }
+        };
+        deadline = Instant::now() + limits.idle;
+        let frame = match polled {
+            None => return Ok(out.freeze()),
+            Some(Err(error)) => return Err(classify(&error)),
+            Some(Ok(frame)) => frame,
         };
         // Trailer frames carry no body bytes; only data counts toward the bound.
         if let Ok(data) = frame.into_data() {

@@ -106,7 +106,7 @@ impl McpFront {
             }
         };
         // M9.
-        let bytes = match body::read(body, BodyLimits::SPEC).await {
+        let bytes = match body::read(body, BodyLimits::SPEC, parts.extensions.get()).await {
             Ok(bytes) => bytes,
             Err(BodyFailure::Refused(refusal)) => return refusal.response(true),
             Err(BodyFailure::HalfClosed) => return close_without_response(parts.extensions.get()).await,

@@ -1,5 +1,6 @@
 //! http-mcp.md §6.9 and §12.6 rows 82–88 as scripted exchanges: the body size bound, the idle budget,
 //! framing errors, the half-close rule, and `100 Continue` only at M9 (§2.5).
+//! The pauses here are the stimulus (a client that is slow on purpose), never a synchronisation.
 
 use std::io::{Read, Write};
 use std::net::SocketAddr;
@@ -64,6 +65,7 @@ pub fn run(addr: SocketAddr, host: &str) {
         },
     );
     row_88(addr, host, &list);
+    framing_bytes_restart_the_budget(addr, host, &list);
     continue_only_at_m9(addr, host, &list);
     keep_alive_after_a_read_body(addr, host, &list);
 }
@@ -142,6 +144,25 @@ fn row_88(addr: SocketAddr, host: &str, list: &str) {
     let response = read_response(&mut stream, false).expect("response");
     assert_eq!((response.status, String::from_utf8_lossy(&response.body).as_ref()), (200, list), "row 88");
     assert_json_headers(88, &response, false);
+}
+
+/// §6.9: "the budget restarts whenever bytes arrive", also bytes that complete no body frame: a
+/// chunk-size line sent in pieces 1,200 ms apart (2,400 ms before the first data byte) is still read.
+fn framing_bytes_restart_the_budget(addr: SocketAddr, host: &str, list: &str) {
+    let mut stream = connect(addr);
+    stream.write_all(&chunked(host).head()).expect("head");
+    for piece in [&b"a"[..], b"a"] {
+        stream.write_all(piece).expect("size line");
+        std::thread::sleep(Duration::from_millis(1_200));
+    }
+    assert_eq!(B_LIST_BODY.len(), 0xaa);
+    stream.write_all(format!("\r\n{B_LIST_BODY}\r\n0\r\n\r\n").as_bytes()).expect("chunk");
+    let response = read_response(&mut stream, false).expect("response");
+    assert_eq!(
+        (response.status, String::from_utf8_lossy(&response.body).as_ref()),
+        (200, list),
+        "trickled size line"
+    );
 }
 
 /// §2.5: with `Expect: 100-continue`, `100 Continue` comes when M9 starts reading, then the answer.
