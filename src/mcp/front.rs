@@ -108,7 +108,9 @@ impl McpFront {
         // M9.
         let bytes = match body::read(body, BodyLimits::SPEC, parts.extensions.get()).await {
             Ok(bytes) => bytes,
-            Err(BodyFailure::Refused(refusal)) => return refusal.response(true),
+            Err(BodyFailure::Refused(refusal)) => {
+                return leased::hold_until_written(refusal.response(true), lease)
+            }
             Err(BodyFailure::HalfClosed) => return close_without_response(parts.extensions.get()).await,
         };
         let http10 = parts.version == Version::HTTP_10;
