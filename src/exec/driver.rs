@@ -22,6 +22,7 @@ use crate::config::manifest::Effect;
 use crate::http::progress::WriteProgress;
 use crate::http::response::ResponseBody;
 use crate::mcp::call::AdmittedCall;
+use crate::mcp::leased::hold_until_written;
 use crate::mcp::rpc::{RequestId, RpcError};
 
 /// execution.md §5.1: a heartbeat after this much silence.
@@ -45,7 +46,7 @@ pub fn answer(
     progress: Option<Arc<WriteProgress>>,
 ) -> hyper::Response<ResponseBody> {
     let Some(template) = shared.built.templates.get(call.tool) else {
-        return RpcError::Internal.response(Some(&call.id), false);
+        return refuse(RpcError::Internal, call);
     };
     // C5 (§3.1): invalid input is committed and answered without a run slot, even while every slot is used.
     if !template.input.is_valid(&call.arguments) {
@@ -59,15 +60,13 @@ pub fn answer(
     // dispatched, because its result could not be made durable first (§10). It is refused as run admission
     // being unavailable, with nothing dispatched.
     if template.effect == Effect::Write {
-        return RpcError::Unavailable.response(Some(&call.id), false);
+        return refuse(RpcError::Unavailable, call);
     }
     // C6 (§3.3): one slot, at once, or a refusal with the id; the body was read, so no close.
     let run = match shared.runs.try_reserve() {
         Ok(run) => run,
-        Err(Refusal::Exhausted) => return RpcError::RunCapacityExhausted.response(Some(&call.id), false),
-        Err(Refusal::Quiescing | Refusal::Unavailable) => {
-            return RpcError::Unavailable.response(Some(&call.id), false)
-        }
+        Err(Refusal::Exhausted) => return refuse(RpcError::RunCapacityExhausted, call),
+        Err(Refusal::Quiescing | Refusal::Unavailable) => return refuse(RpcError::Unavailable, call),
     };
     let deadline = Instant::now() + Duration::from_millis(template.run_duration_ms);
     let (response, writer) = stream::open(progress, call.http10);
@@ -85,6 +84,13 @@ pub fn answer(
         drop(lease);
     });
     response
+}
+
+/// A JSON-RPC refusal with the call's id; the body was read, so the connection stays open, and the
+/// request lease is held until the answer is written (http-mcp.md §5).
+fn refuse(error: RpcError, call: AdmittedCall) -> hyper::Response<ResponseBody> {
+    let response = error.response(Some(&call.id), false);
+    hold_until_written(response, call.lease)
 }
 
 /// The invalid-input path (§3.1, §4.3): commit, the event, the end; nothing was dispatched.

@@ -28,6 +28,12 @@
 //! close into a reset that can destroy a response the client has not read yet (some stacks discard
 //! received data on a reset). This never keeps a connection alive: no further request is parsed (§2.5).
 //!
+//! **Close without a response** (http-mcp.md §6.9 "Half-close"). Every request carries a [`CloseSignal`]
+//! in its extensions. An endpoint that must write nothing at all (the peer ended its write side before
+//! the body was complete) triggers it and leaves its response future pending; the connection layer sees
+//! the signal, drops hyper's connection (and with it the pending exchange) and closes the socket at once,
+//! without a lingering close.
+//!
 //! It does not own routing (the [`Router`]) or the accept loop.
 
 use std::convert::Infallible;
@@ -47,6 +53,7 @@ use tokio::net::TcpStream;
 use tokio::sync::watch;
 use tokio::time::Instant;
 
+use crate::http::activity::{ActivityIo, ReadActivity};
 use crate::http::progress::{ProgressIo, WriteProgress};
 use crate::http::response::{EmptyBodyStatus, ResponseBody};
 use crate::http::router::Router;
@@ -118,6 +125,29 @@ pub struct Signals {
     pub abort: watch::Receiver<bool>,
 }
 
+/// The per-connection handle an endpoint uses to close the connection without writing a response
+/// (http-mcp.md §6.9 "Half-close"). Cloned into every request's extensions by [`serve`].
+#[derive(Clone, Debug)]
+pub struct CloseSignal {
+    sender: Arc<watch::Sender<bool>>,
+}
+
+impl CloseSignal {
+    fn new() -> CloseSignal {
+        CloseSignal { sender: Arc::new(watch::Sender::new(false)) }
+    }
+
+    /// Asks the connection layer to close the connection at once, writing nothing more. The caller's
+    /// response future must then stay pending: it is dropped with the connection.
+    pub fn close_now(&self) {
+        self.sender.send_replace(true);
+    }
+
+    fn subscribe(&self) -> watch::Receiver<bool> {
+        self.sender.subscribe()
+    }
+}
+
 /// How hyper's part of the connection ended.
 enum Served {
     /// The client closed, or keep-alive ended after a response, or hyper refused a head itself.
@@ -147,11 +177,17 @@ pub async fn serve(
     let seen = head_received.clone();
     let mark = VersionMark::default();
     let http10 = mark.clone();
+    let close = CloseSignal::new();
+    let mut close_requested = close.subscribe();
+    let activity = ReadActivity::new();
+    let activity_for_requests = activity.clone();
     let progress = Arc::new(WriteProgress::default());
-    let for_requests = progress.clone();
+    let progress_for_requests = progress.clone();
     let service = service_fn(move |mut request: Request<Incoming>| -> BoxedResponse {
         seen.store(true, Ordering::Release);
-        request.extensions_mut().insert(for_requests.clone());
+        request.extensions_mut().insert(close.clone());
+        request.extensions_mut().insert(activity_for_requests.clone());
+        request.extensions_mut().insert(progress_for_requests.clone());
         if request.version() == Version::HTTP_10 {
             http10.mark();
         }
@@ -166,11 +202,13 @@ pub async fn serve(
         .max_headers(MAX_HEADER_LINES)
         .max_buf_size(MAX_HEAD_BYTES);
     // §2.1: the status line is HTTP/1.1 also for an HTTP/1.0 request (outermost, so a guard sees raw bytes).
+    // The activity record sees every byte read (§6.9: the body's idle budget restarts on any byte).
+    let observed: Box<dyn ConnIo> = Box::new(ActivityIo::new(layer.wrap(stream), activity));
+    let io: Box<dyn ConnIo> = Box::new(Http11Status::new(observed, mark));
     // Outermost of all, the flush counter of execution.md §4.2 (see `progress`).
-    let io: Box<dyn ConnIo> = Box::new(Http11Status::new(layer.wrap(stream), mark));
     let io: Box<dyn ConnIo> = Box::new(ProgressIo::new(io, progress));
     let mut connection = builder.serve_connection(TokioIo::new(io), service);
-    let served = drive(&mut connection, &mut signals, &head_received).await;
+    let served = drive(&mut connection, &mut signals, &head_received, &mut close_requested).await;
     let mut io = connection.into_parts().io.into_inner();
     match served {
         Served::Aborted | Served::TimedOut => {}
@@ -190,6 +228,7 @@ async fn drive<S>(
     connection: &mut http1::Connection<TokioIo<Box<dyn ConnIo>>, S>,
     signals: &mut Signals,
     head_received: &AtomicBool,
+    close_requested: &mut watch::Receiver<bool>,
 ) -> Served
 where
     S: hyper::service::HttpService<Incoming, ResBody = ResponseBody> + Unpin,
@@ -207,6 +246,8 @@ where
             biased;
             _ = signals.abort.wait_for(|a| *a) => Event::Abort,
             _ = signals.stop.wait_for(|s| *s), if !stopping => Event::Stop,
+            // An endpoint asked to close without a response (§6.9 half-close): nothing is written.
+            _ = close_requested.wait_for(|c| *c) => Event::Abort,
             result = std::future::poll_fn(|cx| connection.poll_without_shutdown(cx)) => Event::Done(result),
         };
         match event {

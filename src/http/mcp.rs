@@ -2,8 +2,9 @@
 //!
 //! The router hands every request whose path is `/mcp` to an [`McpEndpoint`], for every method, with the
 //! body unread. Owns only that contract and step M1, which every endpoint shares. The full validation
-//! table (M2–M17, C1–C6) and the `tools/call` stream belong to the MCP front; until it is wired in, the
-//! [`MethodOnly`] endpoint answers M1 exactly and refuses every `POST` as not ready.
+//! table (M2–M17, C1–C4) is the MCP front's (`crate::mcp::McpFront`, wired at stage 11), and the
+//! `tools/call` stream is execution's. [`MethodOnly`] stays the listener's default endpoint for
+//! in-process listener tests that need no front: it answers M1 exactly and refuses every `POST`.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -23,7 +24,9 @@ pub type ResponseFuture<'a> = Pin<Box<dyn Future<Output = Response<ResponseBody>
 /// The endpoint receives the request with its body unread and no `100 Continue` sent (hyper sends it
 /// only when the body is first polled, which is what §2.5 asks: M9 alone reads the body). Whenever it
 /// answers without reading a declared body to the end it must add `connection: close`
-/// ([`crate::http::fields::declares_body`] tells it whether one was declared).
+/// ([`crate::http::fields::declares_body`] tells it whether one was declared). To close without any
+/// response (§6.9 half-close) it triggers the request's [`crate::http::CloseSignal`] extension and
+/// leaves its future pending.
 pub trait McpEndpoint: Send + Sync + 'static {
     /// Answers one request whose path is `/mcp`, for any method.
     fn handle(&self, request: Request<Incoming>) -> ResponseFuture<'_>;

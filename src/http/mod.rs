@@ -13,6 +13,7 @@
 //! keeps every status line at HTTP/1.1.
 
 pub mod acceptor;
+pub mod activity;
 pub mod connection;
 pub mod fields;
 pub mod guard;
@@ -28,7 +29,8 @@ pub mod socket;
 pub mod version;
 
 pub use acceptor::LoopEnd;
-pub use connection::{ConnIo, IoLayer};
+pub use activity::ReadActivity;
+pub use connection::{CloseSignal, ConnIo, IoLayer};
 pub use listener::{BoundListener, ListenerControl, ListenerSettings, RunningListener};
 pub use response::ResponseBody;
 pub use slots::SlotSnapshot;

@@ -1,4 +1,5 @@
-//! Fault injection for the test vectors marked *F* in config.md §11 (rows 94, 97, 106, 119).
+//! Fault injection for the test vectors marked *F* in config.md §11 (rows 94, 97, 106, 119), and for the
+//! defect answer of the MCP front (http-mcp.md §5).
 //!
 //! Compiled only with the `fault-injection` cargo feature, which the test command enables and release
 //! builds never do: without it, [`injected`] is a constant `false` and the optimiser removes every check.
@@ -15,6 +16,9 @@ pub enum FaultPoint {
     ProviderAdmission,
     /// Stage 5: a panic inside a stage (row 119).
     PanicInStage,
+    /// While serving: a defect in the MCP front after M11 validated the id (http-mcp.md §5, the 500
+    /// answer of a gateway failure before the commit).
+    FrontDefect,
 }
 
 impl FaultPoint {
@@ -24,6 +28,7 @@ impl FaultPoint {
             FaultPoint::RunAdmission => "run_admission",
             FaultPoint::ProviderAdmission => "provider_admission",
             FaultPoint::PanicInStage => "panic_in_stage",
+            FaultPoint::FrontDefect => "mcp_front_defect",
         }
     }
 }

@@ -6,6 +6,7 @@
 //! (so a taken port refuses startup exactly as the spec says) and every connection is closed at once.
 
 use std::net::SocketAddr;
+use std::sync::Arc;
 
 use ptc_actors::{AbnormalCause, AdmissionPool, ChildPolicy, ChildSpec, DomainHandle, Readiness};
 use ractor::{Actor, ActorProcessingErr, ActorRef};
@@ -13,6 +14,7 @@ use tokio::sync::watch;
 
 use crate::config::gateway::GatewayConfig;
 use crate::http;
+use crate::http::mcp::McpEndpoint;
 
 /// The names of the listener owners in the domain, in start order.
 pub const CHILD_NAMES: [&str; 2] = ["http_listener", "pcc_listener"];
@@ -23,12 +25,14 @@ pub struct Bound {
     pcc: Option<tokio::net::TcpListener>,
 }
 
-/// Binds `listen` (11a), then `pcc` (11b).
+/// Binds `listen` (11a), then `pcc` (11b); `/mcp` is answered by `mcp` (the MCP front of
+/// `crate::mcp::McpFront`).
 pub fn bind(
     config: &GatewayConfig,
     readiness: Readiness,
     requests: AdmissionPool,
     runs: AdmissionPool,
+    mcp: Arc<dyn McpEndpoint>,
 ) -> std::io::Result<Bound> {
     let addr = SocketAddr::new(config.listen.address.ip(), config.listen.port);
     let settings = http::ListenerSettings::new(
@@ -39,7 +43,8 @@ pub fn bind(
         runs,
     )
     // http-mcp.md §2.4: every head is checked against the parser limits before hyper reads it.
-    .with_io_layer(std::sync::Arc::new(http::guard::HeadGuard));
+    .with_io_layer(std::sync::Arc::new(http::guard::HeadGuard))
+    .with_mcp(mcp);
     let http = http::BoundListener::bind(addr, settings)?;
     let pcc = match &config.pcc {
         Some(pcc) => Some(http::bind_socket(SocketAddr::new(pcc.address.ip(), pcc.port))?),

@@ -18,6 +18,7 @@ use ptc_actors::{
 use crate::apps::Built;
 use crate::cli::GatewayArgs;
 use crate::config::credentials::{self, CapturedCredentials};
+use crate::mcp::{call, BearerDigest, FrontSettings, McpFront};
 use crate::startup::budget::{self, BudgetInputs, ListenerPolicy};
 use crate::startup::documents::{self, Documents};
 use crate::startup::fault::{self, FaultPoint};
@@ -69,7 +70,8 @@ impl Held {
 pub async fn start(args: &GatewayArgs, held: &mut Held) -> Result<RunningGateway, StartupCode> {
     let docs = documents::load(args)?;
     stage_artifact_root(&docs, held)?;
-    let built = templates::build(&docs, args.mode)?;
+    // Shared with the MCP front (the listing, C2 and C3) for the life of the gateway.
+    let built = Arc::new(templates::build(&docs, args.mode)?);
     if fault::injected(FaultPoint::PanicInStage) {
         panic!("injected fault: a panic inside a stage");
     }
@@ -80,7 +82,7 @@ pub async fn start(args: &GatewayArgs, held: &mut Held) -> Result<RunningGateway
     let runs = stage_run_admission(&docs, &ctx, held).await?;
     stage_warm_providers(args, &docs, &built, held).await?;
     let (requests, pcc_streams) = stage_request_admission(&docs, held).await?;
-    stage_listeners(&docs, &ctx, &requests, &runs, held).await?;
+    stage_listeners(&docs, &ctx, &requests, &runs, &built, held).await?;
     // Stage 12: the accept loops start; readiness becomes true.
     let bound = held.listeners.take().ok_or(StartupCode::InternalError)?;
     let domain = held.domain.take().ok_or(StartupCode::InternalError)?;
@@ -243,16 +245,31 @@ async fn stage_request_admission(
     Ok((requests, streams))
 }
 
-/// Stages 11a and 11b: bind the HTTP listener, then the PCC listener.
+/// Stages 11a and 11b: bind the HTTP listener, then the PCC listener. The MCP front is built here, when
+/// every input it needs exists: the captured bearer (stage 9, hashed once now), readiness, the request
+/// pool (stage 10) and the templates (stage 5).
 async fn stage_listeners(
     docs: &Documents,
     ctx: &DomainContext,
     requests: &AdmissionPool,
     runs: &AdmissionPool,
+    built: &Arc<Built>,
     held: &mut Held,
 ) -> Result<(), StartupCode> {
-    let bound = listeners::bind(&docs.gateway, ctx.readiness().clone(), requests.clone(), runs.clone())
-        .map_err(|_| StartupCode::ListenerUnavailable)?;
+    let bearer = held.credentials.as_ref().and_then(|c| c.bearer()).ok_or(StartupCode::InternalError)?;
+    let settings = FrontSettings {
+        authority: docs.gateway.listen.authority(),
+        allowed_origins: docs.gateway.listen.allowed_origins.clone(),
+        bearer: BearerDigest::of(bearer.expose().as_bytes()),
+        readiness: ctx.readiness().clone(),
+        requests: requests.clone(),
+        built: built.clone(),
+    };
+    // Execution is wired by the integrator; until then every admitted call is refused 503 with its id.
+    let front = Arc::new(McpFront::new(settings, Arc::new(call::Unavailable)));
+    let bound =
+        listeners::bind(&docs.gateway, ctx.readiness().clone(), requests.clone(), runs.clone(), front)
+            .map_err(|_| StartupCode::ListenerUnavailable)?;
     held.listeners = Some(bound);
     Ok(())
 }
@@ -271,7 +288,7 @@ pub struct RunningGateway {
     artifact_root: Option<ArtifactRoot>,
     audit: Option<AuditDir>,
     credentials: Arc<CapturedCredentials>,
-    templates: Built,
+    templates: Arc<Built>,
     policy: ListenerPolicy,
 }
 
@@ -315,6 +332,11 @@ impl RunningGateway {
     /// The built templates, in tool-name order.
     pub fn templates(&self) -> &Built {
         &self.templates
+    }
+
+    /// The built templates, shared (the MCP front holds the same `Arc`).
+    pub fn shared_templates(&self) -> Arc<Built> {
+        self.templates.clone()
     }
 
     /// Serves until the domain's shutdown trigger fires, then runs S1–S8 and returns the exit status.

@@ -14,6 +14,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
+pub mod mcp;
+
 /// The `ptc` binary under test.
 pub fn ptc() -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_ptc"));

@@ -1,0 +1,239 @@
+//! The `POST /mcp` front (http-mcp.md §5): the ordered validation table from M1 to C4, then the answer of
+//! `server/discover` or `tools/list`, or the hand-over of a `tools/call` to the [`CallExecutor`].
+//!
+//! Owns the order of the steps and what flows between them: the request lease taken at M8 and held
+//! until the answer is written (or moved into the admitted call), the body read at M9, the validated id
+//! echoed from M11 on, and the 500 answer to a defect. Each step's rule lives in its own module; this
+//! file only sequences them. It does not own the transport (`crate::http`) or anything after C4.
+
+use std::cell::RefCell;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Arc;
+
+use hyper::body::{Body, Incoming};
+use hyper::{HeaderMap, Request, Response, Version};
+use ptc_actors::{AdmissionPool, Readiness, Refusal as PoolRefusal};
+
+use crate::apps::{catalog, Built};
+use crate::http::connection::CloseSignal;
+use crate::http::fields::authority_matches;
+use crate::http::mcp::{method_rule, McpEndpoint, ResponseFuture};
+use crate::http::progress::WriteProgress;
+use crate::http::response::ResponseBody;
+use crate::json::{to_deterministic_string, Map, Value};
+use crate::mcp::bearer::{self, BearerDigest};
+use crate::mcp::body::{self, BodyFailure, BodyLimits};
+use crate::mcp::call::{AdmittedCall, CallExecutor};
+use crate::mcp::envelope::{self, Envelope};
+use crate::mcp::method::{self, Method};
+use crate::mcp::refusal::Refusal;
+use crate::mcp::rpc::{result_response, RequestId, RpcError, PROTOCOL_VERSION};
+use crate::mcp::{accept, consistency, leased, media, meta, origin, params, size, tool};
+use crate::startup::fault::{self, FaultPoint};
+
+/// Everything the front is built with (fixed at startup).
+pub struct FrontSettings {
+    /// The configured authority (http-mcp.md §1), compared with `Host` at M3.
+    pub authority: String,
+    /// `listen.allowed_origins` (M4).
+    pub allowed_origins: Vec<String>,
+    /// The digest of the captured bearer (M5).
+    pub bearer: BearerDigest,
+    /// The domain's readiness (M17, C4).
+    pub readiness: Readiness,
+    /// The `/mcp` request pool (M8).
+    pub requests: AdmissionPool,
+    /// The built templates and the encoded catalog (M17's answer, C2, C3).
+    pub built: Arc<Built>,
+}
+
+/// The MCP front: an [`McpEndpoint`] for the router.
+pub struct McpFront {
+    settings: FrontSettings,
+    executor: Arc<dyn CallExecutor>,
+    /// The `server/discover` result (§10.2), encoded once.
+    discover: String,
+}
+
+/// What M10–C4 decided.
+enum Decision {
+    /// A JSON answer (an error, or the discover or list result).
+    Answer(Response<ResponseBody>),
+    /// A `tools/call` that passed C4.
+    Call { tool: usize, arguments: Value, id: RequestId },
+}
+
+impl McpFront {
+    /// A front over `settings` that hands admitted calls to `executor` (explicit, so the integrator
+    /// passes the real executor; `crate::mcp::call::Unavailable` until it exists).
+    pub fn new(settings: FrontSettings, executor: Arc<dyn CallExecutor>) -> McpFront {
+        McpFront { settings, executor, discover: discover_result() }
+    }
+
+    /// M2–M7: the checks of the head, in order; the first failure answers and no later check runs
+    /// (so the bearer is not even hashed for a foreign `Host`). None reads the body.
+    fn check_head(&self, headers: &HeaderMap) -> Result<(), Refusal> {
+        let s = &self.settings;
+        let steps: [(&dyn Fn() -> bool, Refusal); 6] = [
+            (&|| size::within_bound(headers), Refusal::HeadersTooLarge),
+            (&|| authority_matches(headers, &s.authority), Refusal::InvalidAuthority),
+            (&|| origin::allowed(headers, &s.allowed_origins), Refusal::OriginForbidden),
+            (&|| bearer::authorized(headers, &s.bearer), Refusal::Unauthorized),
+            (&|| media::acceptable(headers), Refusal::UnsupportedMediaType),
+            (&|| accept::acceptable(headers), Refusal::NotAcceptable),
+        ];
+        match steps.iter().find(|(passes, _)| !passes()) {
+            Some((_, refusal)) => Err(*refusal),
+            None => Ok(()),
+        }
+    }
+
+    /// The whole table for one request.
+    async fn serve(&self, request: Request<Incoming>) -> Response<ResponseBody> {
+        if let Some(answer) = method_rule(&request) {
+            return answer;
+        }
+        let (parts, body) = request.into_parts();
+        let declared = !body.is_end_stream();
+        if let Err(refusal) = self.check_head(&parts.headers) {
+            return refusal.response(declared);
+        }
+        // M8 (§6.8): no id (the body is unread); the connection closes (§2.5 and the step's rule).
+        let lease = match self.settings.requests.try_reserve() {
+            Ok(lease) => lease,
+            Err(PoolRefusal::Exhausted) => return RpcError::RequestCapacityExhausted.response(None, true),
+            Err(PoolRefusal::Unavailable | PoolRefusal::Quiescing) => {
+                return RpcError::Unavailable.response(None, true)
+            }
+        };
+        // M9.
+        let bytes = match body::read(body, BodyLimits::SPEC, parts.extensions.get()).await {
+            Ok(bytes) => bytes,
+            Err(BodyFailure::Refused(refusal)) => {
+                return leased::hold_until_written(refusal.response(true), lease)
+            }
+            Err(BodyFailure::HalfClosed) => return close_without_response(parts.extensions.get()).await,
+        };
+        let http10 = parts.version == Version::HTTP_10;
+        // §5: a defect answers 500 `-32603`, with the id once M11 has validated one.
+        let validated = RefCell::new(None);
+        let decided = catch_unwind(AssertUnwindSafe(|| self.decide(&parts.headers, &bytes, &validated)));
+        match decided {
+            Ok(Decision::Answer(answer)) => leased::hold_until_written(answer, lease),
+            Ok(Decision::Call { tool, arguments, id }) => {
+                let progress = parts.extensions.get::<Arc<WriteProgress>>().cloned();
+                self.executor.execute(AdmittedCall { tool, arguments, id, lease, http10, progress }).await
+            }
+            Err(_) => {
+                tracing::error!("defect while validating a /mcp request");
+                let id = validated.into_inner();
+                leased::hold_until_written(RpcError::Internal.response(id.as_ref(), false), lease)
+            }
+        }
+    }
+
+    /// M10–C4 over the head and the complete body; `validated` receives the id once M11 passed.
+    fn decide(&self, headers: &HeaderMap, body: &[u8], validated: &RefCell<Option<RequestId>>) -> Decision {
+        let Envelope { id, method, params } = match envelope::parse(body) {
+            Ok(envelope) => envelope,
+            Err(failure) => return Decision::Answer(failure.error.response(failure.id.as_ref(), false)),
+        };
+        validated.replace(Some(id.clone()));
+        if fault::injected(FaultPoint::FrontDefect) {
+            panic!("injected fault: a defect in the MCP front");
+        }
+        let fail = |error: RpcError| Decision::Answer(error.response(Some(&id), false));
+        // M12.
+        let Some(version) = meta::check(params.as_ref()).map(str::to_owned) else {
+            return fail(RpcError::InvalidMeta);
+        };
+        // M13, M14.
+        if !consistency::consistent(headers, &method, &version) {
+            return fail(RpcError::HeaderMismatch);
+        }
+        if let Err(error) = method::version(&version) {
+            return fail(error);
+        }
+        // M15, M16.
+        let resolved = method::resolve(&method, params.unwrap_or_default());
+        let ready = self.settings.readiness.is_ready();
+        match resolved {
+            Err(error) => fail(error),
+            // §5: discover is answered whatever the readiness.
+            Ok(Method::Discover) => Decision::Answer(result_response(&id, &self.discover)),
+            Ok(Method::List) if !ready => fail(RpcError::Unavailable),
+            Ok(Method::List) => {
+                Decision::Answer(result_response(&id, self.settings.built.catalog.result_json()))
+            }
+            Ok(Method::Call { name, arguments }) => self.check_call(headers, id, &name, arguments),
+        }
+    }
+
+    /// C1–C4.
+    fn check_call(&self, headers: &HeaderMap, id: RequestId, name: &str, arguments: Value) -> Decision {
+        let fail = |error: RpcError| Decision::Answer(error.response(Some(&id), false));
+        if !tool::name_matches(headers, name) {
+            return fail(RpcError::HeaderMismatch);
+        }
+        let templates = &self.settings.built.templates;
+        let Some(index) = tool::find(templates, name) else { return fail(RpcError::InvalidParams) };
+        let Some(template) = templates.get(index) else { return fail(RpcError::Internal) };
+        if !params::matches(headers, &template.header_params, &arguments) {
+            return fail(RpcError::HeaderMismatch);
+        }
+        if !self.settings.readiness.is_ready() {
+            return fail(RpcError::Unavailable);
+        }
+        Decision::Call { tool: index, arguments, id }
+    }
+}
+
+/// §6.9 half-close: nothing is written; the connection layer closes the socket and drops this future.
+async fn close_without_response(signal: Option<&CloseSignal>) -> Response<ResponseBody> {
+    match signal {
+        Some(signal) => {
+            signal.close_now();
+            std::future::pending().await
+        }
+        // Every connection inserts the signal; without one (a defect), close with the 400 of M9.
+        None => Refusal::RequestInvalid.response(true),
+    }
+}
+
+/// The static `server/discover` result of §10.2.
+fn discover_result() -> String {
+    let mut tools = Map::new();
+    tools.insert("listChanged".into(), Value::Bool(false));
+    let mut capabilities = Map::new();
+    capabilities.insert("tools".into(), Value::Object(tools));
+    let mut result = Map::new();
+    result.insert("_meta".into(), catalog::server_meta());
+    result.insert("cacheScope".into(), Value::from("private"));
+    result.insert("capabilities".into(), Value::Object(capabilities));
+    result.insert("resultType".into(), Value::from("complete"));
+    result.insert("supportedVersions".into(), Value::Array(vec![Value::from(PROTOCOL_VERSION)]));
+    result.insert("ttlMs".into(), Value::Integer(0));
+    to_deterministic_string(&Value::Object(result))
+}
+
+impl McpEndpoint for McpFront {
+    fn handle(&self, request: Request<Incoming>) -> ResponseFuture<'_> {
+        Box::pin(self.serve(request))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mcp::rpc::result_body;
+
+    #[test]
+    fn the_discover_result_is_exact() {
+        // §10.2, with this package's version.
+        let expected = format!(
+            r#"{{"id":1,"jsonrpc":"2.0","result":{{"_meta":{{"io.modelcontextprotocol/serverInfo":{{"name":"ptc-gateway","version":"{}"}}}},"cacheScope":"private","capabilities":{{"tools":{{"listChanged":false}}}},"resultType":"complete","supportedVersions":["2026-07-28"],"ttlMs":0}}}}"#,
+            env!("CARGO_PKG_VERSION")
+        );
+        assert_eq!(result_body(&RequestId::Integer(1), &discover_result()), expected);
+    }
+}

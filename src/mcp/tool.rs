@@ -1,0 +1,50 @@
+//! Steps C1 and C2 (http-mcp.md §8.1, §8.2): the `Mcp-Name` header names the called tool, and a served
+//! tool has that name.
+//!
+//! Owns the header comparison (decoded by §9.5, then byte equality) and the lookup over the built
+//! templates, which are in ascending byte order of their names (so a binary search finds one).
+
+use hyper::HeaderMap;
+
+use crate::apps::Template;
+use crate::mcp::consistency::NAME_HEADER;
+use crate::mcp::fields::exactly_one;
+use crate::mcp::header_value::decode;
+
+/// C1 passes: exactly one `Mcp-Name` line decoding to `name`.
+pub fn name_matches(headers: &HeaderMap, name: &str) -> bool {
+    exactly_one(headers, NAME_HEADER).and_then(decode).is_some_and(|decoded| decoded == name)
+}
+
+/// C2: the index of the served tool called `name`.
+pub fn find(templates: &[Template], name: &str) -> Option<usize> {
+    templates.binary_search_by(|t| t.name.as_bytes().cmp(name.as_bytes())).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hyper::header::HeaderValue;
+
+    #[test]
+    fn mcp_name_vectors() {
+        // §8.1 and §12.9 rows 177–184.
+        let cases: &[(&[&[u8]], bool)] = &[
+            (&[b"echo"], true),
+            (&[b"  echo  "], true),
+            (&[b"=?base64?ZWNobw==?="], true),
+            (&[b"=?base64?ZWNobw=?="], false),
+            (&[b"Echo"], false),
+            (&[b"echo", b"echo"], false),
+            (&[], false),
+            (&[b"ech\xc3\xb6"], false),
+        ];
+        for (values, expected) in cases {
+            let mut headers = HeaderMap::new();
+            for v in *values {
+                headers.append(NAME_HEADER, HeaderValue::from_bytes(v).unwrap());
+            }
+            assert_eq!(name_matches(&headers, "echo"), *expected, "{values:?}");
+        }
+    }
+}
