@@ -9,7 +9,7 @@
 //! state creation and a bytecode load per module actually required, never a compilation.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -73,16 +73,20 @@ pub enum Exhaustion {
     Interrupts,
     /// The deadline passed (the run's deadline, or the 5,000 ms startup bound of §12.7).
     Deadline,
+    /// The run was cancelled from outside (execution.md §5.3: client gone, drain cutoff, front request).
+    Cancelled,
 }
 
-/// The interrupt budget and deadline shared by every sandbox of one call (or of one startup probe).
-/// Once exhausted it stays exhausted: every later interrupt point raises again, so no loop can iterate
-/// and no function can be entered, whatever `pcall` catches.
+/// The interrupt budget, deadline and cancellation flag shared by every sandbox of one call (or of one
+/// startup probe). Once exhausted it stays exhausted: every later interrupt point raises again, so no loop
+/// can iterate and no function can be entered, whatever `pcall` catches (§12.8).
 #[derive(Debug)]
 pub struct Budget {
     remaining: AtomicU64,
     deadline: Option<Instant>,
-    /// 0: running; 1: interrupts exhausted; 2: deadline passed.
+    /// Set from another thread to cancel the run; read at every interrupt point (§12.8).
+    cancel: Option<Arc<AtomicBool>>,
+    /// 0: running; 1: interrupts exhausted; 2: deadline passed; 3: cancelled.
     exhausted: AtomicU8,
     ticks: AtomicU64,
 }
@@ -93,9 +97,19 @@ const CLOCK_EVERY: u64 = 1024;
 impl Budget {
     /// A budget of `interrupts` interrupt points, ending at `deadline` when given.
     pub fn new(interrupts: u64, deadline: Option<Instant>) -> Arc<Budget> {
+        Budget::build(interrupts, deadline, None)
+    }
+
+    /// A run's budget: like [`Budget::new`], and also exhausted once `cancel` is set.
+    pub fn with_cancel(interrupts: u64, deadline: Instant, cancel: Arc<AtomicBool>) -> Arc<Budget> {
+        Budget::build(interrupts, Some(deadline), Some(cancel))
+    }
+
+    fn build(interrupts: u64, deadline: Option<Instant>, cancel: Option<Arc<AtomicBool>>) -> Arc<Budget> {
         Arc::new(Budget {
             remaining: AtomicU64::new(interrupts),
             deadline,
+            cancel,
             exhausted: AtomicU8::new(0),
             ticks: AtomicU64::new(0),
         })
@@ -106,6 +120,7 @@ impl Budget {
         if let Some(e) = self.exhausted() {
             return Err(e);
         }
+        self.check_cancel()?;
         if self.remaining.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |r| r.checked_sub(1)).is_err() {
             self.exhausted.store(1, Ordering::Relaxed);
             return Err(Exhaustion::Interrupts);
@@ -128,12 +143,31 @@ impl Budget {
         }
     }
 
+    /// Checks the cancellation flag now (an atomic load, cheap enough for every interrupt point).
+    pub fn check_cancel(&self) -> Result<(), Exhaustion> {
+        if self.cancel.as_ref().is_some_and(|c| c.load(Ordering::Acquire)) {
+            let _ = self.exhausted.compare_exchange(0, 3, Ordering::Relaxed, Ordering::Relaxed);
+            return self.exhausted().map_or(Ok(()), Err);
+        }
+        Ok(())
+    }
+
+    /// Everything at once, for host-function boundaries (§12.8): sticky state, cancellation, the clock.
+    pub fn check(&self) -> Result<(), Exhaustion> {
+        if let Some(e) = self.exhausted() {
+            return Err(e);
+        }
+        self.check_cancel()?;
+        self.check_deadline()
+    }
+
     /// Whether, and why, the budget is exhausted.
     pub fn exhausted(&self) -> Option<Exhaustion> {
         match self.exhausted.load(Ordering::Relaxed) {
             0 => None,
             1 => Some(Exhaustion::Interrupts),
-            _ => Some(Exhaustion::Deadline),
+            2 => Some(Exhaustion::Deadline),
+            _ => Some(Exhaustion::Cancelled),
         }
     }
 }
@@ -144,6 +178,8 @@ struct Modules {
     slots: Mutex<BTreeMap<String, Slot>>,
     /// How many module chunks are running right now (nested `require`s count each).
     loading: AtomicUsize,
+    /// Set by `fail`: every interrupt point of this sandbox raises until the host resumes it (§12.5).
+    halted: AtomicBool,
 }
 
 enum Slot {
@@ -151,8 +187,8 @@ enum Slot {
     Loaded(RegistryKey),
 }
 
-/// Tells host functions whether a module chunk is running, so that they can refuse to act (§12.2:
-/// module loading is pure).
+/// The sandbox state host functions see: whether a module chunk is running, so that they can refuse to
+/// act (§12.2: module loading is pure), and the halt that makes `fail` uncatchable (§12.5).
 #[derive(Clone)]
 pub struct LoadState(Arc<Modules>);
 
@@ -160,6 +196,21 @@ impl LoadState {
     /// `true` while any module chunk of this sandbox is running.
     pub fn is_loading(&self) -> bool {
         self.0.loading.load(Ordering::Relaxed) > 0
+    }
+
+    /// Halts the sandbox: from now on every interrupt point raises, so `pcall` cannot resume the code.
+    pub fn halt(&self) {
+        self.0.halted.store(true, Ordering::Relaxed);
+    }
+
+    /// Lets the sandbox run again (a mission after its failed invocation ended).
+    pub fn resume(&self) {
+        self.0.halted.store(false, Ordering::Relaxed);
+    }
+
+    /// Whether the sandbox is halted.
+    pub fn is_halted(&self) -> bool {
+        self.0.halted.load(Ordering::Relaxed)
     }
 }
 
@@ -207,10 +258,17 @@ impl Sandbox {
         install(&lua, &globals, LoadState(modules.clone()))?;
         // Built-in globals and libraries read-only; new globals land in a table local to this state.
         lua.sandbox(true)?;
-        lua.set_interrupt(move |_| match budget.charge() {
-            Ok(()) => Ok(VmState::Continue),
-            Err(Exhaustion::Interrupts) => Err(runtime("interrupt budget exhausted")),
-            Err(Exhaustion::Deadline) => Err(runtime("deadline passed")),
+        let halt = LoadState(modules.clone());
+        lua.set_interrupt(move |_| {
+            if halt.is_halted() {
+                return Err(runtime("the invocation has ended"));
+            }
+            match budget.charge() {
+                Ok(()) => Ok(VmState::Continue),
+                Err(Exhaustion::Interrupts) => Err(runtime("interrupt budget exhausted")),
+                Err(Exhaustion::Deadline) => Err(runtime("deadline passed")),
+                Err(Exhaustion::Cancelled) => Err(runtime("cancelled")),
+            }
         });
         lua.set_memory_limit(memory_limit)?;
         Ok(Sandbox { lua, env, modules })

@@ -11,7 +11,7 @@ use crate::config::manifest;
 
 /// Writes `sources` (id, source, dependencies) as the workflow of a manifest with `entry`, plus the
 /// mission components in `mission`, and builds it under `limits`.
-fn build_with(
+pub(super) fn build_with(
     workflow: &[Source],
     entry: &str,
     mission: &[Source],
@@ -48,7 +48,7 @@ fn build_with(
 }
 
 /// `(id, source, dependencies)` of one component.
-type Source<'a> = (&'a str, &'a str, &'a [&'a str]);
+pub(super) type Source<'a> = (&'a str, &'a str, &'a [&'a str]);
 
 /// (what, workflow components, entry, expected).
 type ProbeRow<'a> = (&'a str, &'a [Source<'a>], &'a str, Result<(), AppError>);
