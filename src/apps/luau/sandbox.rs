@@ -334,15 +334,21 @@ fn require_function(lua: &Lua, env: Arc<Environment>, modules: Arc<Modules>) -> 
     })
 }
 
-/// The chunk name (without the leading `=`) of the nearest Lua function on the stack above `require`.
+/// Chunks named `host/<name>` are the gateway's own Luau shims (the runtime's `pcall` guard, mission
+/// handles): `require` looks past them, as past C frames, for the component that called it.
+pub const HOST_CHUNK_PREFIX: &str = "host/";
+
+/// The chunk name (without the leading `=`) of the nearest component or `:eval` function on the stack
+/// above `require`.
 fn calling_chunk(lua: &Lua) -> Option<String> {
     for level in 1..=MAX_CALLER_LEVELS {
         let frame = lua.inspect_stack(level, |d| {
             let source = d.source();
-            if source.what == "C" {
+            let name = source.source.map(|s| s.trim_start_matches('=').to_owned());
+            if source.what == "C" || name.as_deref().is_some_and(|n| n.starts_with(HOST_CHUNK_PREFIX)) {
                 None
             } else {
-                Some(source.source.map(|s| s.trim_start_matches('=').to_owned()))
+                Some(name)
             }
         })?;
         if let Some(source) = frame {

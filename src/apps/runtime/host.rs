@@ -1,5 +1,6 @@
 //! The host globals of a run (execution.md §12.4, §12.5): `mission` in the workflow, `tool` in missions,
-//! `fail` and `json` in both.
+//! `fail` and `json` in both, and the `pcall`/`xpcall` guard that makes the end of a run (or of a mission
+//! invocation) uncatchable.
 //!
 //! Owns the guards every host function applies first: no acting while a module chunk loads (§12.2), and
 //! the run's deadline and cancellation at the boundary (§12.8). `mission` handles are built by a small
@@ -11,12 +12,12 @@ use std::sync::{Arc, OnceLock};
 use mlua::chunk::{ChunkMode, Compiler};
 use mlua::{Lua, Table, Value as LuaValue};
 
-use super::call::Run;
+use super::call::{ended, Run};
 use super::missions::{self, FailSlot, Invocation};
 use super::outcome::fail_detail;
 use crate::apps::luau::convert::to_json;
 use crate::apps::luau::json_lib;
-use crate::apps::luau::sandbox::LoadState;
+use crate::apps::luau::sandbox::{LoadState, HOST_CHUNK_PREFIX};
 
 /// The mission-handle shim. `raw_*` are the Rust host functions; a handle is a frozen table whose mission
 /// name lives in a weak table the script cannot reach, so a handle cannot be forged or retargeted.
@@ -49,19 +50,69 @@ return function(name)
 end
 "#;
 
-/// The shim's bytecode, compiled once per process (§12.7: no per-call compilation of fixed code).
-fn shim_bytecode() -> mlua::Result<&'static [u8]> {
-    static SHIM: OnceLock<Result<Vec<u8>, String>> = OnceLock::new();
-    match SHIM.get_or_init(|| Compiler::new().compile(HANDLE_SHIM).map_err(|e| e.to_string())) {
+/// The `pcall`/`xpcall` guard (§5.3, §12.5, §12.8). Interrupt points alone would let the straight-line
+/// code after a caught error run until its next call or loop; the guard re-raises a caught error once
+/// the sandbox may not go on (halted by `fail`, budget exhausted, deadline passed, cancelled) and never
+/// calls an `xpcall` handler then, so no code of the script runs after the end, handlers included.
+const GUARD_SHIM: &str = r#"
+local raw_pcall, raw_xpcall, stopped = pcall, xpcall, ...
+local function settle(ok, ...)
+  if not ok and stopped() then error((...), 0) end
+  return ok, ...
+end
+local function guarded_pcall(f, ...)
+  return settle(raw_pcall(f, ...))
+end
+local function guarded_xpcall(f, handler, ...)
+  if type(handler) ~= "function" then return raw_xpcall(f, handler, ...) end
+  return settle(raw_xpcall(f, function(e)
+    if stopped() then return e end
+    return handler(e)
+  end, ...))
+end
+return guarded_pcall, guarded_xpcall
+"#;
+
+/// A shim's bytecode, compiled once per process (§12.7: no per-call compilation of fixed code).
+fn bytecode(cell: &'static OnceLock<Result<Vec<u8>, String>>, source: &str) -> mlua::Result<&'static [u8]> {
+    match cell.get_or_init(|| Compiler::new().compile(source).map_err(|e| e.to_string())) {
         Ok(bytes) => Ok(bytes),
-        Err(e) => Err(mlua::Error::runtime(format!("mission handle shim: {e}"))),
+        Err(e) => Err(mlua::Error::runtime(format!("host shim: {e}"))),
     }
 }
 
-/// §12.2: host functions that reach outside raise while any module chunk of their sandbox is running.
-fn refuse_while_loading(state: &LoadState, name: &str) -> mlua::Result<()> {
+/// Runs a host shim chunk named `host/<name>` with `args`.
+fn run_shim<R: mlua::FromLuaMulti>(
+    lua: &Lua,
+    cell: &'static OnceLock<Result<Vec<u8>, String>>,
+    source: &str,
+    name: &str,
+    args: impl mlua::IntoLuaMulti,
+) -> mlua::Result<R> {
+    lua.load(bytecode(cell, source)?)
+        .set_name(format!("={HOST_CHUNK_PREFIX}{name}"))
+        .set_mode(ChunkMode::Binary)
+        .call(args)
+}
+
+/// Replaces `pcall` and `xpcall` with the guard (before the built-ins are frozen).
+fn install_guard(lua: &Lua, globals: &Table, state: LoadState, run: Arc<Run>) -> mlua::Result<()> {
+    static GUARD: OnceLock<Result<Vec<u8>, String>> = OnceLock::new();
+    let stopped = lua.create_function(move |_, ()| Ok(state.is_halted() || run.budget.check().is_err()))?;
+    let (pcall, xpcall): (mlua::Function, mlua::Function) =
+        run_shim(lua, &GUARD, GUARD_SHIM, "guard", stopped)?;
+    globals.raw_set("pcall", pcall)?;
+    globals.raw_set("xpcall", xpcall)
+}
+
+/// §12.2: host functions that reach outside raise while any module chunk of their sandbox is running;
+/// and none acts in a sandbox that `fail` halted.
+fn guard(state: &LoadState, name: &str) -> mlua::Result<()> {
     if state.is_loading() {
         return Err(mlua::Error::runtime(format!("{name} is not available while modules load")));
+    }
+    if state.is_halted() {
+        return Err(ended());
     }
     Ok(())
 }
@@ -76,7 +127,7 @@ pub(super) fn install_workflow(
     globals.raw_set("json", json_lib::library(lua)?)?;
     let (s, r) = (state.clone(), run.clone());
     let fail = lua.create_function(move |_, value: LuaValue| -> mlua::Result<()> {
-        refuse_while_loading(&s, "fail")?;
+        guard(&s, "fail")?;
         r.boundary()?;
         // §12.5: the run ends at once; the halt makes every later interrupt point raise, so `pcall`
         // cannot resume it, and `classify` reports the recorded detail whatever the code does next.
@@ -87,7 +138,7 @@ pub(super) fn install_workflow(
     globals.raw_set("fail", fail)?;
     let (s, r) = (state.clone(), run.clone());
     let raw_mission = lua.create_function(move |_, name: LuaValue| -> mlua::Result<()> {
-        refuse_while_loading(&s, "mission")?;
+        guard(&s, "mission")?;
         r.boundary()?;
         match &name {
             LuaValue::String(n) if n.to_str().is_ok_and(|n| r.missions.contains_key(&*n)) => Ok(()),
@@ -96,21 +147,19 @@ pub(super) fn install_workflow(
     })?;
     let (s, r) = (state.clone(), run.clone());
     let raw_call = lua.create_function(move |lua, (name, target, args): (String, LuaValue, LuaValue)| {
-        refuse_while_loading(&s, ":call")?;
+        guard(&s, ":call")?;
         r.boundary()?;
         missions::invoke(lua, &r, &name, Invocation::Call { target, args })
     })?;
     let (s, r) = (state, run);
     let raw_eval = lua.create_function(move |lua, (name, source): (String, LuaValue)| {
-        refuse_while_loading(&s, ":eval")?;
+        guard(&s, ":eval")?;
         r.boundary()?;
         missions::invoke(lua, &r, &name, Invocation::Eval { source })
     })?;
-    let make_handle: mlua::Function = lua
-        .load(shim_bytecode()?)
-        .set_name("=host/mission")
-        .set_mode(ChunkMode::Binary)
-        .call((raw_mission, raw_call, raw_eval))?;
+    static HANDLES: OnceLock<Result<Vec<u8>, String>> = OnceLock::new();
+    let make_handle: mlua::Function =
+        run_shim(lua, &HANDLES, HANDLE_SHIM, "mission", (raw_mission, raw_call, raw_eval))?;
     globals.raw_set("mission", make_handle)
 }
 
@@ -123,9 +172,10 @@ pub(super) fn install_mission(
     slot: FailSlot,
 ) -> mlua::Result<()> {
     globals.raw_set("json", json_lib::library(lua)?)?;
+    install_guard(lua, globals, state.clone(), run.clone())?;
     let (s, r) = (state.clone(), run.clone());
     let fail = lua.create_function(move |lua, value: LuaValue| -> mlua::Result<()> {
-        refuse_while_loading(&s, "fail")?;
+        guard(&s, "fail")?;
         r.boundary()?;
         // §12.5: copied by value; `nil` in the workflow when not convertible.
         slot.record(to_json(lua, &value).ok());
@@ -134,7 +184,7 @@ pub(super) fn install_mission(
     })?;
     globals.raw_set("fail", fail)?;
     let tool = lua.create_function(move |lua, (alias, _arguments): (LuaValue, LuaValue)| {
-        refuse_while_loading(&state, "tool")?;
+        guard(&state, "tool")?;
         run.boundary()?;
         if !matches!(alias, LuaValue::String(_)) {
             return Err(mlua::Error::runtime("tool: the alias must be a string"));

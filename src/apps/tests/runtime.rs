@@ -19,6 +19,9 @@ function M.mutate(t) t.x = 99 return t end
 function M.fail(v) fail(v) end
 function M.fail_caught(v) pcall(fail, v) return "resumed" end
 function M.fail_fn() fail(function() end) end
+function M.fail_then_act(v) pcall(fail, v) M.acted = true end
+function M.xfail_then_act(v) xpcall(fail, function() M.acted = true end, v) M.acted = true end
+function M.acted_get() return M.acted == true end
 function M.err() error("deep") end
 function M.fn() return function() end end
 function M.tool(x) return tool(x.alias, x.args) end
@@ -131,6 +134,11 @@ fn mission_vectors() {
         ("mission runtime error", "return try(function() return mission('m'):call('a.err') end)", returned(r#"{"ok":false,"kind":"error"}"#)),
         ("mission fail", "return try(function() return mission('m'):call('a.fail', {x = 1}) end)", returned(r#"{"ok":false,"kind":"fail","value":{"x":1}}"#)),
         ("mission fail is not catchable in the mission", "return try(function() return mission('m'):call('a.fail_caught', 'v') end)", returned(r#"{"ok":false,"kind":"fail","value":"v"}"#)),
+        (
+            "nothing of the mission runs after its fail, not even after pcall",
+            "local h = mission('m')\npcall(h.call, h, 'a.fail_then_act', 1)\npcall(h.call, h, 'a.xfail_then_act', 1)\nreturn {acted = h:call('a.acted_get')}",
+            returned(r#"{"acted":false}"#),
+        ),
         ("non-convertible fail value is nil", "return try(function() return mission('m'):call('a.fail_fn') end)", returned(r#"{"ok":false,"kind":"fail"}"#)),
         (
             "the mission sandbox is usable after a fail",
