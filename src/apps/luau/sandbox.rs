@@ -180,6 +180,10 @@ struct Modules {
     loading: AtomicUsize,
     /// Set by `fail`: every interrupt point of this sandbox raises until the host resumes it (§12.5).
     halted: AtomicBool,
+    /// The sandbox's current memory limit (the runtime moves it as sandboxes of a call take turns).
+    memory_limit: AtomicUsize,
+    /// Heap size at which the next interrupt point runs a full collection (see [`reclaim`]).
+    gc_trigger: AtomicUsize,
 }
 
 enum Slot {
@@ -188,11 +192,12 @@ enum Slot {
 }
 
 /// The sandbox state host functions see: whether a module chunk is running, so that they can refuse to
-/// act (§12.2: module loading is pure), and the halt that makes `fail` uncatchable (§12.5).
+/// act (§12.2: module loading is pure), the halt that makes `fail` uncatchable (§12.5), and the memory
+/// limit (§12.8).
 #[derive(Clone)]
-pub struct LoadState(Arc<Modules>);
+pub struct SandboxState(Arc<Modules>);
 
-impl LoadState {
+impl SandboxState {
     /// `true` while any module chunk of this sandbox is running.
     pub fn is_loading(&self) -> bool {
         self.0.loading.load(Ordering::Relaxed) > 0
@@ -212,6 +217,33 @@ impl LoadState {
     pub fn is_halted(&self) -> bool {
         self.0.halted.load(Ordering::Relaxed)
     }
+
+    /// Sets the Luau heap limit of this sandbox's state `lua` (never 0, which mlua reads as "none").
+    pub fn set_memory_limit(&self, lua: &Lua, bytes: usize) -> mlua::Result<()> {
+        let bytes = bytes.max(1);
+        self.0.memory_limit.store(bytes, Ordering::Relaxed);
+        self.0.gc_trigger.store(midway(lua.used_memory(), bytes), Ordering::Relaxed);
+        lua.set_memory_limit(bytes).map(|_| ())
+    }
+}
+
+/// Halfway from `used` to `limit`.
+fn midway(used: usize, limit: usize) -> usize {
+    used + limit.saturating_sub(used) / 2
+}
+
+/// Luau has no emergency collection: an allocation over the limit fails even when most of the heap is
+/// garbage the incremental collector has not reached yet, so a script churning through short-lived
+/// strings would fail far below its live limit. At an interrupt point where the heap has passed halfway
+/// from the live size to the limit, a full collection runs and the next trigger is set halfway again.
+/// Runs no Luau code (Luau tables have no `__gc`).
+fn reclaim(lua: &Lua, modules: &Modules) {
+    if lua.used_memory() < modules.gc_trigger.load(Ordering::Relaxed) {
+        return;
+    }
+    let _ = lua.gc_collect();
+    let limit = modules.memory_limit.load(Ordering::Relaxed);
+    modules.gc_trigger.store(midway(lua.used_memory(), limit), Ordering::Relaxed);
 }
 
 /// Decrements the loading count however the chunk ends.
@@ -248,21 +280,22 @@ impl Sandbox {
         env: Arc<Environment>,
         memory_limit: usize,
         budget: Arc<Budget>,
-        install: impl FnOnce(&Lua, &Table, LoadState) -> mlua::Result<()>,
+        install: impl FnOnce(&Lua, &Table, SandboxState) -> mlua::Result<()>,
     ) -> mlua::Result<Sandbox> {
         let lua = Lua::new_with(libraries(), LuaOptions::new())?;
         let globals = lua.globals();
         prune_globals(&globals)?;
         let modules = Arc::new(Modules::default());
         globals.raw_set("require", require_function(&lua, env.clone(), modules.clone())?)?;
-        install(&lua, &globals, LoadState(modules.clone()))?;
+        install(&lua, &globals, SandboxState(modules.clone()))?;
         // Built-in globals and libraries read-only; new globals land in a table local to this state.
         lua.sandbox(true)?;
-        let halt = LoadState(modules.clone());
-        lua.set_interrupt(move |_| {
-            if halt.is_halted() {
+        let state = SandboxState(modules.clone());
+        lua.set_interrupt(move |lua| {
+            if state.is_halted() {
                 return Err(runtime("the invocation has ended"));
             }
+            reclaim(lua, &state.0);
             match budget.charge() {
                 Ok(()) => Ok(VmState::Continue),
                 Err(Exhaustion::Interrupts) => Err(runtime("interrupt budget exhausted")),
@@ -270,7 +303,7 @@ impl Sandbox {
                 Err(Exhaustion::Cancelled) => Err(runtime("cancelled")),
             }
         });
-        lua.set_memory_limit(memory_limit)?;
+        SandboxState(modules.clone()).set_memory_limit(&lua, memory_limit)?;
         Ok(Sandbox { lua, env, modules })
     }
 
@@ -284,9 +317,9 @@ impl Sandbox {
         &self.env
     }
 
-    /// Whether a module chunk is running.
-    pub fn load_state(&self) -> LoadState {
-        LoadState(self.modules.clone())
+    /// The state host functions see: loading, halt, memory limit.
+    pub fn state(&self) -> SandboxState {
+        SandboxState(self.modules.clone())
     }
 
     /// Loads component `id` on behalf of the host (no dependency restriction applies): runs its chunk the

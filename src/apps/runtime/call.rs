@@ -64,10 +64,33 @@ impl Run {
         self.memory_bytes.saturating_sub(others).max(1)
     }
 
-    /// Bytes held by every mission sandbox except `except`.
-    pub fn missions_used(&self, except: Option<&str>) -> usize {
-        let Ok(sandboxes) = self.sandboxes.lock() else { return 0 };
-        sandboxes.iter().filter(|(name, _)| Some(name.as_str()) != except).map(|(_, m)| m.used_memory()).sum()
+    /// Bytes held beside the sandbox about to run: with `Some((workflow, m))`, the workflow's and every
+    /// mission's but `m`'s (mission `m` is entered); with `None`, every mission's (the workflow resumes).
+    /// When that leaves the running sandbox less than half the call's memory, the idle sandboxes are
+    /// collected first, so that their garbage does not count against it (Luau has no emergency
+    /// collection; see `sandbox::reclaim`).
+    pub fn held_beside(&self, entering: Option<(&Lua, &str)>) -> usize {
+        let held = |collect: bool| {
+            let workflow = entering.map_or(0, |(workflow, _)| {
+                if collect {
+                    let _ = workflow.gc_collect();
+                }
+                workflow.used_memory()
+            });
+            let except = entering.map(|(_, m)| m);
+            let Ok(sandboxes) = self.sandboxes.lock() else { return workflow };
+            let missions: usize = sandboxes
+                .iter()
+                .filter(|(name, _)| Some(name.as_str()) != except)
+                .map(|(_, m)| m.held(collect))
+                .sum();
+            workflow + missions
+        };
+        let first = held(false);
+        if self.limit_beside(first) >= self.memory_bytes / 2 {
+            return first;
+        }
+        held(true)
     }
 }
 

@@ -17,7 +17,7 @@ use super::missions::{self, FailSlot, Invocation};
 use super::outcome::fail_detail;
 use crate::apps::luau::convert::to_json;
 use crate::apps::luau::json_lib;
-use crate::apps::luau::sandbox::{LoadState, HOST_CHUNK_PREFIX};
+use crate::apps::luau::sandbox::{SandboxState, HOST_CHUNK_PREFIX};
 
 /// The mission-handle shim. `raw_*` are the Rust host functions; a handle is a frozen table whose mission
 /// name lives in a weak table the script cannot reach, so a handle cannot be forged or retargeted.
@@ -96,7 +96,7 @@ fn run_shim<R: mlua::FromLuaMulti>(
 }
 
 /// Replaces `pcall` and `xpcall` with the guard (before the built-ins are frozen).
-fn install_guard(lua: &Lua, globals: &Table, state: LoadState, run: Arc<Run>) -> mlua::Result<()> {
+fn install_guard(lua: &Lua, globals: &Table, state: SandboxState, run: Arc<Run>) -> mlua::Result<()> {
     static GUARD: OnceLock<Result<Vec<u8>, String>> = OnceLock::new();
     let stopped = lua.create_function(move |_, ()| Ok(state.is_halted() || run.budget.check().is_err()))?;
     let (pcall, xpcall): (mlua::Function, mlua::Function) =
@@ -107,7 +107,7 @@ fn install_guard(lua: &Lua, globals: &Table, state: LoadState, run: Arc<Run>) ->
 
 /// §12.2: host functions that reach outside raise while any module chunk of their sandbox is running;
 /// and none acts in a sandbox that `fail` halted.
-fn guard(state: &LoadState, name: &str) -> mlua::Result<()> {
+fn guard(state: &SandboxState, name: &str) -> mlua::Result<()> {
     if state.is_loading() {
         return Err(mlua::Error::runtime(format!("{name} is not available while modules load")));
     }
@@ -121,7 +121,7 @@ fn guard(state: &LoadState, name: &str) -> mlua::Result<()> {
 pub(super) fn install_workflow(
     lua: &Lua,
     globals: &Table,
-    state: LoadState,
+    state: SandboxState,
     run: Arc<Run>,
 ) -> mlua::Result<()> {
     globals.raw_set("json", json_lib::library(lua)?)?;
@@ -149,13 +149,13 @@ pub(super) fn install_workflow(
     let raw_call = lua.create_function(move |lua, (name, target, args): (String, LuaValue, LuaValue)| {
         guard(&s, ":call")?;
         r.boundary()?;
-        missions::invoke(lua, &r, &name, Invocation::Call { target, args })
+        missions::invoke(lua, &s, &r, &name, Invocation::Call { target, args })
     })?;
     let (s, r) = (state, run);
     let raw_eval = lua.create_function(move |lua, (name, source): (String, LuaValue)| {
         guard(&s, ":eval")?;
         r.boundary()?;
-        missions::invoke(lua, &r, &name, Invocation::Eval { source })
+        missions::invoke(lua, &s, &r, &name, Invocation::Eval { source })
     })?;
     static HANDLES: OnceLock<Result<Vec<u8>, String>> = OnceLock::new();
     let make_handle: mlua::Function =
@@ -167,7 +167,7 @@ pub(super) fn install_workflow(
 pub(super) fn install_mission(
     lua: &Lua,
     globals: &Table,
-    state: LoadState,
+    state: SandboxState,
     run: Arc<Run>,
     slot: FailSlot,
 ) -> mlua::Result<()> {

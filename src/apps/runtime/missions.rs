@@ -17,7 +17,7 @@ use super::call::Run;
 use super::host;
 use super::outcome::message;
 use crate::apps::luau::convert::{to_json, to_lua};
-use crate::apps::luau::sandbox::Sandbox;
+use crate::apps::luau::sandbox::{Sandbox, SandboxState};
 use crate::apps::luau::EnvironmentName;
 use crate::json::Value;
 
@@ -49,8 +49,13 @@ pub(super) struct MissionSandbox {
 }
 
 impl MissionSandbox {
-    pub fn used_memory(&self) -> usize {
-        self.sandbox.lua().used_memory()
+    /// Bytes this sandbox holds, after a full collection when `collect`.
+    pub fn held(&self, collect: bool) -> usize {
+        let lua = self.sandbox.lua();
+        if collect {
+            let _ = lua.gc_collect();
+        }
+        lua.used_memory()
     }
 }
 
@@ -77,12 +82,13 @@ enum Failure {
 /// the workflow sandbox is out of memory for the answer).
 pub(super) fn invoke(
     workflow: &Lua,
+    workflow_state: &SandboxState,
     run: &Arc<Run>,
     name: &str,
     invocation: Invocation,
 ) -> mlua::Result<(bool, LuaValue)> {
-    let outcome =
-        prepare(workflow, invocation).and_then(|prepared| in_mission(workflow, run, name, prepared));
+    let outcome = prepare(workflow, invocation)
+        .and_then(|prepared| in_mission(workflow, workflow_state, run, name, prepared));
     // §12.5: cancellation and budget exhaustion end the whole run; they are not mission failures.
     run.boundary()?;
     match outcome {
@@ -134,20 +140,25 @@ fn unknown_target() -> Failure {
 /// missions leave (§12.8), and collects its fail record.
 fn in_mission(
     workflow: &Lua,
+    workflow_state: &SandboxState,
     run: &Arc<Run>,
     name: &str,
     prepared: Prepared,
 ) -> Result<Option<Value>, Failure> {
     let mission = sandbox_of(workflow, run, name)?;
     let lua = mission.sandbox.lua();
-    let others = workflow.used_memory() + run.missions_used(Some(name));
-    lua.set_memory_limit(run.limit_beside(others)).map_err(|e| Failure::Error(message(&e)))?;
+    let others = run.held_beside(Some((workflow, name)));
+    mission
+        .sandbox
+        .state()
+        .set_memory_limit(lua, run.limit_beside(others))
+        .map_err(|e| Failure::Error(message(&e)))?;
     let result = execute(&mission, name, prepared);
     // The invocation is over: a `fail` stops halting the sandbox, which later invocations reuse.
     let failed = mission.fail.take();
-    mission.sandbox.load_state().resume();
+    mission.sandbox.state().resume();
     // Hand the memory back: the workflow may hold what the missions leave.
-    let _ = workflow.set_memory_limit(run.limit_beside(run.missions_used(None)));
+    let _ = workflow_state.set_memory_limit(workflow, run.limit_beside(run.held_beside(None)));
     match (failed, result) {
         (Some(value), _) => Err(Failure::Fail(value)),
         (None, Err(e)) => Err(Failure::Error(message(&e))),
@@ -192,7 +203,7 @@ fn sandbox_of(workflow: &Lua, run: &Arc<Run>, name: &str) -> Result<Arc<MissionS
         return Ok(existing.clone());
     }
     let env = run.missions.get(name).ok_or_else(|| Failure::Error("not a declared mission".into()))?;
-    let others: usize = workflow.used_memory() + sandboxes.values().map(|m| m.used_memory()).sum::<usize>();
+    let others: usize = workflow.used_memory() + sandboxes.values().map(|m| m.held(false)).sum::<usize>();
     let fail = FailSlot::default();
     let slot = fail.clone();
     let r = run.clone();

@@ -22,6 +22,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
+use super::luau::sandbox::INTERRUPT_BUDGET;
 use super::luau::CompiledLuau;
 
 /// The bounds of one run.
@@ -33,6 +34,18 @@ pub struct CallLimits {
     pub interrupts: u64,
     /// The run's deadline (§3.2, §5.4).
     pub deadline: Instant,
+}
+
+impl CallLimits {
+    /// The limits of §12.8 for an application whose `limits.memory_bytes` is `memory_bytes`
+    /// (`Template::memory_bytes`), ending at `deadline`.
+    pub fn for_application(memory_bytes: u64, deadline: Instant) -> CallLimits {
+        CallLimits {
+            memory_bytes: usize::try_from(memory_bytes).unwrap_or(usize::MAX),
+            interrupts: INTERRUPT_BUDGET,
+            deadline,
+        }
+    }
 }
 
 /// Set from another thread to cancel the run (client gone, drain cutoff).

@@ -348,7 +348,7 @@ fn sandboxes_are_fresh_and_require_is_restricted() {
     assert!(eval.call::<mlua::Table>(()).is_ok());
     let stranger = sandbox.lua().load("return require('a')").set_name("=somewhere");
     assert!(stranger.call::<mlua::Table>(()).is_err());
-    let load_state = sandbox.load_state();
+    let load_state = sandbox.state();
     assert!(!load_state.is_loading());
 }
 
@@ -364,7 +364,7 @@ fn load_state_is_visible_to_host_functions() {
         globals.raw_set("is_loading", lua.create_function(move |_, ()| Ok(state.is_loading()))?)
     })
     .unwrap();
-    assert!(!sandbox.load_state().is_loading());
+    assert!(!sandbox.state().is_loading());
     let run: mlua::Function = sandbox.require("hooked").unwrap().get("run").unwrap();
     assert!(!run.call::<bool>(()).unwrap());
 }

@@ -62,11 +62,9 @@ pub(super) fn app(body: &str) -> CompiledLuau {
 }
 
 pub(super) fn limits() -> CallLimits {
-    CallLimits {
-        memory_bytes: 16_777_216,
-        interrupts: INTERRUPT_BUDGET,
-        deadline: Instant::now() + Duration::from_secs(60),
-    }
+    let limits = CallLimits::for_application(16_777_216, Instant::now() + Duration::from_secs(60));
+    assert_eq!((limits.memory_bytes, limits.interrupts), (16_777_216, INTERRUPT_BUDGET));
+    limits
 }
 
 pub(super) fn run(app: &CompiledLuau, input: &str) -> RunEnd {

@@ -120,6 +120,18 @@ fn memory_vectors() {
             returned(r#"{"ok":false,"kind":"error","big":5000000}"#),
         ),
         (
+            "garbage is collected before an allocation fails",
+            "for _ = 1, 100 do local s = string.rep('x', 500000) end\nreturn {}",
+            2 * mib,
+            returned("{}"),
+        ),
+        (
+            "garbage the workflow dropped does not count against a mission",
+            "for _ = 1, 3 do local s = string.rep('x', 2000000) end\nreturn {n = mission('m'):call('a.hog', 4 * 1048576)}",
+            8 * mib,
+            returned(r#"{"n":4194304}"#),
+        ),
+        (
             "nor can the workflow take what a mission keeps",
             "mission('m'):call('a.keep', 5000000)\nlocal ok = pcall(string.rep, 'x', 4 * 1048576)\nreturn {ok = ok}",
             8 * mib,
