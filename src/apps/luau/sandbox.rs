@@ -3,10 +3,11 @@
 //! the `require` of §12.2 over bytecode compiled once at startup.
 //!
 //! Owns the global allow-list, the module loader (declared dependencies only, one instance per sandbox,
-//! cycles refused) and the shared [`Budget`]. Does not own host functions (`mission`, `tool`, `fail`,
-//! `json`): whoever creates a sandbox installs them through the `install` hook, before the built-ins are
-//! frozen. A fresh state per sandbox is what makes calls unable to see each other (§12.6); it costs one
-//! state creation and a bytecode load per module actually required, never a compilation.
+//! cycles refused), the shared [`Budget`] (interrupts, deadline, cancellation), the per-sandbox halt that
+//! `fail` sets, and garbage collection ahead of the memory limit. Does not own host functions (`mission`,
+//! `tool`, `fail`, `json`): whoever creates a sandbox installs them through the `install` hook, before the
+//! built-ins are frozen. A fresh state per sandbox is what makes calls unable to see each other (§12.6);
+//! it costs one state creation and a bytecode load per module actually required, never a compilation.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
