@@ -403,3 +403,18 @@ fn calls_do_not_see_each_other() {
         assert_eq!(thread.join().unwrap(), fresh(id));
     }
 }
+
+/// §12.5: `:eval` compiles source text only; bytecode smuggled in a string is refused (loading untrusted
+/// bytecode is unsafe in Luau).
+#[test]
+fn eval_refuses_bytecode() {
+    let bytecode = crate::apps::luau::compile_source(b"return 1").unwrap();
+    let escaped: String = bytecode.iter().map(|b| format!("\\x{b:02x}")).collect();
+    let body = format!("return try(function() return mission('m'):eval(\"{escaped}\") end)");
+    assert_eq!(run(&app(&body), "{}"), returned(r#"{"ok":false,"kind":"error"}"#));
+    // The same source as text runs.
+    assert_eq!(
+        run(&app("return try(function() return mission('m'):eval('return 1') end)"), "{}"),
+        returned(r#"{"ok":true,"value":1}"#)
+    );
+}
