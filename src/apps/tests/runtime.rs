@@ -152,6 +152,11 @@ fn mission_vectors() {
         ),
         ("eval may require any component", "return try(function() return mission('m'):eval(\"return require('a').inc() + 10\") end)", returned(r#"{"ok":true,"value":11}"#)),
         ("eval shares the mission sandbox", "local h = mission('m')\nh:call('a.inc')\nreturn {n = h:eval(\"return require('a').n\")}", returned(r#"{"n":1}"#)),
+        (
+            "require through pcall in eval",
+            "return {ok = mission('m'):eval(\"local ok, a = pcall(require, 'a') return ok and a.inc() == 1\")}",
+            returned(r#"{"ok":true}"#),
+        ),
         ("eval compile error", "return try(function() return mission('m'):eval('return (') end)", returned(r#"{"ok":false,"kind":"error"}"#)),
         (
             "eval chunk name",
@@ -194,8 +199,8 @@ fn mission_vectors() {
 #[test]
 fn host_functions_raise_while_a_workflow_module_loads() {
     let lazy = "local ok = pcall(mission, 'm')\nlocal okf = pcall(fail, 'x')\nreturn {ok = ok, okf = okf}";
-    let app_src =
-        "return {run = function() local l = require('lazy') return {mission = l.ok, fail = l.okf} end}";
+    // Through `pcall`, whose guard (a host chunk) `require` looks past to find the calling component.
+    let app_src = "return {run = function() local ok, l = pcall(require, 'lazy') return {required = ok, mission = l.ok, fail = l.okf} end}";
     let compiled = build_with(
         &[("app", app_src, &["lazy"]), ("lazy", lazy, &[])],
         "app.run",
@@ -203,7 +208,7 @@ fn host_functions_raise_while_a_workflow_module_loads() {
         ProbeLimits::for_application(16_777_216),
     )
     .unwrap();
-    assert_eq!(run(&compiled, "{}"), returned(r#"{"mission":false,"fail":false}"#));
+    assert_eq!(run(&compiled, "{}"), returned(r#"{"required":true,"mission":false,"fail":false}"#));
 }
 
 /// §7.2, §12.5: which `fail` values become the detail; `fail` cannot be caught.
