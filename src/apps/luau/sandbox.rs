@@ -296,9 +296,11 @@ impl Sandbox {
             if state.is_halted() {
                 return Err(runtime("the invocation has ended"));
             }
-            reclaim(lua, &state.0);
             match budget.charge() {
-                Ok(()) => Ok(VmState::Continue),
+                Ok(()) => {
+                    reclaim(lua, &state.0);
+                    Ok(VmState::Continue)
+                }
                 Err(Exhaustion::Interrupts) => Err(runtime("interrupt budget exhausted")),
                 Err(Exhaustion::Deadline) => Err(runtime("deadline passed")),
                 Err(Exhaustion::Cancelled) => Err(runtime("cancelled")),
