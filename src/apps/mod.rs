@@ -6,9 +6,10 @@
 //! * `contracts`, `luau` (5e) normalise and compile the contracts, compile and probe the Luau components;
 //! * `selection` (5f) runs the provider selection rules S1–S11;
 //! * `header`, `catalog` (5h, 5i) check the `x-mcp-header` projections and the listing bounds;
-//! * `template` runs them in the spec's order.
+//! * `template` runs them in the spec's order;
+//! * `runtime` runs one call's Luau entry in fresh sandboxes (execution.md §12, §14).
 //!
-//! Nothing here contacts a provider, reads a credential or runs an entry function.
+//! Nothing here contacts a provider or reads a credential; only `runtime` runs an entry function.
 
 pub mod catalog;
 pub mod closure;
@@ -17,6 +18,7 @@ pub mod contracts;
 pub mod error;
 pub mod header;
 pub mod luau;
+pub mod runtime;
 pub mod schema_walk;
 pub mod selection;
 pub mod template;

@@ -30,7 +30,8 @@ pub fn run(app: &CompiledLuau, memory_bytes: usize, budget: &Arc<Budget>) -> Res
     // refuses the application.
     match budget.exhausted() {
         Some(Exhaustion::Interrupts) => fail(AppErrorKind::LuauBudgetExhausted),
-        Some(Exhaustion::Deadline) => fail(AppErrorKind::LuauTimeExceeded),
+        // The probe's budget has no cancellation flag; a deadline is the only other end.
+        Some(Exhaustion::Deadline | Exhaustion::Cancelled) => fail(AppErrorKind::LuauTimeExceeded),
         None => outcome,
     }
 }

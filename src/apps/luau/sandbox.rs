@@ -3,13 +3,14 @@
 //! the `require` of §12.2 over bytecode compiled once at startup.
 //!
 //! Owns the global allow-list, the module loader (declared dependencies only, one instance per sandbox,
-//! cycles refused) and the shared [`Budget`]. Does not own host functions (`mission`, `tool`, `fail`,
-//! `json`): whoever creates a sandbox installs them through the `install` hook, before the built-ins are
-//! frozen. A fresh state per sandbox is what makes calls unable to see each other (§12.6); it costs one
-//! state creation and a bytecode load per module actually required, never a compilation.
+//! cycles refused), the shared [`Budget`] (interrupts, deadline, cancellation), the per-sandbox halt that
+//! `fail` sets, and garbage collection ahead of the memory limit. Does not own host functions (`mission`,
+//! `tool`, `fail`, `json`): whoever creates a sandbox installs them through the `install` hook, before the
+//! built-ins are frozen. A fresh state per sandbox is what makes calls unable to see each other (§12.6);
+//! it costs one state creation and a bytecode load per module actually required, never a compilation.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -73,16 +74,20 @@ pub enum Exhaustion {
     Interrupts,
     /// The deadline passed (the run's deadline, or the 5,000 ms startup bound of §12.7).
     Deadline,
+    /// The run was cancelled from outside (execution.md §5.3: client gone, drain cutoff, front request).
+    Cancelled,
 }
 
-/// The interrupt budget and deadline shared by every sandbox of one call (or of one startup probe).
-/// Once exhausted it stays exhausted: every later interrupt point raises again, so no loop can iterate
-/// and no function can be entered, whatever `pcall` catches.
+/// The interrupt budget, deadline and cancellation flag shared by every sandbox of one call (or of one
+/// startup probe). Once exhausted it stays exhausted: every later interrupt point raises again, so no loop
+/// can iterate and no function can be entered, whatever `pcall` catches (§12.8).
 #[derive(Debug)]
 pub struct Budget {
     remaining: AtomicU64,
     deadline: Option<Instant>,
-    /// 0: running; 1: interrupts exhausted; 2: deadline passed.
+    /// Set from another thread to cancel the run; read at every interrupt point (§12.8).
+    cancel: Option<Arc<AtomicBool>>,
+    /// 0: running; 1: interrupts exhausted; 2: deadline passed; 3: cancelled.
     exhausted: AtomicU8,
     ticks: AtomicU64,
 }
@@ -93,9 +98,19 @@ const CLOCK_EVERY: u64 = 1024;
 impl Budget {
     /// A budget of `interrupts` interrupt points, ending at `deadline` when given.
     pub fn new(interrupts: u64, deadline: Option<Instant>) -> Arc<Budget> {
+        Budget::build(interrupts, deadline, None)
+    }
+
+    /// A run's budget: like [`Budget::new`], and also exhausted once `cancel` is set.
+    pub fn with_cancel(interrupts: u64, deadline: Instant, cancel: Arc<AtomicBool>) -> Arc<Budget> {
+        Budget::build(interrupts, Some(deadline), Some(cancel))
+    }
+
+    fn build(interrupts: u64, deadline: Option<Instant>, cancel: Option<Arc<AtomicBool>>) -> Arc<Budget> {
         Arc::new(Budget {
             remaining: AtomicU64::new(interrupts),
             deadline,
+            cancel,
             exhausted: AtomicU8::new(0),
             ticks: AtomicU64::new(0),
         })
@@ -106,6 +121,7 @@ impl Budget {
         if let Some(e) = self.exhausted() {
             return Err(e);
         }
+        self.check_cancel()?;
         if self.remaining.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |r| r.checked_sub(1)).is_err() {
             self.exhausted.store(1, Ordering::Relaxed);
             return Err(Exhaustion::Interrupts);
@@ -128,12 +144,31 @@ impl Budget {
         }
     }
 
+    /// Checks the cancellation flag now (an atomic load, cheap enough for every interrupt point).
+    pub fn check_cancel(&self) -> Result<(), Exhaustion> {
+        if self.cancel.as_ref().is_some_and(|c| c.load(Ordering::Acquire)) {
+            let _ = self.exhausted.compare_exchange(0, 3, Ordering::Relaxed, Ordering::Relaxed);
+            return self.exhausted().map_or(Ok(()), Err);
+        }
+        Ok(())
+    }
+
+    /// Everything at once, for host-function boundaries (§12.8): sticky state, cancellation, the clock.
+    pub fn check(&self) -> Result<(), Exhaustion> {
+        if let Some(e) = self.exhausted() {
+            return Err(e);
+        }
+        self.check_cancel()?;
+        self.check_deadline()
+    }
+
     /// Whether, and why, the budget is exhausted.
     pub fn exhausted(&self) -> Option<Exhaustion> {
         match self.exhausted.load(Ordering::Relaxed) {
             0 => None,
             1 => Some(Exhaustion::Interrupts),
-            _ => Some(Exhaustion::Deadline),
+            2 => Some(Exhaustion::Deadline),
+            _ => Some(Exhaustion::Cancelled),
         }
     }
 }
@@ -144,6 +179,12 @@ struct Modules {
     slots: Mutex<BTreeMap<String, Slot>>,
     /// How many module chunks are running right now (nested `require`s count each).
     loading: AtomicUsize,
+    /// Set by `fail`: every interrupt point of this sandbox raises until the host resumes it (§12.5).
+    halted: AtomicBool,
+    /// The sandbox's current memory limit (the runtime moves it as sandboxes of a call take turns).
+    memory_limit: AtomicUsize,
+    /// Heap size at which the next interrupt point runs a full collection (see [`reclaim`]).
+    gc_trigger: AtomicUsize,
 }
 
 enum Slot {
@@ -151,16 +192,59 @@ enum Slot {
     Loaded(RegistryKey),
 }
 
-/// Tells host functions whether a module chunk is running, so that they can refuse to act (§12.2:
-/// module loading is pure).
+/// The sandbox state host functions see: whether a module chunk is running, so that they can refuse to
+/// act (§12.2: module loading is pure), the halt that makes `fail` uncatchable (§12.5), and the memory
+/// limit (§12.8).
 #[derive(Clone)]
-pub struct LoadState(Arc<Modules>);
+pub struct SandboxState(Arc<Modules>);
 
-impl LoadState {
+impl SandboxState {
     /// `true` while any module chunk of this sandbox is running.
     pub fn is_loading(&self) -> bool {
         self.0.loading.load(Ordering::Relaxed) > 0
     }
+
+    /// Halts the sandbox: from now on every interrupt point raises, so `pcall` cannot resume the code.
+    pub fn halt(&self) {
+        self.0.halted.store(true, Ordering::Relaxed);
+    }
+
+    /// Lets the sandbox run again (a mission after its failed invocation ended).
+    pub fn resume(&self) {
+        self.0.halted.store(false, Ordering::Relaxed);
+    }
+
+    /// Whether the sandbox is halted.
+    pub fn is_halted(&self) -> bool {
+        self.0.halted.load(Ordering::Relaxed)
+    }
+
+    /// Sets the Luau heap limit of this sandbox's state `lua` (never 0, which mlua reads as "none").
+    pub fn set_memory_limit(&self, lua: &Lua, bytes: usize) -> mlua::Result<()> {
+        let bytes = bytes.max(1);
+        self.0.memory_limit.store(bytes, Ordering::Relaxed);
+        self.0.gc_trigger.store(midway(lua.used_memory(), bytes), Ordering::Relaxed);
+        lua.set_memory_limit(bytes).map(|_| ())
+    }
+}
+
+/// Halfway from `used` to `limit`.
+fn midway(used: usize, limit: usize) -> usize {
+    used + limit.saturating_sub(used) / 2
+}
+
+/// Luau has no emergency collection: an allocation over the limit fails even when most of the heap is
+/// garbage the incremental collector has not reached yet, so a script churning through short-lived
+/// strings would fail far below its live limit. At an interrupt point where the heap has passed halfway
+/// from the live size to the limit, a full collection runs and the next trigger is set halfway again.
+/// Runs no Luau code (Luau tables have no `__gc`).
+fn reclaim(lua: &Lua, modules: &Modules) {
+    if lua.used_memory() < modules.gc_trigger.load(Ordering::Relaxed) {
+        return;
+    }
+    let _ = lua.gc_collect();
+    let limit = modules.memory_limit.load(Ordering::Relaxed);
+    modules.gc_trigger.store(midway(lua.used_memory(), limit), Ordering::Relaxed);
 }
 
 /// Decrements the loading count however the chunk ends.
@@ -197,22 +281,32 @@ impl Sandbox {
         env: Arc<Environment>,
         memory_limit: usize,
         budget: Arc<Budget>,
-        install: impl FnOnce(&Lua, &Table, LoadState) -> mlua::Result<()>,
+        install: impl FnOnce(&Lua, &Table, SandboxState) -> mlua::Result<()>,
     ) -> mlua::Result<Sandbox> {
         let lua = Lua::new_with(libraries(), LuaOptions::new())?;
         let globals = lua.globals();
         prune_globals(&globals)?;
         let modules = Arc::new(Modules::default());
         globals.raw_set("require", require_function(&lua, env.clone(), modules.clone())?)?;
-        install(&lua, &globals, LoadState(modules.clone()))?;
+        install(&lua, &globals, SandboxState(modules.clone()))?;
         // Built-in globals and libraries read-only; new globals land in a table local to this state.
         lua.sandbox(true)?;
-        lua.set_interrupt(move |_| match budget.charge() {
-            Ok(()) => Ok(VmState::Continue),
-            Err(Exhaustion::Interrupts) => Err(runtime("interrupt budget exhausted")),
-            Err(Exhaustion::Deadline) => Err(runtime("deadline passed")),
+        let state = SandboxState(modules.clone());
+        lua.set_interrupt(move |lua| {
+            if state.is_halted() {
+                return Err(runtime("the invocation has ended"));
+            }
+            match budget.charge() {
+                Ok(()) => {
+                    reclaim(lua, &state.0);
+                    Ok(VmState::Continue)
+                }
+                Err(Exhaustion::Interrupts) => Err(runtime("interrupt budget exhausted")),
+                Err(Exhaustion::Deadline) => Err(runtime("deadline passed")),
+                Err(Exhaustion::Cancelled) => Err(runtime("cancelled")),
+            }
         });
-        lua.set_memory_limit(memory_limit)?;
+        SandboxState(modules.clone()).set_memory_limit(&lua, memory_limit)?;
         Ok(Sandbox { lua, env, modules })
     }
 
@@ -226,9 +320,9 @@ impl Sandbox {
         &self.env
     }
 
-    /// Whether a module chunk is running.
-    pub fn load_state(&self) -> LoadState {
-        LoadState(self.modules.clone())
+    /// The state host functions see: loading, halt, memory limit.
+    pub fn state(&self) -> SandboxState {
+        SandboxState(self.modules.clone())
     }
 
     /// Loads component `id` on behalf of the host (no dependency restriction applies): runs its chunk the
@@ -276,15 +370,21 @@ fn require_function(lua: &Lua, env: Arc<Environment>, modules: Arc<Modules>) -> 
     })
 }
 
-/// The chunk name (without the leading `=`) of the nearest Lua function on the stack above `require`.
+/// Chunks named `host/<name>` are the gateway's own Luau shims (the runtime's `pcall` guard, mission
+/// handles): `require` looks past them, as past C frames, for the component that called it.
+pub const HOST_CHUNK_PREFIX: &str = "host/";
+
+/// The chunk name (without the leading `=`) of the nearest component or `:eval` function on the stack
+/// above `require`.
 fn calling_chunk(lua: &Lua) -> Option<String> {
     for level in 1..=MAX_CALLER_LEVELS {
         let frame = lua.inspect_stack(level, |d| {
             let source = d.source();
-            if source.what == "C" {
+            let name = source.source.map(|s| s.trim_start_matches('=').to_owned());
+            if source.what == "C" || name.as_deref().is_some_and(|n| n.starts_with(HOST_CHUNK_PREFIX)) {
                 None
             } else {
-                Some(source.source.map(|s| s.trim_start_matches('=').to_owned()))
+                Some(name)
             }
         })?;
         if let Some(source) = frame {

@@ -11,7 +11,7 @@ use crate::config::manifest;
 
 /// Writes `sources` (id, source, dependencies) as the workflow of a manifest with `entry`, plus the
 /// mission components in `mission`, and builds it under `limits`.
-fn build_with(
+pub(super) fn build_with(
     workflow: &[Source],
     entry: &str,
     mission: &[Source],
@@ -48,7 +48,7 @@ fn build_with(
 }
 
 /// `(id, source, dependencies)` of one component.
-type Source<'a> = (&'a str, &'a str, &'a [&'a str]);
+pub(super) type Source<'a> = (&'a str, &'a str, &'a [&'a str]);
 
 /// (what, workflow components, entry, expected).
 type ProbeRow<'a> = (&'a str, &'a [Source<'a>], &'a str, Result<(), AppError>);
@@ -348,7 +348,7 @@ fn sandboxes_are_fresh_and_require_is_restricted() {
     assert!(eval.call::<mlua::Table>(()).is_ok());
     let stranger = sandbox.lua().load("return require('a')").set_name("=somewhere");
     assert!(stranger.call::<mlua::Table>(()).is_err());
-    let load_state = sandbox.load_state();
+    let load_state = sandbox.state();
     assert!(!load_state.is_loading());
 }
 
@@ -364,7 +364,7 @@ fn load_state_is_visible_to_host_functions() {
         globals.raw_set("is_loading", lua.create_function(move |_, ()| Ok(state.is_loading()))?)
     })
     .unwrap();
-    assert!(!sandbox.load_state().is_loading());
+    assert!(!sandbox.state().is_loading());
     let run: mlua::Function = sandbox.require("hooked").unwrap().get("run").unwrap();
     assert!(!run.call::<bool>(()).unwrap());
 }

@@ -10,6 +10,8 @@ mod header;
 mod luau;
 mod order;
 mod rows;
+mod runtime;
+mod runtime_limits;
 mod selection;
 
 use std::path::{Path, PathBuf};

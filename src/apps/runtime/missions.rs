@@ -1,0 +1,238 @@
+//! Mission sandboxes and their invocations (execution.md §12.5, §12.6, §14.3): `handle:call(target,
+//! args)` and `handle:eval(source)` from the workflow.
+//!
+//! Owns the lazy creation of one sandbox per mission per call (reused by later invocations of that
+//! call), the by-value crossing in both directions (JSON in between: fresh tables, array marks kept, each
+//! sandbox's own `json.null`), the memory hand-over between sandboxes, and the failure tables
+//! `{ kind = "fail", value = … }` / `{ kind = "error", message = … }`. Cancellation and budget exhaustion
+//! are not mission failures: they surface as the run-ending error (§12.5). Does not own the host globals
+//! inside a mission (`host`).
+
+use std::sync::{Arc, Mutex};
+
+use mlua::chunk::ChunkMode;
+use mlua::{Function, Lua, Table, Value as LuaValue};
+
+use super::call::Run;
+use super::host;
+use super::outcome::message;
+use crate::apps::luau::convert::{to_json, to_lua};
+use crate::apps::luau::sandbox::{Sandbox, SandboxState};
+use crate::apps::luau::EnvironmentName;
+use crate::json::Value;
+
+/// §12.5: an `:eval` source is at most 262,144 bytes.
+pub const MAX_EVAL_SOURCE_BYTES: usize = 262_144;
+
+/// What the mission's `fail` recorded during the current invocation: `Some(value)` after `fail(value)`,
+/// the value `None` when it was not convertible.
+#[derive(Clone, Default)]
+pub(super) struct FailSlot(Arc<Mutex<Option<Option<Value>>>>);
+
+impl FailSlot {
+    /// Records `fail(value)` (the first one of the invocation wins).
+    pub fn record(&self, value: Option<Value>) {
+        if let Ok(mut slot) = self.0.lock() {
+            slot.get_or_insert(value);
+        }
+    }
+
+    fn take(&self) -> Option<Option<Value>> {
+        self.0.lock().ok().and_then(|mut slot| slot.take())
+    }
+}
+
+/// One mission's sandbox within one call.
+pub(super) struct MissionSandbox {
+    sandbox: Sandbox,
+    fail: FailSlot,
+}
+
+impl MissionSandbox {
+    /// Bytes this sandbox holds, after a full collection when `collect`.
+    pub fn held(&self, collect: bool) -> usize {
+        let lua = self.sandbox.lua();
+        if collect {
+            let _ = lua.gc_collect();
+        }
+        lua.used_memory()
+    }
+}
+
+/// What the workflow asked of the mission.
+pub(super) enum Invocation {
+    Call { target: LuaValue, args: LuaValue },
+    Eval { source: LuaValue },
+}
+
+/// The invocation, with its values already out of the workflow sandbox.
+enum Prepared {
+    Call { component: String, function: String, args: Option<Value> },
+    Eval { source: Vec<u8> },
+}
+
+/// How an invocation did not complete normally (§12.5).
+enum Failure {
+    Fail(Option<Value>),
+    Error(String),
+}
+
+/// Runs one invocation of mission `name` for the workflow sandbox `workflow`. Returns `(true, value)`
+/// or `(false, failure table)`; the handle shim raises the table. Errs only when the run has ended (or
+/// the workflow sandbox is out of memory for the answer).
+pub(super) fn invoke(
+    workflow: &Lua,
+    workflow_state: &SandboxState,
+    run: &Arc<Run>,
+    name: &str,
+    invocation: Invocation,
+) -> mlua::Result<(bool, LuaValue)> {
+    let outcome = prepare(workflow, invocation)
+        .and_then(|prepared| in_mission(workflow, workflow_state, run, name, prepared));
+    // §12.5: cancellation and budget exhaustion end the whole run; they are not mission failures.
+    run.boundary()?;
+    match outcome {
+        Ok(None) => Ok((true, LuaValue::Nil)),
+        Ok(Some(value)) => Ok((true, to_lua(workflow, &value)?)),
+        Err(failure) => Ok((false, LuaValue::Table(failure_table(workflow, failure)?))),
+    }
+}
+
+/// Takes the target, arguments or source out of the workflow sandbox (by value, §14.3).
+fn prepare(workflow: &Lua, invocation: Invocation) -> Result<Prepared, Failure> {
+    match invocation {
+        Invocation::Call { target, args } => {
+            let LuaValue::String(target) = target else {
+                return Err(Failure::Error(":call: the target must be a string".into()));
+            };
+            let target = target.to_str().map(|t| t.to_owned()).map_err(|_| unknown_target())?;
+            // §12.5: "<component id>.<function name>", split at its only `.`.
+            let mut parts = target.split('.');
+            let (Some(component), Some(function), None) = (parts.next(), parts.next(), parts.next()) else {
+                return Err(unknown_target());
+            };
+            let args = match args {
+                LuaValue::Nil => None,
+                other => Some(
+                    to_json(workflow, &other).map_err(|e| Failure::Error(format!(":call arguments: {e}")))?,
+                ),
+            };
+            Ok(Prepared::Call { component: component.to_owned(), function: function.to_owned(), args })
+        }
+        Invocation::Eval { source } => {
+            let LuaValue::String(source) = source else {
+                return Err(Failure::Error(":eval: the source must be a string".into()));
+            };
+            let source = source.as_bytes().to_vec();
+            if source.len() > MAX_EVAL_SOURCE_BYTES {
+                return Err(Failure::Error(":eval: the source exceeds 262,144 bytes".into()));
+            }
+            Ok(Prepared::Eval { source })
+        }
+    }
+}
+
+fn unknown_target() -> Failure {
+    Failure::Error(":call: unknown target".into())
+}
+
+/// Runs the prepared invocation in the mission's sandbox, with the memory the workflow and the other
+/// missions leave (§12.8), and collects its fail record.
+fn in_mission(
+    workflow: &Lua,
+    workflow_state: &SandboxState,
+    run: &Arc<Run>,
+    name: &str,
+    prepared: Prepared,
+) -> Result<Option<Value>, Failure> {
+    let mission = sandbox_of(workflow, run, name)?;
+    let lua = mission.sandbox.lua();
+    let others = run.held_beside(Some((workflow, name)));
+    mission
+        .sandbox
+        .state()
+        .set_memory_limit(lua, run.limit_beside(others))
+        .map_err(|e| Failure::Error(message(&e)))?;
+    let result = execute(&mission, name, prepared);
+    // The invocation is over: a `fail` stops halting the sandbox, which later invocations reuse.
+    let failed = mission.fail.take();
+    mission.sandbox.state().resume();
+    // Hand the memory back: the workflow may hold what the missions leave.
+    let _ = workflow_state.set_memory_limit(workflow, run.limit_beside(run.held_beside(None)));
+    match (failed, result) {
+        (Some(value), _) => Err(Failure::Fail(value)),
+        (None, Err(e)) => Err(Failure::Error(message(&e))),
+        (None, Ok(value)) => Ok(value),
+    }
+}
+
+fn execute(mission: &MissionSandbox, name: &str, prepared: Prepared) -> mlua::Result<Option<Value>> {
+    let lua = mission.sandbox.lua();
+    let result: LuaValue = match prepared {
+        Prepared::Call { component, function, args } => {
+            let module = mission.sandbox.require(&component)?;
+            let LuaValue::Function(f) = module.get::<LuaValue>(function.as_str())? else {
+                return Err(mlua::Error::runtime(format!(":call: {component}.{function} is not a function")));
+            };
+            let f: Function = f;
+            let argument = match args {
+                Some(args) => to_lua(lua, &args)?,
+                None => LuaValue::Nil,
+            };
+            f.call(argument)?
+        }
+        Prepared::Eval { source } => {
+            let chunk = EnvironmentName::Mission(name.to_owned()).eval_chunk_name().unwrap_or_default();
+            lua.load(source).set_name(format!("={chunk}")).set_mode(ChunkMode::Text).call(())?
+        }
+    };
+    match result {
+        // §12.5: `nil` stays `nil`.
+        LuaValue::Nil => Ok(None),
+        other => {
+            to_json(lua, &other).map(Some).map_err(|e| mlua::Error::runtime(format!("mission result: {e}")))
+        }
+    }
+}
+
+/// The mission's sandbox in this call: created at the first invocation, reused afterwards (§12.6).
+fn sandbox_of(workflow: &Lua, run: &Arc<Run>, name: &str) -> Result<Arc<MissionSandbox>, Failure> {
+    let mut sandboxes =
+        run.sandboxes.lock().map_err(|_| Failure::Error("mission sandboxes unavailable".into()))?;
+    if let Some(existing) = sandboxes.get(name) {
+        return Ok(existing.clone());
+    }
+    let env = run.missions.get(name).ok_or_else(|| Failure::Error("not a declared mission".into()))?;
+    let others: usize = workflow.used_memory() + sandboxes.values().map(|m| m.held(false)).sum::<usize>();
+    let fail = FailSlot::default();
+    let slot = fail.clone();
+    let r = run.clone();
+    let sandbox = Sandbox::new(
+        env.clone(),
+        run.limit_beside(others),
+        run.budget.clone(),
+        move |lua, globals, state| host::install_mission(lua, globals, state, r, slot),
+    )
+    .map_err(|e| Failure::Error(message(&e)))?;
+    let mission = Arc::new(MissionSandbox { sandbox, fail });
+    sandboxes.insert(name.to_owned(), mission.clone());
+    Ok(mission)
+}
+
+/// `{ kind = "fail", value = v }` or `{ kind = "error", message = text }` in the workflow sandbox.
+fn failure_table(workflow: &Lua, failure: Failure) -> mlua::Result<Table> {
+    let t = workflow.create_table()?;
+    match failure {
+        Failure::Fail(value) => {
+            t.raw_set("kind", "fail")?;
+            if let Some(value) = value {
+                t.raw_set("value", to_lua(workflow, &value)?)?;
+            }
+        }
+        Failure::Error(text) => {
+            t.raw_set("kind", "error")?;
+            t.raw_set("message", text)?;
+        }
+    }
+    Ok(t)
+}

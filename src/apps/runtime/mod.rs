@@ -1,0 +1,115 @@
+//! The per-call Luau runtime (execution.md §12, §14): one run of a Luau application's entry for one
+//! admitted call, synchronous and blocking, meant for `tokio::task::spawn_blocking`.
+//!
+//! * `call` owns the run: the fresh workflow sandbox from startup bytecode (§12.6), the shared interrupt
+//!   budget, deadline and cancellation (§12.8), the memory shared by all sandboxes of the call, the entry
+//!   call and the conversion of its first return value (§8 steps 1–2);
+//! * `missions` owns mission sandboxes (created lazily, one per mission per call), `:call`/`:eval` and the
+//!   by-value crossing of §14.3, and the failure tables of §12.5;
+//! * `host` owns the host globals (`mission`, `fail`, `tool`, `json`) of §12.4–§12.5;
+//! * `outcome` owns how the end of a run is classified into a [`RunEnd`] and the fail-detail rule (§7.2).
+//!
+//! Does not own the outcome codes, result contracts, responses, audit or publication (the call executor's),
+//! nor compilation and the startup probe (`apps::luau`). No provider exists yet, so `tool` answers
+//! `tool_not_granted` for every alias.
+
+mod call;
+mod host;
+mod missions;
+mod outcome;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::luau::sandbox::INTERRUPT_BUDGET;
+use super::luau::CompiledLuau;
+
+/// The bounds of one run.
+#[derive(Clone, Copy, Debug)]
+pub struct CallLimits {
+    /// Luau heap of all sandboxes of the call together (`limits.memory_bytes`, §12.8).
+    pub memory_bytes: usize,
+    /// Interrupt points across all sandboxes of the call (100,000,000 in production, §12.8).
+    pub interrupts: u64,
+    /// The run's deadline (§3.2, §5.4).
+    pub deadline: Instant,
+}
+
+impl CallLimits {
+    /// The limits of §12.8 for an application whose `limits.memory_bytes` is `memory_bytes`
+    /// (`Template::memory_bytes`), ending at `deadline`.
+    pub fn for_application(memory_bytes: u64, deadline: Instant) -> CallLimits {
+        CallLimits {
+            memory_bytes: usize::try_from(memory_bytes).unwrap_or(usize::MAX),
+            interrupts: INTERRUPT_BUDGET,
+            deadline,
+        }
+    }
+}
+
+/// Set from another thread to cancel the run (client gone, drain cutoff).
+#[derive(Clone, Debug, Default)]
+pub struct CancelToken(Arc<AtomicBool>);
+
+impl CancelToken {
+    /// A token that is not cancelled.
+    pub fn new() -> Self {
+        CancelToken::default()
+    }
+
+    /// Cancels the run: its next interrupt point or host-function boundary ends it (§5.3, §12.8).
+    pub fn cancel(&self) {
+        self.0.store(true, Ordering::Release);
+    }
+
+    /// Whether [`CancelToken::cancel`] was called.
+    pub fn is_cancelled(&self) -> bool {
+        self.0.load(Ordering::Acquire)
+    }
+
+    fn flag(&self) -> Arc<AtomicBool> {
+        self.0.clone()
+    }
+}
+
+/// How a run ended.
+#[derive(Clone, Debug, PartialEq)]
+pub enum RunEnd {
+    /// The entry's first return value, converted to JSON (§14.2) and within depth 64 / 100,000 nodes
+    /// (§8.1–8.2).
+    Returned(crate::json::Value),
+    /// §8 step 1 or 2 failed: not convertible, or over the JSON bounds (outcome `invalid_result`).
+    NotConvertible,
+    /// `execution_failed`: uncaught error, `fail` in the workflow, unhandled mission failure, interrupt
+    /// budget, uncaught memory error. `detail` is `Some` only for `fail(s)` with a string of 1..=1024 bytes
+    /// of valid UTF-8.
+    Failed { detail: Option<String> },
+    /// The deadline passed or the token was cancelled before the outcome was classified.
+    Cancelled,
+}
+
+/// Runs the entry of `luau` with `input` under `limits` until it ends or is cancelled. Blocking: run it
+/// on a blocking thread. A forward application (no workflow) is a caller defect and gives
+/// `Failed { detail: None }`.
+pub fn run_workflow(
+    luau: &CompiledLuau,
+    input: &crate::json::Value,
+    limits: CallLimits,
+    cancel: &CancelToken,
+) -> RunEnd {
+    call::run(luau, input, limits, cancel, &|| {})
+}
+
+/// [`run_workflow`], calling `on_entry` just before the entry function is called: lets tests cancel a
+/// run that is known to be executing Luau, without sleeping.
+#[cfg(test)]
+pub(crate) fn run_workflow_observed(
+    luau: &CompiledLuau,
+    input: &crate::json::Value,
+    limits: CallLimits,
+    cancel: &CancelToken,
+    on_entry: &dyn Fn(),
+) -> RunEnd {
+    call::run(luau, input, limits, cancel, on_entry)
+}

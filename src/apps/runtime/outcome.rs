@@ -1,0 +1,66 @@
+//! The end of a run (execution.md §6.3, §7.2, §8 steps 1–2, §12.8): which [`RunEnd`] a finished or
+//! interrupted run is, and the fail-detail rule.
+//!
+//! Owns the precedence among what can end a run (cancellation and deadline over everything, then the
+//! interrupt budget, then the workflow's `fail`, then an uncaught error, then the value) and the messages
+//! of mission errors. Does not own outcome codes or texts: the call executor maps a [`RunEnd`] to them.
+
+use std::time::Instant;
+
+use super::RunEnd;
+use crate::apps::luau::convert::NotConvertible;
+use crate::apps::luau::sandbox::{Budget, Exhaustion};
+use crate::json::Value;
+
+/// §7.2: a `fail` string reaches the client only with 1..=1,024 bytes.
+pub const MAX_DETAIL_BYTES: usize = 1_024;
+
+/// What the workflow code did, before classification.
+pub(super) type Finished = Result<Result<Value, NotConvertible>, mlua::Error>;
+
+/// Classifies a run. `failed` is the workflow's `fail` detail when it called `fail`.
+pub(super) fn classify(
+    budget: &Budget,
+    deadline: Instant,
+    failed: Option<Option<String>>,
+    finished: Finished,
+) -> RunEnd {
+    // §6.3: `cancelled` beats every other outcome; a deadline that passes while the value is still being
+    // converted still counts (§5.4), so the clock and the flag are read now, after conversion.
+    let exhausted = budget.check().err().or(budget.exhausted());
+    if Instant::now() >= deadline || matches!(exhausted, Some(Exhaustion::Deadline | Exhaustion::Cancelled)) {
+        return RunEnd::Cancelled;
+    }
+    if exhausted == Some(Exhaustion::Interrupts) {
+        return RunEnd::Failed { detail: None };
+    }
+    if let Some(detail) = failed {
+        return RunEnd::Failed { detail };
+    }
+    match finished {
+        Err(_) => RunEnd::Failed { detail: None },
+        Ok(Err(_)) => RunEnd::NotConvertible,
+        Ok(Ok(value)) => RunEnd::Returned(value),
+    }
+}
+
+/// §7.2 / §12.5: the detail of `fail(value)`: a string of 1..=1,024 bytes of valid UTF-8, else nothing.
+pub(super) fn fail_detail(value: &mlua::Value) -> Option<String> {
+    let mlua::Value::String(s) = value else { return None };
+    let bytes = s.as_bytes();
+    if bytes.is_empty() || bytes.len() > MAX_DETAIL_BYTES {
+        return None;
+    }
+    std::str::from_utf8(&bytes).ok().map(str::to_owned)
+}
+
+/// The text of a mission's `{ kind = "error" }` failure (§12.5): the Luau message without tracebacks.
+/// It reaches the workflow only, never a client (§12.2).
+pub(super) fn message(error: &mlua::Error) -> String {
+    match error {
+        mlua::Error::RuntimeError(m) | mlua::Error::SyntaxError { message: m, .. } => m.clone(),
+        mlua::Error::MemoryError(_) => "not enough memory".to_owned(),
+        mlua::Error::CallbackError { cause, .. } => message(cause),
+        other => other.to_string(),
+    }
+}

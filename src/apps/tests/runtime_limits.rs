@@ -1,0 +1,144 @@
+//! execution.md §12.8 through `run_workflow`: the interrupt budget across sandboxes, the deadline,
+//! cancellation from another thread (prompt return, no handler runs on) and the memory shared by all
+//! sandboxes of a call.
+
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use super::runtime::{app, failed, limits, returned};
+use crate::apps::runtime::{run_workflow, run_workflow_observed, CallLimits, CancelToken, RunEnd};
+
+fn run_with(body: &str, limits: CallLimits) -> RunEnd {
+    run_workflow(&app(body), &crate::json::Value::Object(Default::default()), limits, &CancelToken::new())
+}
+
+/// Spin loops in the workflow and in missions, with `pcall` trying to swallow the end.
+const SPINS: &[(&str, &str)] = &[
+    ("workflow loop", "while true do end"),
+    ("swallowed by pcall", "pcall(function() while true do end end)\nreturn {}"),
+    ("pcall in a loop", "while true do pcall(function() while true do end end) end"),
+    ("xpcall handler", "xpcall(function() while true do end end, function() return mission('m'):call('a.inc') end)\nreturn {}"),
+    ("in a mission, caught by the workflow", "pcall(function() mission('m'):call('a.spin') end)\nreturn {}"),
+    ("in an eval", "pcall(function() mission('m'):eval('while true do end') end)\nreturn {}"),
+    ("a handler cannot act", "xpcall(function() while true do end end, function() fail('handler ran') end)\nreturn {}"),
+    ("recursion", "local function f() return f() + 1 end\nwhile true do pcall(f) end"),
+];
+
+/// §12.8: exhausting the interrupt budget is `Failed` and cannot be caught, in any sandbox.
+#[test]
+fn the_interrupt_budget_ends_the_run() {
+    for (what, body) in SPINS {
+        let small = CallLimits { interrupts: 10_000, ..limits() };
+        assert_eq!(run_with(body, small), failed(), "{what}");
+    }
+    // One budget across the call: 6,000 iterations in the workflow and 6,000 in the mission fit a
+    // budget of 20,000 but not one of 10,000.
+    let split = "for _ = 1, 6000 do end\nmission('m'):eval('for _ = 1, 6000 do end')\nreturn {done = true}";
+    assert_eq!(run_with(split, CallLimits { interrupts: 20_000, ..limits() }), returned(r#"{"done":true}"#));
+    assert_eq!(run_with(split, CallLimits { interrupts: 10_000, ..limits() }), failed());
+}
+
+/// §5.4, §12.8: a passed deadline is `Cancelled`, promptly, whatever the code catches.
+#[test]
+fn the_deadline_cancels_the_run() {
+    for (what, body) in SPINS {
+        let started = Instant::now();
+        let near = CallLimits { deadline: started + Duration::from_millis(100), ..limits() };
+        assert_eq!(run_with(body, near), RunEnd::Cancelled, "{what}");
+        assert!(started.elapsed() < Duration::from_secs(3), "{what}: {:?}", started.elapsed());
+    }
+    let passed = CallLimits { deadline: Instant::now(), ..limits() };
+    assert_eq!(run_with("return {}", passed), RunEnd::Cancelled);
+}
+
+/// §5.3: a cancel from another thread ends a running run within a bound, and a token cancelled before
+/// the run starts runs nothing.
+#[test]
+fn a_cancel_from_another_thread_ends_the_run() {
+    for (what, body) in SPINS {
+        let compiled = app(body);
+        let token = CancelToken::new();
+        let (entered_tx, entered) = mpsc::channel();
+        let (done_tx, done) = mpsc::channel();
+        let run_token = token.clone();
+        let thread = std::thread::spawn(move || {
+            let input = crate::json::Value::Object(Default::default());
+            let on_entry = move || {
+                let _ = entered_tx.send(());
+            };
+            let end = run_workflow_observed(&compiled, &input, limits(), &run_token, &on_entry);
+            let _ = done_tx.send(end);
+        });
+        entered.recv_timeout(Duration::from_secs(10)).unwrap();
+        let cancelled_at = Instant::now();
+        token.cancel();
+        assert_eq!(done.recv_timeout(Duration::from_secs(2)).unwrap(), RunEnd::Cancelled, "{what}");
+        assert!(cancelled_at.elapsed() < Duration::from_secs(2), "{what}");
+        thread.join().unwrap();
+    }
+    let token = CancelToken::new();
+    token.cancel();
+    assert!(token.is_cancelled());
+    let input = crate::json::Value::Object(Default::default());
+    assert_eq!(run_workflow(&app("return {}"), &input, limits(), &token), RunEnd::Cancelled);
+}
+
+/// §12.8: the memory limit; a mission's memory error is a catchable `{ kind = "error" }`; all sandboxes
+/// of the call share one limit.
+#[test]
+fn memory_vectors() {
+    let mib = 1_048_576;
+    let table: &[(&str, &str, usize, RunEnd)] = &[
+        (
+            "a workflow hog fails the run",
+            "local t = {}\nfor i = 1, 1e7 do t[i] = string.rep('x', 64) .. i end\nreturn {}",
+            2 * mib,
+            failed(),
+        ),
+        (
+            "a mission hog is a catchable error",
+            "local ok, e = pcall(function() return mission('m'):call('a.hog_table') end)\nreturn {ok = ok, kind = e.kind}",
+            2 * mib,
+            returned(r#"{"ok":false,"kind":"error"}"#),
+        ),
+        (
+            "a caught workflow memory error lets the run go on",
+            "local ok = pcall(string.rep, 'x', 4 * 1048576)\nreturn {ok = ok}",
+            2 * mib,
+            returned(r#"{"ok":false}"#),
+        ),
+        (
+            "4 MiB in a mission alone fits 8 MiB",
+            "return {n = mission('m'):call('a.hog', 4 * 1048576)}",
+            8 * mib,
+            returned(r#"{"n":4194304}"#),
+        ),
+        (
+            "not beside 5 MB held by the workflow",
+            "local big = string.rep('x', 5000000)\nlocal ok, e = pcall(function() return mission('m'):call('a.hog', 4 * 1048576) end)\nreturn {ok = ok, kind = e.kind, big = #big}",
+            8 * mib,
+            returned(r#"{"ok":false,"kind":"error","big":5000000}"#),
+        ),
+        (
+            "garbage is collected before an allocation fails",
+            "for _ = 1, 100 do local s = string.rep('x', 500000) end\nreturn {}",
+            2 * mib,
+            returned("{}"),
+        ),
+        (
+            "garbage the workflow dropped does not count against a mission",
+            "for _ = 1, 3 do local s = string.rep('x', 2000000) end\nreturn {n = mission('m'):call('a.hog', 4 * 1048576)}",
+            8 * mib,
+            returned(r#"{"n":4194304}"#),
+        ),
+        (
+            "nor can the workflow take what a mission keeps",
+            "mission('m'):call('a.keep', 5000000)\nlocal ok = pcall(string.rep, 'x', 4 * 1048576)\nreturn {ok = ok}",
+            8 * mib,
+            returned(r#"{"ok":false}"#),
+        ),
+    ];
+    for (what, body, memory_bytes, want) in table {
+        assert_eq!(run_with(body, CallLimits { memory_bytes: *memory_bytes, ..limits() }), *want, "{what}");
+    }
+}
