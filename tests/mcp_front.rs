@@ -2,8 +2,8 @@
 //! raw sockets, against the fixture of §12.1, row by row (§12.3 rows 16–21, §12.5–§12.10, §12.11).
 //! Rows that need a fenced domain or held leases run the same fixture in-process
 //! (`mcp_front/inproc.rs`); the body-read rows of §12.6 are scripted exchanges (`mcp_front/body.rs`).
-//! Rows whose answer is a committed event stream are execution's; until it is wired in, a call that
-//! passes C4 is answered by the provisional executor (`rows::PASSES_C4`).
+//! Rows whose answer is a committed event stream ("SSE ok", "SSE input") are read chunk by chunk and
+//! compared de-chunked; `tests/mcp_calls.rs` covers every other outcome's stream.
 
 mod support;
 
@@ -47,6 +47,13 @@ pub fn check(addr: SocketAddr, row: &Row) {
     let mut stream = connect(addr);
     let bytes = if row.head_only { row.req.head() } else { row.req.bytes() };
     stream.write_all(&bytes).unwrap_or_else(|e| panic!("row {}: write: {e}", row.n));
+    if row.sse {
+        let committed = support::sse::read_stream(&mut stream);
+        support::sse::assert_committed_head(&committed);
+        assert!(committed.ended, "row {}: the stream ends", row.n);
+        assert_eq!(String::from_utf8_lossy(&committed.body()), row.body, "row {}", row.n);
+        return;
+    }
     let response = read_response(&mut stream, false).unwrap_or_else(|e| panic!("row {}: read: {e}", row.n));
     let text = String::from_utf8_lossy(&response.body);
     assert_eq!(response.status, row.status, "row {}: {}", row.n, &text[..text.len().min(300)]);
@@ -108,7 +115,15 @@ fn ipv6_rows() {
     let list = support::mcp::result("1", &support::mcp::listing_result());
     let unbracketed = Req::b_list(&host).set("Host", &format!("::1:{}", addr.port()));
     let cases = [
-        Row { n: 46, req: Req::b_list(&host), head_only: false, status: 200, body: list, close: false },
+        Row {
+            n: 46,
+            req: Req::b_list(&host),
+            head_only: false,
+            status: 200,
+            body: list,
+            close: false,
+            sse: false,
+        },
         Row {
             n: 47,
             req: unbracketed,
@@ -116,6 +131,7 @@ fn ipv6_rows() {
             status: 400,
             body: r#"{"error":"invalid_authority"}"#.into(),
             close: true,
+            sse: false,
         },
     ];
     for row in &cases {
@@ -148,6 +164,7 @@ fn a_defect_answers_500_with_the_validated_id_and_releases_the_lease() {
             status: 500,
             body: internal(Some("1")),
             close: false,
+            sse: false,
         })
         .collect();
     cases.push(Row {
@@ -157,6 +174,7 @@ fn a_defect_answers_500_with_the_validated_id_and_releases_the_lease() {
         status: 400,
         body: support::mcp::rpc_error(-32700, None),
         close: false,
+        sse: false,
     });
     for row in &cases {
         check(addr, row);

@@ -251,7 +251,6 @@ fn row_38_an_incomplete_head_is_closed_without_a_response_after_30_s() {
 }
 
 #[test]
-#[ignore = "needs the MCP front (step M2 and tools/list), not on this branch"]
 fn rows_32_and_33_the_aggregate_bound_of_mcp() {
     let (_d, gateway) = start();
     let addr = gateway.addr;

@@ -18,7 +18,9 @@ use ptc_actors::{
 use crate::apps::Built;
 use crate::cli::GatewayArgs;
 use crate::config::credentials::{self, CapturedCredentials};
-use crate::mcp::{call, BearerDigest, FrontSettings, McpFront};
+use crate::exec::luau_runner::LuauRunner;
+use crate::exec::Executor;
+use crate::mcp::{BearerDigest, FrontSettings, McpFront};
 use crate::startup::budget::{self, BudgetInputs, ListenerPolicy};
 use crate::startup::documents::{self, Documents};
 use crate::startup::fault::{self, FaultPoint};
@@ -265,8 +267,8 @@ async fn stage_listeners(
         requests: requests.clone(),
         built: built.clone(),
     };
-    // Execution is wired by the integrator; until then every admitted call is refused 503 with its id.
-    let front = Arc::new(McpFront::new(settings, Arc::new(call::Unavailable)));
+    let executor = Executor::new(built.clone(), runs.clone(), ctx.readiness().clone(), Box::new(LuauRunner));
+    let front = Arc::new(McpFront::new(settings, Arc::new(executor)));
     let bound =
         listeners::bind(&docs.gateway, ctx.readiness().clone(), requests.clone(), runs.clone(), front)
             .map_err(|_| StartupCode::ListenerUnavailable)?;

@@ -2,7 +2,7 @@
 //! fresh connection decides, written as (number, request, expected answer).
 
 use crate::support::mcp::{discover_result, listing_result, result, rpc_error, Req, B_LIST_BODY, ORIGIN};
-use crate::support::TOKEN;
+use crate::support::{sse, TOKEN};
 
 /// What a row expects.
 pub struct Row {
@@ -14,20 +14,42 @@ pub struct Row {
     pub body: String,
     /// `connection: close` and the connection closes after the answer.
     pub close: bool,
+    /// The answer is a committed event stream; `body` is its de-chunked body.
+    pub sse: bool,
 }
 
 fn row(n: u16, req: Req, status: u16, body: impl Into<String>, close: bool) -> Row {
-    Row { n, req, head_only: false, status, body: body.into(), close }
+    Row { n, req, head_only: false, status, body: body.into(), close, sse: false }
+}
+
+/// "SSE ok" (§12.2): the call passed C4 and its message is the success result with `structured`.
+fn sse_ok(n: u16, req: Req, structured: &str) -> Row {
+    Row { sse: true, ..row(n, req, 200, sse::success(1, structured), false) }
+}
+
+/// "SSE input" (§12.2): the call passed C4 and failed its input contract.
+fn sse_input(n: u16, req: Req) -> Row {
+    Row { sse: true, ..row(n, req, 200, sse::invalid_input(1), false) }
+}
+
+/// What the `weather` fixture answers for `arguments` that passed C3: its result `{region}` when the
+/// arguments satisfy the input contract (a string region, an integral `days`, a boolean `metric`), else
+/// the invalid-input error.
+fn weather_answer(n: u16, req: Req, arguments: &str) -> Row {
+    let value: serde_json::Value = serde_json::from_str(arguments).expect("arguments");
+    let days_ok = value.get("days").is_none_or(|d| d.as_f64().is_some_and(|f| f.fract() == 0.0));
+    let metric_ok = value.get("metric").is_none_or(|m| m.is_boolean());
+    match value.get("region").and_then(|r| r.as_str()) {
+        Some(region) if days_ok && metric_ok => {
+            sse_ok(n, req, &serde_json::to_string(&serde_json::json!({ "region": region })).expect("json"))
+        }
+        _ => sse_input(n, req),
+    }
 }
 
 fn fixed(code: &str) -> String {
     format!(r#"{{"error":"{code}"}}"#)
 }
-
-/// The answer of a call that passed C1–C4 while execution is not wired in: the provisional executor
-/// refuses it 503 `-31998` with the id (`crate::mcp::call::Unavailable`). The integrator replaces these
-/// rows' expectation with the committed stream of execution.md ("SSE ok" / "SSE input").
-pub const PASSES_C4: u16 = 503;
 
 /// `_meta` of B-list as written there.
 const CAPS: &str = r#""io.modelcontextprotocol/clientCapabilities":{}"#;
@@ -385,10 +407,10 @@ pub fn call_rows(host: &str) -> Vec<Row> {
     let c = || Req::b_call(host);
     let mismatch = |n, req| row(n, req, 400, rpc_error(-32020, Some("1")), false);
     let params_bad = |n, req| row(n, req, 200, rpc_error(-32602, Some("1")), false);
-    let admitted = |n, req| row(n, req, PASSES_C4, rpc_error(-31998, Some("1")), false);
+    let hi = r#"{"text":"hi"}"#;
     let long = "n".repeat(129);
     let mut rows = vec![
-        admitted(170, c()),
+        sse_ok(170, c(), hi),
         params_bad(171, c().edit(r#""name":"echo","#, "")),
         params_bad(172, c().set("Mcp-Name", &long).edit(r#""name":"echo""#, &format!(r#""name":"{long}""#))),
         params_bad(173, c().edit(r#""name":"echo""#, r#""name":5"#)),
@@ -397,15 +419,15 @@ pub fn call_rows(host: &str) -> Vec<Row> {
         params_bad(176, c().edit(r#""name":"echo","#, r#""name":"echo","requestState":"x","#)),
         mismatch(177, c().remove("Mcp-Name")),
         mismatch(178, c().set("Mcp-Name", "Echo")),
-        admitted(179, c().set("Mcp-Name", "  echo  ")),
-        admitted(180, c().set("Mcp-Name", "=?base64?ZWNobw==?=")),
+        sse_ok(179, c().set("Mcp-Name", "  echo  "), hi),
+        sse_ok(180, c().set("Mcp-Name", "=?base64?ZWNobw==?="), hi),
         mismatch(181, c().set("Mcp-Name", "=?base64?ZWNobw=?=")),
         mismatch(182, c().add("Mcp-Name", "echo")),
         params_bad(183, c().set("Mcp-Name", "nope").edit(r#""name":"echo""#, r#""name":"nope""#)),
         mismatch(184, c().remove("Mcp-Name").edit(r#""name":"echo""#, r#""name":"nope""#)),
-        admitted(185, c().edit(r#","arguments":{"text":"hi"}"#, "")),
-        admitted(186, c().edit(r#"{"text":"hi"}"#, r#"{"text":"hi","x":1}"#)),
-        admitted(187, c().edit(r#"{"text":"hi"}"#, r#"{"text":5}"#)),
+        sse_input(185, c().edit(r#","arguments":{"text":"hi"}"#, "")),
+        sse_input(186, c().edit(r#"{"text":"hi"}"#, r#"{"text":"hi","x":1}"#)),
+        sse_input(187, c().edit(r#"{"text":"hi"}"#, r#"{"text":5}"#)),
         mismatch(192, c().add("Mcp-Param-Region", "x")),
         params_bad(
             193,
@@ -422,7 +444,6 @@ pub fn call_rows(host: &str) -> Vec<Row> {
 /// §12.10 rows 194–229: (row, arguments, param lines, passes C3).
 fn param_rows(host: &str) -> Vec<Row> {
     let mismatch = |n, req| row(n, req, 400, rpc_error(-32020, Some("1")), false);
-    let admitted = |n, req| row(n, req, PASSES_C4, rpc_error(-31998, Some("1")), false);
     let mut rows = Vec::new();
     let r = "Mcp-Param-Region";
     let d = "Mcp-Param-Days";
@@ -468,7 +489,7 @@ fn param_rows(host: &str) -> Vec<Row> {
     ];
     for (n, arguments, params, passes) in table {
         let req = Req::b_weather(host, arguments, params);
-        rows.push(if *passes { admitted(*n, req) } else { mismatch(*n, req) });
+        rows.push(if *passes { weather_answer(*n, req, arguments) } else { mismatch(*n, req) });
     }
     rows
 }

@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 pub mod mcp;
+pub mod sse;
 
 /// The `ptc` binary under test.
 pub fn ptc() -> Command {

@@ -147,7 +147,6 @@ fn run_scenario(scenario: &str, url: &str, out: &Path) -> Outcome {
 }
 
 #[test]
-#[ignore = "needs the /mcp front (wip-front): POST /mcp answers 503 not_ready on this branch"]
 fn conformance_failures_equal_the_baseline() {
     install::conformance_cli();
     let text = std::fs::read_to_string(install::baseline_path()).expect("read the baseline");

@@ -39,7 +39,6 @@ fn expected() -> Value {
 }
 
 #[test]
-#[ignore = "needs the /mcp front (wip-front): POST /mcp answers 503 not_ready on this branch"]
 fn python_sdk_discovers_lists_and_calls() {
     let (python, script) = install::python_client();
     let (_deployment, gateway) = fixture::start(None);

@@ -1,0 +1,136 @@
+//! Reading a committed `tools/call` event stream off a raw socket (execution.md §4.1, §9), and the exact
+//! bodies tests compare it with.
+
+use std::io::Read;
+use std::net::TcpStream;
+use std::time::Instant;
+
+/// A committed stream as read off the wire: the head and each chunk with the instant it was complete.
+pub struct Stream {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub chunks: Vec<(Instant, Vec<u8>)>,
+    /// The chunked terminator arrived.
+    pub ended: bool,
+}
+
+impl Stream {
+    pub fn body(&self) -> Vec<u8> {
+        self.chunks.iter().flat_map(|(_, c)| c.clone()).collect()
+    }
+}
+
+/// Reads bytes from `stream` into `buf` until `buf` holds at least `n` bytes.
+pub fn fill(stream: &mut TcpStream, buf: &mut Vec<u8>, n: usize) -> std::io::Result<()> {
+    let mut chunk = [0u8; 8192];
+    while buf.len() < n {
+        let got = stream.read(&mut chunk)?;
+        if got == 0 {
+            return Err(std::io::ErrorKind::UnexpectedEof.into());
+        }
+        buf.extend_from_slice(&chunk[..got]);
+    }
+    Ok(())
+}
+
+pub fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
+}
+
+/// Reads one response whose body is chunked, chunk by chunk, until the terminator (or EOF).
+pub fn read_stream(stream: &mut TcpStream) -> Stream {
+    let mut buf = Vec::new();
+    let head_end = loop {
+        if let Some(p) = find(&buf, b"\r\n\r\n") {
+            break p;
+        }
+        let len = buf.len() + 1;
+        fill(stream, &mut buf, len).expect("response head");
+    };
+    let head = String::from_utf8(buf[..head_end].to_vec()).unwrap();
+    let mut lines = head.split("\r\n");
+    let status: u16 = lines.next().unwrap().split(' ').nth(1).unwrap().parse().unwrap();
+    let headers = lines
+        .map(|l| {
+            let (n, v) = l.split_once(':').unwrap();
+            (n.to_ascii_lowercase(), v.trim().to_owned())
+        })
+        .collect();
+    buf.drain(..head_end + 4);
+    let mut chunks = Vec::new();
+    loop {
+        let line_end = loop {
+            if let Some(p) = find(&buf, b"\r\n") {
+                break p;
+            }
+            let len = buf.len() + 1;
+            if fill(stream, &mut buf, len).is_err() {
+                return Stream { status, headers, chunks, ended: false };
+            }
+        };
+        let size = usize::from_str_radix(std::str::from_utf8(&buf[..line_end]).unwrap(), 16).unwrap();
+        buf.drain(..line_end + 2);
+        if fill(stream, &mut buf, size + 2).is_err() {
+            return Stream { status, headers, chunks, ended: false };
+        }
+        assert_eq!(&buf[size..size + 2], b"\r\n", "chunk ends with CRLF");
+        if size == 0 {
+            return Stream { status, headers, chunks, ended: true };
+        }
+        chunks.push((Instant::now(), buf[..size].to_vec()));
+        buf.drain(..size + 2);
+    }
+}
+
+pub fn meta() -> String {
+    format!(
+        r#""_meta":{{"io.modelcontextprotocol/serverInfo":{{"name":"ptc-gateway","version":"{}"}}}}"#,
+        env!("CARGO_PKG_VERSION")
+    )
+}
+
+/// The de-chunked body of a stream whose message carries `result` (without `_meta`) for id `id`.
+pub fn sse(id: u64, result_members: &str) -> String {
+    format!(": accepted\n\nevent: message\ndata: {{\"id\":{id},\"jsonrpc\":\"2.0\",\"result\":{{{},{result_members}}}}}\n\n", meta())
+}
+
+pub fn tool_error(id: u64, texts: &[&str]) -> String {
+    let blocks: Vec<String> = texts
+        .iter()
+        .map(|t| format!(r#"{{"text":{},"type":"text"}}"#, serde_json::to_string(t).unwrap()))
+        .collect();
+    sse(id, &format!(r#""content":[{}],"isError":true,"resultType":"complete""#, blocks.join(",")))
+}
+
+pub fn assert_committed_head(s: &Stream) {
+    assert_eq!(s.status, 200);
+    let mut names: Vec<(&str, &str)> =
+        s.headers.iter().filter(|(n, _)| n != "date").map(|(n, v)| (n.as_str(), v.as_str())).collect();
+    names.sort();
+    assert_eq!(
+        names,
+        vec![
+            ("cache-control", "no-store"),
+            ("content-type", "text/event-stream; charset=utf-8"),
+            ("mcp-protocol-version", "2026-07-28"),
+            ("transfer-encoding", "chunked"),
+            ("x-accel-buffering", "no"),
+        ]
+    );
+}
+
+/// "SSE ok": the stream whose message is the success result carrying `value` (deterministic JSON).
+pub fn success(id: u64, value: &str) -> String {
+    sse(
+        id,
+        &format!(
+            r#""content":[{{"text":{},"type":"text"}}],"isError":false,"resultType":"complete","structuredContent":{value}"#,
+            serde_json::to_string(value).unwrap()
+        ),
+    )
+}
+
+/// "SSE input": the stream whose message is the invalid-input tool error.
+pub fn invalid_input(id: u64) -> String {
+    tool_error(id, &["Tool input did not satisfy its contract"])
+}
