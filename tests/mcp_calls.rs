@@ -256,7 +256,8 @@ fn a_client_that_half_closes_during_a_run_gets_nothing_more_and_frees_the_slot()
     let mut got = Vec::new();
     while find(&got, b"\r\n: accepted\n\n\r\n").is_none() {
         let len = got.len() + 1;
-        fill(&mut client, &mut got, len).unwrap_or_else(|e| panic!("{e}: {:?}", String::from_utf8_lossy(&got)));
+        fill(&mut client, &mut got, len)
+            .unwrap_or_else(|e| panic!("{e}: {:?}", String::from_utf8_lossy(&got)));
     }
     // execution.md §5.2: a half-close is the client going away; the run is cancelled and nothing more
     // is written: the connection ends after exactly the head and the `: accepted` chunk.
