@@ -53,8 +53,9 @@ use tokio::net::TcpStream;
 use tokio::sync::watch;
 use tokio::time::Instant;
 
-use crate::http::activity::{ActivityIo, ReadActivity};
-use crate::http::progress::{ProgressIo, WriteProgress};
+use crate::http::activity::ReadActivity;
+use crate::http::observed::ObservedIo;
+use crate::http::progress::WriteProgress;
 use crate::http::response::{EmptyBodyStatus, ResponseBody};
 use crate::http::router::Router;
 use crate::http::slots::ConnectionSlot;
@@ -202,11 +203,10 @@ pub async fn serve(
         .max_headers(MAX_HEADER_LINES)
         .max_buf_size(MAX_HEAD_BYTES);
     // §2.1: the status line is HTTP/1.1 also for an HTTP/1.0 request (outermost, so a guard sees raw bytes).
-    // The activity record sees every byte read (§6.9: the body's idle budget restarts on any byte).
-    let observed: Box<dyn ConnIo> = Box::new(ActivityIo::new(layer.wrap(stream), activity));
+    // The observed IO records every byte read (§6.9: the body's idle budget restarts on any byte) and
+    // every completed flush (execution.md §4.2: when the commit was written).
+    let observed: Box<dyn ConnIo> = Box::new(ObservedIo::new(layer.wrap(stream), activity, progress));
     let io: Box<dyn ConnIo> = Box::new(Http11Status::new(observed, mark));
-    // Outermost of all, the flush counter of execution.md §4.2 (see `progress`).
-    let io: Box<dyn ConnIo> = Box::new(ProgressIo::new(io, progress));
     let mut connection = builder.serve_connection(TokioIo::new(io), service);
     let served = drive(&mut connection, &mut signals, &head_received, &mut close_requested).await;
     let mut io = connection.into_parts().io.into_inner();

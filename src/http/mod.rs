@@ -21,6 +21,7 @@ pub mod head_scan;
 pub mod health;
 pub mod listener;
 pub mod mcp;
+pub mod observed;
 pub mod progress;
 pub mod response;
 pub mod router;

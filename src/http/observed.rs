@@ -1,0 +1,126 @@
+//! The connection's IO as hyper sees it, observed (http-mcp.md §6.9, execution.md §4.2, §9).
+//!
+//! Owns the one wrapper between the accepted stream (and its head guard) and hyper that records what two
+//! rules need and hyper does not report: every read that returned bytes ([`ReadActivity`], for the body's
+//! idle budget) and every completed flush ([`WriteProgress`], for "the commit was written"). Bytes pass
+//! through unchanged. It does not own either rule.
+
+use std::io;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+
+use crate::http::activity::ReadActivity;
+use crate::http::connection::ConnIo;
+use crate::http::progress::WriteProgress;
+use crate::http::response::EmptyBodyStatus;
+
+/// IO that records read activity and completed flushes.
+pub struct ObservedIo {
+    inner: Box<dyn ConnIo>,
+    activity: ReadActivity,
+    progress: Arc<WriteProgress>,
+}
+
+impl ObservedIo {
+    /// Observes `inner` into `activity` and `progress`.
+    pub fn new(inner: Box<dyn ConnIo>, activity: ReadActivity, progress: Arc<WriteProgress>) -> ObservedIo {
+        ObservedIo { inner, activity, progress }
+    }
+}
+
+impl AsyncRead for ObservedIo {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let before = buf.filled().len();
+        let polled = Pin::new(&mut self.inner).poll_read(cx, buf);
+        if matches!(polled, Poll::Ready(Ok(()))) && buf.filled().len() > before {
+            self.activity.touch();
+        }
+        polled
+    }
+}
+
+impl AsyncWrite for ObservedIo {
+    fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.inner).poll_write(cx, buf)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.inner).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let flushed = Pin::new(&mut self.inner).poll_flush(cx);
+        if let Poll::Ready(Ok(())) = flushed {
+            self.progress.record_flush();
+        }
+        flushed
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+}
+
+impl ConnIo for ObservedIo {
+    fn refusal(&mut self) -> Option<EmptyBodyStatus> {
+        self.inner.refusal()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    async fn observed() -> (ObservedIo, tokio::net::TcpStream, ReadActivity, Arc<WriteProgress>) {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let client = tokio::net::TcpStream::connect(listener.local_addr().unwrap()).await.unwrap();
+        let activity = ReadActivity::new();
+        let progress = Arc::new(WriteProgress::default());
+        let io =
+            ObservedIo::new(Box::new(listener.accept().await.unwrap().0), activity.clone(), progress.clone());
+        (io, client, activity, progress)
+    }
+
+    #[tokio::test]
+    async fn reads_with_bytes_are_recorded() {
+        let (mut io, mut client, activity, _) = observed().await;
+        let start = activity.last();
+        // Accepting, writing and reading take far more than the record's microsecond resolution.
+        client.write_all(b"x").await.unwrap();
+        let mut buf = [0u8; 1];
+        io.read_exact(&mut buf).await.unwrap();
+        assert!(activity.last() > start, "a read with bytes moves the record");
+    }
+
+    #[tokio::test]
+    async fn a_flush_after_the_epoch_wakes_the_waiter() {
+        let (mut io, _client, _, progress) = observed().await;
+        let epoch = progress.flushes();
+        let waiter = tokio::spawn({
+            let progress = progress.clone();
+            async move { progress.flushed_after(epoch).await }
+        });
+        io.write_all(b"x").await.unwrap();
+        assert_eq!(progress.flushes(), epoch, "a write alone is not a flush");
+        io.flush().await.unwrap();
+        tokio::time::timeout(Duration::from_secs(5), waiter).await.unwrap().unwrap();
+        assert_eq!(progress.flushes(), epoch + 1);
+    }
+}
