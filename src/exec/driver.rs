@@ -19,7 +19,6 @@ use super::runner::Ran;
 use super::stream::{self, StreamWriter, HEARTBEAT};
 use super::Shared;
 use crate::config::manifest::Effect;
-use crate::http::progress::WriteProgress;
 use crate::http::response::ResponseBody;
 use crate::mcp::call::AdmittedCall;
 use crate::mcp::leased::hold_until_written;
@@ -40,11 +39,8 @@ pub struct Settlement {
 }
 
 /// Answers one admitted call (C5 onward).
-pub fn answer(
-    shared: &Arc<Shared>,
-    call: AdmittedCall,
-    progress: Option<Arc<WriteProgress>>,
-) -> hyper::Response<ResponseBody> {
+pub fn answer(shared: &Arc<Shared>, call: AdmittedCall) -> hyper::Response<ResponseBody> {
+    let progress = call.progress.clone();
     let Some(template) = shared.built.templates.get(call.tool) else {
         return refuse(RpcError::Internal, call);
     };

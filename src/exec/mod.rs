@@ -19,7 +19,6 @@ use ptc_actors::{AdmissionPool, Readiness};
 
 use crate::apps::Built;
 use crate::http::mcp::ResponseFuture;
-use crate::http::progress::WriteProgress;
 use crate::mcp::call::{AdmittedCall, CallExecutor};
 use runner::Runner;
 
@@ -52,12 +51,6 @@ impl Executor {
 
 impl CallExecutor for Executor {
     fn execute(&self, call: AdmittedCall) -> ResponseFuture<'_> {
-        let progress = call.progress.clone();
-        Box::pin(std::future::ready(driver::answer(&self.shared, call, progress)))
+        Box::pin(std::future::ready(driver::answer(&self.shared, call)))
     }
-}
-
-/// The connection's flush counter of a request, for [`AdmittedCall::progress`].
-pub fn progress_of<B>(request: &hyper::Request<B>) -> Option<Arc<WriteProgress>> {
-    request.extensions().get::<Arc<WriteProgress>>().cloned()
 }
