@@ -28,12 +28,14 @@ pub struct DirStore {
     dir: PrivateDir,
     active: File,
     syncs: u64,
+    /// Test build: the batch sync index that fails (read once, when the store is made).
+    fail_sync: Option<u64>,
 }
 
 impl DirStore {
     /// Over the locked directory (a duplicate descriptor) and the active file created by startup step 5.
     pub fn new(dir: PrivateDir, active: File) -> DirStore {
-        DirStore { dir, active, syncs: 0 }
+        DirStore { dir, active, syncs: 0, fail_sync: hooks::failing_sync() }
     }
 }
 
@@ -46,7 +48,7 @@ impl SegmentStore for DirStore {
     fn sync_active(&mut self) -> io::Result<()> {
         let index = self.syncs;
         self.syncs += 1;
-        hooks::before_sync(index)?;
+        hooks::before_sync(index, self.fail_sync)?;
         sync_fd(&self.active).map_err(io)
     }
 
@@ -73,17 +75,28 @@ impl SegmentStore for DirStore {
 pub mod hooks {
     use std::io;
 
-    /// With `fault-injection`: `PTC_AUDIT_FAIL_SYNC=<n>` makes the batch sync with 0-based index `n` fail;
-    /// a held gate ([`hold_syncs`]) blocks every batch sync until it is released.
+    /// With `fault-injection`: `PTC_AUDIT_FAIL_SYNC=<n>` at audit startup makes the batch sync with
+    /// 0-based index `n` fail.
     #[cfg(feature = "fault-injection")]
-    pub fn before_sync(index: u64) -> io::Result<()> {
+    pub fn failing_sync() -> Option<u64> {
+        std::env::var("PTC_AUDIT_FAIL_SYNC").ok().and_then(|v| v.parse::<u64>().ok())
+    }
+
+    #[cfg(not(feature = "fault-injection"))]
+    pub fn failing_sync() -> Option<u64> {
+        None
+    }
+
+    /// With `fault-injection`: a held gate ([`hold_syncs`]) blocks every batch sync until it is released;
+    /// sync `index` fails when it is `fail`.
+    #[cfg(feature = "fault-injection")]
+    pub fn before_sync(index: u64, fail: Option<u64>) -> io::Result<()> {
         let (lock, cv) = &GATE;
         let mut held = lock.lock().map_err(|_| io::Error::other("sync gate poisoned"))?;
         while *held {
             held = cv.wait(held).map_err(|_| io::Error::other("sync gate poisoned"))?;
         }
         drop(held);
-        let fail = std::env::var("PTC_AUDIT_FAIL_SYNC").ok().and_then(|v| v.parse::<u64>().ok());
         if fail == Some(index) {
             return Err(io::Error::other("injected sync failure"));
         }
@@ -91,7 +104,7 @@ pub mod hooks {
     }
 
     #[cfg(not(feature = "fault-injection"))]
-    pub fn before_sync(_index: u64) -> io::Result<()> {
+    pub fn before_sync(_index: u64, _fail: Option<u64>) -> io::Result<()> {
         Ok(())
     }
 

@@ -18,6 +18,7 @@ use std::sync::Arc;
 use ptc_actors::{AdmissionPool, Readiness};
 
 use crate::apps::Built;
+use crate::audit::AuditLog;
 use crate::http::mcp::ResponseFuture;
 use crate::http::progress::WriteProgress;
 use crate::mcp::call::{AdmittedCall, CallExecutor};
@@ -30,6 +31,8 @@ pub struct Shared {
     pub runs: AdmissionPool,
     pub readiness: Readiness,
     pub runner: Box<dyn Runner>,
+    /// The private audit, present iff `private_audit` is configured (audit-events.md §2.1).
+    pub audit: Option<AuditLog>,
 }
 
 /// The domain's call executor, plugged into the `/mcp` front.
@@ -39,14 +42,15 @@ pub struct Executor {
 
 impl Executor {
     /// An executor over the built templates, the run pool and readiness, running applications with
-    /// `runner`.
+    /// `runner` and recording write calls through `audit`.
     pub fn new(
         built: Arc<Built>,
         runs: AdmissionPool,
         readiness: Readiness,
         runner: Box<dyn Runner>,
+        audit: Option<AuditLog>,
     ) -> Executor {
-        Executor { shared: Arc::new(Shared { built, runs, readiness, runner }) }
+        Executor { shared: Arc::new(Shared { built, runs, readiness, runner, audit }) }
     }
 }
 
