@@ -4,6 +4,7 @@
 
 mod support;
 
+use std::io::Write;
 use std::net::SocketAddr;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
@@ -167,6 +168,47 @@ fn read_tools_and_refused_write_calls_are_not_audited() {
     assert!(String::from_utf8_lossy(&resp.body).contains("Tool input did not satisfy its contract"));
     assert_eq!(stop(gw), Some(0));
     assert!(all_records(&d.path("audit")).is_empty());
+}
+
+#[test]
+fn a_client_gone_mid_run_is_recorded_disconnected_and_holds_its_slot_until_then() {
+    // AU16, with one run slot.
+    let d = ready(deployment(1, 8, 1 << 20, 8));
+    let gw = Gateway::start(d.command(), addr(&d));
+    let mut s = std::net::TcpStream::connect(gw.addr).unwrap();
+    s.write_all(&support::audit::call_bytes(gw.addr, "hang", 1)).unwrap();
+    let mut buf = Vec::new();
+    let end = Instant::now() + Duration::from_secs(10);
+    while support::sse::find(&buf, b": accepted").is_none() {
+        assert!(Instant::now() < end, "no commit");
+        let len = buf.len() + 1;
+        support::sse::fill(&mut s, &mut buf, len).unwrap();
+    }
+    drop(s);
+    // The slot stays in use while the run is cancelled and its record made durable.
+    let (status, text) = exchange(gw.addr, "note", 2);
+    assert_eq!(status, 429, "{text}");
+    assert!(text.contains("run_capacity_exhausted"), "{text}");
+    let end = Instant::now() + Duration::from_secs(15);
+    loop {
+        let (status, text) = exchange(gw.addr, "note", 3);
+        if status == 200 {
+            assert!(got_success(&text, 3), "{text}");
+            break;
+        }
+        assert_eq!(status, 429, "{text}");
+        assert!(Instant::now() < end, "the slot never returned");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(stop(gw), Some(0));
+    let records = all_records(&d.path("audit"));
+    assert_eq!(records.len(), 2, "{records:?}");
+    assert_eq!(records[0]["tool_name"], "hang");
+    assert_eq!(records[0]["outcome_code"], "cancelled");
+    assert_eq!(records[0]["disconnected"], true);
+    assert_eq!(records[0]["cleanup_status"], "complete");
+    assert_eq!(records[1]["tool_name"], "note");
+    assert_eq!(records[1]["disconnected"], false);
 }
 
 /// A small xorshift generator for the kill instants; the seed is printed so a failure can be replayed.

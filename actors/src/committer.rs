@@ -109,7 +109,16 @@ impl CommitStats {
 
 type Ack = oneshot::Sender<Result<(), CommitError>>;
 type Validator = Box<dyn Fn(&[u8]) -> bool + Send>;
-type LossReport = Box<dyn FnOnce() + Send>;
+type LossReport = Box<dyn FnOnce(CommitLoss) + Send>;
+
+/// How the committer was lost (both stop the domain; the cause differs, lifecycle.md §7.5).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CommitLoss {
+    /// A write, sync, rotation or retention step failed, or a line was invalid (§2.8).
+    WriteFailed,
+    /// The committer thread panicked: the owner itself is gone.
+    OwnerLost,
+}
 
 enum Msg {
     Submit { line: Vec<u8>, ack: Ack },
@@ -134,8 +143,8 @@ impl std::fmt::Debug for Committer {
 impl Committer {
     /// Starts the committer thread over `store`, whose segments are `layout`. `validate` is applied to
     /// every line (a line that fails is a write failure, §2.3); `on_loss` is called once, from the
-    /// committer thread, when a write, sync, rotation or retention fails, a line is invalid, or the thread
-    /// panics.
+    /// committer thread, when a write, sync, rotation or retention fails or a line is invalid
+    /// ([`CommitLoss::WriteFailed`]), or when the thread panics ([`CommitLoss::OwnerLost`]).
     pub fn start(
         store: Box<dyn SegmentStore>,
         layout: Layout,
@@ -251,7 +260,7 @@ impl Worker {
             // A lost committer is a loss of the audit owner: the domain stops (lifecycle.md §7.5). Every
             // pending answer was dropped with the unwound state and reads as `Unavailable`.
             if let Some(report) = loss.take() {
-                report();
+                report(CommitLoss::OwnerLost);
             }
         }
     }
@@ -369,7 +378,7 @@ impl Worker {
         self.failed = true;
         answer(batch, Err(CommitError::Unavailable));
         if let Some(report) = loss.take() {
-            report();
+            report(CommitLoss::WriteFailed);
         }
     }
 }

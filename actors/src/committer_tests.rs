@@ -81,7 +81,7 @@ fn start(shared: &Shared, bounds: Bounds, lost: Arc<AtomicU64>) -> Committer {
     });
     let layout = Layout { active: 1, active_size: 0, closed: Vec::new() };
     let validate = Box::new(|line: &[u8]| line.ends_with(b"\n") && !line.starts_with(b"bad"));
-    let on_loss = Box::new(move || {
+    let on_loss = Box::new(move |_: CommitLoss| {
         lost.fetch_add(1, Ordering::AcqRel);
     });
     Committer::start(Box::new(MemStore(shared.clone())), layout, bounds, validate, on_loss).unwrap()
@@ -216,4 +216,44 @@ async fn close_flushes_the_pending_batch_through_the_barrier() {
     assert_eq!(closer.await.unwrap(), Ok(()));
     assert_eq!(shared.with(|d| d.synced[&1]), 80, "both lines synced before close answered");
     assert_eq!(c.submit(line(2, 40)).await, Err(CommitError::Unavailable), "closed refuses");
+}
+
+/// A store whose sync panics: the owner is lost.
+struct Panicking;
+
+impl SegmentStore for Panicking {
+    fn write_active(&mut self, _: &[u8]) -> io::Result<()> {
+        Ok(())
+    }
+    fn sync_active(&mut self) -> io::Result<()> {
+        panic!("injected panic in the committer")
+    }
+    fn open_segment(&mut self, _: u64) -> io::Result<()> {
+        Ok(())
+    }
+    fn remove_segment(&mut self, _: u64) -> io::Result<()> {
+        Ok(())
+    }
+    fn sync_dir(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_panicking_committer_reports_its_loss_and_acknowledges_nothing() {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let report = seen.clone();
+    let layout = Layout { active: 1, active_size: 0, closed: Vec::new() };
+    let c = Committer::start(
+        Box::new(Panicking),
+        layout,
+        BOUNDS,
+        Box::new(|_: &[u8]| true),
+        Box::new(move |loss| report.lock().unwrap().push(loss)),
+    )
+    .unwrap();
+    assert_eq!(c.submit(line(0, 40)).await, Err(CommitError::Unavailable));
+    assert_eq!(c.submit(line(1, 40)).await, Err(CommitError::Unavailable));
+    assert_eq!(*seen.lock().unwrap(), [CommitLoss::OwnerLost]);
+    assert_eq!(c.stats().records(), 0);
 }

@@ -92,7 +92,7 @@ pub mod trigger;
 
 pub use admission::{AdmissionPool, AdmissionSnapshot, IdleTimeout, Lease, PoolState, Refusal, RefusalOrder};
 pub use admission_owner::{AdmissionOwner, AdmissionOwnerRef, OwnerError, OwnerMsg};
-pub use committer::{Bounds, CommitError, CommitStats, Committer, Layout, SegmentStore, Ticket};
+pub use committer::{Bounds, CommitError, CommitLoss, CommitStats, Committer, Layout, SegmentStore, Ticket};
 pub use context::DomainContext;
 pub use exit::{exit_status, ExitStatus, Incidents};
 pub use observer::{DomainObserver, NoopObserver};

@@ -19,7 +19,7 @@ fn cfg(dir: &Path, max_file_bytes: u64, max_retained_files: u32) -> PrivateAudit
 }
 
 fn start(c: &PrivateAudit) -> Result<Audit, AuditDirError> {
-    Audit::start(c, &sref(), Box::new(|| {}))
+    Audit::start(c, &sref(), Box::new(|_| {}))
 }
 
 fn rec(i: u64) -> AuditRecord {
@@ -175,7 +175,7 @@ async fn an_invalid_record_is_a_write_failure_and_reports_the_loss() {
     let audit = Audit::start(
         &cfg(&d, 1 << 20, 4),
         &sref(),
-        Box::new(move || flag.store(true, std::sync::atomic::Ordering::Release)),
+        Box::new(move |_| flag.store(true, std::sync::atomic::Ordering::Release)),
     )
     .unwrap();
     let mut bad = rec(0);

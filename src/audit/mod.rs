@@ -15,7 +15,7 @@ pub mod time;
 
 use std::time::SystemTime;
 
-use ptc_actors::{Bounds, Committer, Layout};
+use ptc_actors::{Bounds, CommitLoss, Committer, Layout};
 
 use crate::config::gateway::PrivateAudit;
 use crate::storage::{AuditDir, AuditDirError, ErrorKind, Op, StartRef, StorageError};
@@ -60,7 +60,7 @@ impl Audit {
     pub fn start(
         cfg: &PrivateAudit,
         start_ref: &StartRef,
-        on_loss: Box<dyn FnOnce() + Send>,
+        on_loss: Box<dyn FnOnce(CommitLoss) + Send>,
     ) -> Result<Audit, AuditDirError> {
         let bounds = Bounds {
             max_file_bytes: cfg.max_file_bytes,

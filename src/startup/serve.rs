@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ptc_actors::{
-    AbnormalCause, AdmissionOwnerRef, AdmissionPool, DomainContext, DomainHandle, NoopObserver,
+    AbnormalCause, AdmissionOwnerRef, AdmissionPool, CommitLoss, DomainContext, DomainHandle, NoopObserver,
     NotReadyCause, Readiness, RefusalOrder,
 };
 
@@ -151,9 +151,13 @@ fn stage_audit(docs: &Documents, ctx: &DomainContext, held: &mut Held) -> Result
     let Some(audit) = &docs.gateway.private_audit else { return Ok(()) };
     let start_ref = start_ref().map_err(|_| StartupCode::AuditUnavailable)?;
     let loss_ctx = ctx.clone();
-    let on_loss = Box::new(move || {
-        tracing::error!("audit write failed; stopping");
-        loss_ctx.stop_abnormally(AbnormalCause::AuditWriteFailed);
+    let on_loss = Box::new(move |loss: CommitLoss| {
+        let cause = match loss {
+            CommitLoss::WriteFailed => AbnormalCause::AuditWriteFailed,
+            CommitLoss::OwnerLost => AbnormalCause::AuditOwnerLost,
+        };
+        tracing::error!(cause = cause.as_str(), "audit unavailable; stopping");
+        loss_ctx.stop_abnormally(cause);
     });
     let audit = Audit::start(audit, &start_ref, on_loss).map_err(|e| {
         tracing::debug!(reason = e.reason.as_str(), "audit refused");

@@ -12,6 +12,7 @@ use super::{content_pin, Deployment, TOKEN};
 
 /// A write application that computes for a few milliseconds, then returns `{"ok": true}`.
 pub const NOTE_LUAU: &str = "local M = {}\nfunction M.run(input)\n  local n = 0\n  for i = 1, 100000 do n = n + i end\n  return { ok = true }\nend\nreturn M\n";
+const HANG_LUAU: &str = "local M = {}\nfunction M.run(input)\n  while true do local s = string.rep('x', 1000) end\nend\nreturn M\n";
 const INPUT: &str = r#"{"type":"object","properties":{"text":{"type":"string"}}}"#;
 const RESULT: &str = r#"{"type":"object","properties":{"ok":{"type":"boolean"}},"required":["ok"]}"#;
 
@@ -28,13 +29,23 @@ pub fn deployment(max_runs: u32, inflight: u32, max_file_bytes: u64, max_retaine
     d.write_file("note/app.luau", NOTE_LUAU);
     d.write_file("note/input.json", INPUT);
     d.write_file("note/result.json", RESULT);
+    // `hang` runs until its 8 s deadline (for disconnects mid-run).
+    let mut hang = manifest.clone();
+    hang["limits"] = json!({"run_duration_ms": 8000});
+    d.write_file("hang/ptc.json", &serde_json::to_string_pretty(&hang).unwrap());
+    d.write_file("hang/app.luau", HANG_LUAU);
+    d.write_file("hang/input.json", INPUT);
+    d.write_file("hang/result.json", RESULT);
     let echo = d.gateway["tools"][0].clone();
-    d.gateway["tools"] = json!([echo, {
-        "name": "note", "title": "Note", "description": "Append a note.",
-        "application": {"manifest": "note/ptc.json"}, "allow_write": true,
-        "expected_application_content_digest": content_pin::of(&d.path("note/ptc.json")),
-        "installation_config_pins": {}, "provider_snapshot_pins": {}
-    }]);
+    let tool = |name: &str| {
+        json!({
+            "name": name, "title": name, "description": "A write fixture.",
+            "application": {"manifest": format!("{name}/ptc.json")}, "allow_write": true,
+            "expected_application_content_digest": content_pin::of(&d.path(&format!("{name}/ptc.json"))),
+            "installation_config_pins": {}, "provider_snapshot_pins": {}
+        })
+    };
+    d.gateway["tools"] = json!([echo, tool("hang"), tool("note")]);
     d.gateway["pcc"]["servers"]["briefs"]["tools"] = json!(["echo"]);
     d.gateway["private_audit"] =
         json!({"directory": "audit", "max_file_bytes": max_file_bytes, "max_retained_files": max_retained});
