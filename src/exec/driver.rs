@@ -75,8 +75,8 @@ pub fn answer(
     tokio::spawn(async move {
         let AdmittedCall { tool, arguments, id, lease, .. } = call;
         // §3.4: the call id, after the granted reservation and before the commit.
-        let call_id = CallId::random();
-        let settlement = drive(&shared, tool, arguments, &id, call_id, writer, &run, deadline).await;
+        let call = Call { tool, id: &id, call_id: CallId::random(), run: &run, deadline };
+        let settlement = drive(&shared, call, arguments, writer).await;
         tracing::debug!(
             outcome = settlement.outcome.as_str(),
             dispatch = settlement.dispatch.as_str(),
@@ -110,18 +110,27 @@ async fn publish_only(mut writer: StreamWriter, event: String, lease: Lease) {
     drop(lease);
 }
 
+/// What identifies one reserved call while it is driven.
+struct Call<'a> {
+    /// The template index.
+    tool: usize,
+    /// The JSON-RPC id (published, never audited).
+    id: &'a RequestId,
+    /// The audit's call id (audited, never published; execution.md §3.4).
+    call_id: CallId,
+    /// The run slot, held until this call is done (§10).
+    run: &'a Lease,
+    deadline: Instant,
+}
+
 /// Commit, run, classify, audit and publish one call that holds a run slot.
-#[allow(clippy::too_many_arguments)]
 async fn drive(
     shared: &Arc<Shared>,
-    tool: usize,
+    call: Call<'_>,
     arguments: crate::json::Value,
-    id: &RequestId,
-    call_id: CallId,
     mut writer: StreamWriter,
-    run: &Lease,
-    deadline: Instant,
 ) -> Settlement {
+    let Call { tool, id, call_id, run, deadline } = call;
     // §4.2: nothing runs before the commit is written; a failed or late commit dispatches nothing.
     match tokio::time::timeout(WRITE_BOUND, stream::commit(&mut writer)).await {
         Ok(Ok(())) => {}
