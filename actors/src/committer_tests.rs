@@ -12,6 +12,8 @@ struct Disk {
     synced: BTreeMap<u64, usize>,
     active: u64,
     writes: u64,
+    /// The size of each write, in order.
+    write_sizes: Vec<usize>,
     /// Syncs are held while true.
     hold: bool,
     /// The sync with this index (0-based) fails.
@@ -37,6 +39,7 @@ impl SegmentStore for MemStore {
     fn write_active(&mut self, bytes: &[u8]) -> io::Result<()> {
         self.0.with(|d| {
             d.writes += 1;
+            d.write_sizes.push(bytes.len());
             let active = d.active;
             d.segments.entry(active).or_default().extend_from_slice(bytes);
         });
@@ -256,4 +259,25 @@ async fn a_panicking_committer_reports_its_loss_and_acknowledges_nothing() {
     assert_eq!(c.submit(line(1, 40)).await, Err(CommitError::Unavailable));
     assert_eq!(*seen.lock().unwrap(), [CommitLoss::OwnerLost]);
     assert_eq!(c.stats().records(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_line_larger_than_the_batch_bound_is_flushed_alone() {
+    let shared = Shared::default();
+    let lost = Arc::new(AtomicU64::new(0));
+    let c = start(&shared, BOUNDS, lost);
+    shared.with(|d| d.hold = true);
+    let first = c.enqueue(line(0, 40));
+    wait_for("the first write", || shared.with(|d| d.writes >= 1)).await;
+    // Queued behind the held sync, in this order.
+    let small = c.enqueue(line(1, 40));
+    let big = c.enqueue(line(2, 70_000));
+    let last = c.enqueue(line(3, 40));
+    shared.with(|d| d.hold = false);
+    for t in [first, small, big, last] {
+        assert_eq!(t.wait().await, Ok(()));
+    }
+    // The pending small line is flushed before the big one joins; the big one forms a batch by itself.
+    assert_eq!(shared.with(|d| d.write_sizes.clone()), [40, 40, 70_000, 40]);
+    c.close().await.unwrap();
 }
