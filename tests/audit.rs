@@ -112,6 +112,27 @@ fn startup_refusals_have_the_spec_codes() {
 }
 
 #[test]
+fn a_second_gateway_on_the_same_audit_directory_is_refused_and_the_first_is_unaffected() {
+    // AU5: the second has its own ports and artifact root, so the audit lock is what refuses it.
+    let mut d = deployment(2, 8, 1 << 20, 8);
+    d.write_documents();
+    let mut second = d.gateway.clone();
+    second["listen"]["port"] = json!(support::free_port("127.0.0.1"));
+    second["pcc"]["port"] = json!(support::free_port("127.0.0.1"));
+    second["artifacts"]["root"] = json!("artifacts-2");
+    d.write_file("second.json", &serde_json::to_string_pretty(&second).unwrap());
+    let gw = Gateway::start(d.command(), addr(&d));
+    let mut cmd = support::ptc();
+    cmd.current_dir(d.dir.path()).arg("gateway").arg("second.json").env("GATEWAY_TOKEN", support::TOKEN);
+    assert_startup_error(&run_with_deadline(cmd, START), "audit_unavailable", "second gateway");
+    assert!(d.path("audit/.gateway-lock/owner").exists(), "the first keeps its lock");
+    let (status, text) = exchange(gw.addr, "note", 1);
+    assert!(status == 200 && got_success(&text, 1), "the first still records: {text}");
+    assert_eq!(stop(gw), Some(0));
+    assert_eq!(all_records(&d.path("audit")).len(), 1);
+}
+
+#[test]
 fn a_symlinked_audit_directory_is_refused() {
     // AU4 first case (config.md §11 row 95 covers an empty target; this one held records).
     let d = ready(deployment(2, 8, 4096, 8));
