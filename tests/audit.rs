@@ -283,8 +283,17 @@ fn kill_9_during_a_write_storm_loses_no_acknowledged_record() {
     let audit = d.path("audit");
     let started = Instant::now();
     let mut acknowledged_total = 0usize;
+    let mut torn: Option<(std::path::PathBuf, u64)> = None;
     for trial in 0..50 {
         let mut gw = Gateway::start(d.command(), addr(&d));
+        if let Some((file, clean_len)) = torn.take() {
+            // §2.10: the torn line left before this start was truncated away by its recovery.
+            assert_eq!(
+                std::fs::metadata(&file).unwrap().len(),
+                clean_len,
+                "trial {trial}: torn tail repaired"
+            );
+        }
         let stopping = Arc::new(AtomicBool::new(false));
         let clients: Vec<_> = (0..4)
             .map(|c| {
@@ -322,6 +331,22 @@ fn kill_9_during_a_write_storm_loses_no_acknowledged_record() {
         // The lock left by the crash refuses the next start until an operator removes it.
         assert_startup_error(&run_with_deadline(d.command(), START), "audit_unavailable", "stale lock");
         std::fs::remove_dir_all(audit.join(".gateway-lock")).unwrap();
+        // Every fifth trial also leaves a torn final line, as a kill in the middle of a write would.
+        if trial % 5 == 0 {
+            let newest = audit_files(&audit)
+                .into_iter()
+                .rev()
+                .find(|f| std::fs::metadata(f).map(|m| m.len() > 0).unwrap_or(false));
+            if let Some(file) = newest {
+                let content = std::fs::read(&file).unwrap();
+                let clean_len = content.len() as u64;
+                if content.ends_with(b"\n") {
+                    let mut f = std::fs::OpenOptions::new().append(true).open(&file).unwrap();
+                    f.write_all(b"{\"call_id\":\"0d9e8f7a").unwrap();
+                    torn = Some((file, clean_len));
+                }
+            }
+        }
         // Only records of calls whose client saw the message can be relied on; unacknowledged lines of
         // the last batch may or may not be there.
         acknowledged_total = durable.max(acknowledged_total);
