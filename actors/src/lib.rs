@@ -80,6 +80,7 @@
 
 pub mod admission;
 pub mod admission_owner;
+pub mod committer;
 pub mod context;
 pub mod exit;
 pub mod observer;
@@ -91,6 +92,7 @@ pub mod trigger;
 
 pub use admission::{AdmissionPool, AdmissionSnapshot, IdleTimeout, Lease, PoolState, Refusal, RefusalOrder};
 pub use admission_owner::{AdmissionOwner, AdmissionOwnerRef, OwnerError, OwnerMsg};
+pub use committer::{Bounds, CommitError, CommitLoss, CommitStats, Committer, Layout, SegmentStore, Ticket};
 pub use context::DomainContext;
 pub use exit::{exit_status, ExitStatus, Incidents};
 pub use observer::{DomainObserver, NoopObserver};

@@ -3,11 +3,12 @@
 //! Owns the order: the input check, the reservation, the commit, activation only after a complete commit,
 //! heartbeats after every 5,000 ms of silence, cancellation when the client is gone or the drain cuts off,
 //! the deadline, classification, result validation, publication within 10,000 ms, and the release order of
-//! §10 (run settled → message written, abandoned or skipped → run slot → request lease). It does not own the
-//! application runtime (`runner`), the result shapes (`result`) or the stream's mechanics (`stream`).
+//! §10 (run settled → audit record durable → message written, abandoned or skipped → run slot → request
+//! lease). It does not own the application runtime (`runner`), the result shapes (`result`), the stream's
+//! mechanics (`stream`) or the audit's durability (`crate::audit`).
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use bytes::Bytes;
 use ptc_actors::{Lease, NotReadyCause, Refusal};
@@ -18,6 +19,7 @@ use super::result::{message_event, success_response, tool_error_response};
 use super::runner::Ran;
 use super::stream::{self, StreamWriter, HEARTBEAT};
 use super::Shared;
+use crate::audit::{AuditRecord, CallId};
 use crate::config::manifest::Effect;
 use crate::http::response::ResponseBody;
 use crate::mcp::call::AdmittedCall;
@@ -52,10 +54,9 @@ pub fn answer(shared: &Arc<Shared>, call: AdmittedCall) -> hyper::Response<Respo
         tokio::spawn(publish_only(writer, event, call.lease));
         return response;
     }
-    // Decision (docs/decisions.md): until the private audit committer exists, a write tool's call is never
-    // dispatched, because its result could not be made durable first (§10). It is refused as run admission
-    // being unavailable, with nothing dispatched.
-    if template.effect == Effect::Write {
+    // A write tool is served only with its audit (config.md: `private_audit` is present iff a tool may
+    // write); without a committer its result could not be made durable first (§10).
+    if template.effect == Effect::Write && shared.audit.is_none() {
         return refuse(RpcError::Unavailable, call);
     }
     // C6 (§3.3): one slot, at once, or a refusal with the id; the body was read, so no close.
@@ -69,7 +70,9 @@ pub fn answer(shared: &Arc<Shared>, call: AdmittedCall) -> hyper::Response<Respo
     let shared = shared.clone();
     tokio::spawn(async move {
         let AdmittedCall { tool, arguments, id, lease, .. } = call;
-        let settlement = drive(&shared, tool, arguments, &id, writer, &run, deadline).await;
+        // §3.4: the call id, after the granted reservation and before the commit.
+        let call = Call { tool, id: &id, call_id: CallId::random(), run: &run, deadline };
+        let settlement = drive(&shared, call, arguments, writer).await;
         tracing::debug!(
             outcome = settlement.outcome.as_str(),
             dispatch = settlement.dispatch.as_str(),
@@ -103,16 +106,27 @@ async fn publish_only(mut writer: StreamWriter, event: String, lease: Lease) {
     drop(lease);
 }
 
-/// Commit, run, classify and publish one call that holds a run slot.
+/// What identifies one reserved call while it is driven.
+struct Call<'a> {
+    /// The template index.
+    tool: usize,
+    /// The JSON-RPC id (published, never audited).
+    id: &'a RequestId,
+    /// The audit's call id (audited, never published; execution.md §3.4).
+    call_id: CallId,
+    /// The run slot, held until this call is done (§10).
+    run: &'a Lease,
+    deadline: Instant,
+}
+
+/// Commit, run, classify, audit and publish one call that holds a run slot.
 async fn drive(
     shared: &Arc<Shared>,
-    tool: usize,
+    call: Call<'_>,
     arguments: crate::json::Value,
-    id: &RequestId,
     mut writer: StreamWriter,
-    run: &Lease,
-    deadline: Instant,
 ) -> Settlement {
+    let Call { tool, id, call_id, run, deadline } = call;
     // §4.2: nothing runs before the commit is written; a failed or late commit dispatches nothing.
     match tokio::time::timeout(WRITE_BOUND, stream::commit(&mut writer)).await {
         Ok(Ok(())) => {}
@@ -125,6 +139,7 @@ async fn drive(
             };
         }
     }
+    let started_at = SystemTime::now();
     let activation = shared.runner.activate(&shared.built, tool, arguments, deadline);
     let (ran, disconnected) = watch_run(activation, &mut writer, run, deadline).await;
     let classified = classify(shared, tool, id, ran);
@@ -134,12 +149,20 @@ async fn drive(
         shared.readiness.fence(NotReadyCause::AdmissionLost);
     }
     let Classified { outcome, dispatch, response } = classified;
-    if disconnected {
-        // §5.2: found gone before classification: cancelled, and nothing is written.
-        return Settlement { outcome: outcome.strongest(Outcome::Cancelled), dispatch, disconnected };
+    // §5.2: found gone before classification: cancelled, and nothing is written.
+    let outcome = if disconnected { outcome.strongest(Outcome::Cancelled) } else { outcome };
+    // §10: a dispatched write call's record is durable before anything is published. The run slot is
+    // still held (the caller releases it after this returns).
+    if let Err(AuditLost) = audit(shared, tool, call_id, started_at, outcome, dispatch, disconnected).await {
+        // §10 "Audit failure": nothing is published (the stream closes without a message event); the
+        // committer already stopped the domain (exit 70), and the slot is never handed to new work.
+        shared.runs.fence();
+        writer.abandon();
+        return Settlement { outcome, dispatch, disconnected };
     }
-    // The audit hook of §10 (durable record before publication) belongs here for write tools; write
-    // calls are not dispatched until it exists (see `answer`).
+    if disconnected {
+        return Settlement { outcome, dispatch, disconnected };
+    }
     let published = tokio::time::timeout(WRITE_BOUND, async {
         writer.write(Bytes::from(message_event(&response))).await?;
         writer.finish().await
@@ -152,6 +175,36 @@ async fn drive(
     // cleanup_failed or cancelled applied already.
     writer.abandon();
     Settlement { outcome: outcome.strongest(Outcome::PublicationFailed), dispatch, disconnected: true }
+}
+
+/// The record could not be made durable.
+struct AuditLost;
+
+/// Writes the audit record of a dispatched write call and waits until it is durable (audit-events.md
+/// §2.2); read tools and undispatched calls are not audited.
+async fn audit(
+    shared: &Shared,
+    tool: usize,
+    call_id: CallId,
+    started_at: SystemTime,
+    outcome: Outcome,
+    dispatch: Dispatch,
+    disconnected: bool,
+) -> Result<(), AuditLost> {
+    let Some(template) = shared.built.templates.get(tool) else { return Ok(()) };
+    if template.effect != Effect::Write || dispatch == Dispatch::False {
+        return Ok(());
+    }
+    let Some(log) = &shared.audit else { return Err(AuditLost) };
+    let record = AuditRecord {
+        call_id,
+        tool_name: template.name.clone(),
+        started_at,
+        outcome,
+        dispatch,
+        disconnected,
+    };
+    log.record(&record).await.map_err(|_| AuditLost)
 }
 
 /// Waits for the run to settle while writing heartbeats, cancelling it when the client is gone, the

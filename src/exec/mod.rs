@@ -3,8 +3,9 @@
 //! Owns the call's life from the input check to the release of its run slot: [`driver`] orders it,
 //! [`stream`] writes the committed event stream, [`result`] builds the exact result shapes, [`outcome`]
 //! holds the closed outcome and dispatch vocabulary, and [`runner`] is the seam to the application
-//! runtime ([`luau_runner`] runs Luau workflows). It does not own HTTP validation (`crate::mcp`) or the
-//! runtime's sandbox (`crate::apps`).
+//! runtime ([`luau_runner`] runs Luau workflows). A dispatched write call's record goes through
+//! [`Shared::audit`] before publication. It does not own HTTP validation (`crate::mcp`), the runtime's
+//! sandbox (`crate::apps`) or the audit's files and durability (`crate::audit`).
 
 pub mod driver;
 pub mod luau_runner;
@@ -18,6 +19,7 @@ use std::sync::Arc;
 use ptc_actors::{AdmissionPool, Readiness};
 
 use crate::apps::Built;
+use crate::audit::AuditLog;
 use crate::http::mcp::ResponseFuture;
 use crate::mcp::call::{AdmittedCall, CallExecutor};
 use runner::Runner;
@@ -29,6 +31,8 @@ pub struct Shared {
     pub runs: AdmissionPool,
     pub readiness: Readiness,
     pub runner: Box<dyn Runner>,
+    /// The private audit, present iff `private_audit` is configured (audit-events.md §2.1).
+    pub audit: Option<AuditLog>,
 }
 
 /// The domain's call executor, plugged into the `/mcp` front.
@@ -38,14 +42,15 @@ pub struct Executor {
 
 impl Executor {
     /// An executor over the built templates, the run pool and readiness, running applications with
-    /// `runner`.
+    /// `runner` and recording write calls through `audit`.
     pub fn new(
         built: Arc<Built>,
         runs: AdmissionPool,
         readiness: Readiness,
         runner: Box<dyn Runner>,
+        audit: Option<AuditLog>,
     ) -> Executor {
-        Executor { shared: Arc::new(Shared { built, runs, readiness, runner }) }
+        Executor { shared: Arc::new(Shared { built, runs, readiness, runner, audit }) }
     }
 }
 

@@ -11,11 +11,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ptc_actors::{
-    AdmissionOwnerRef, AdmissionPool, DomainContext, DomainHandle, NoopObserver, NotReadyCause, Readiness,
-    RefusalOrder,
+    AbnormalCause, AdmissionOwnerRef, AdmissionPool, CommitLoss, DomainContext, DomainHandle, NoopObserver,
+    NotReadyCause, Readiness, RefusalOrder,
 };
 
 use crate::apps::Built;
+use crate::audit::Audit;
 use crate::cli::GatewayArgs;
 use crate::config::credentials::{self, CapturedCredentials};
 use crate::exec::luau_runner::LuauRunner;
@@ -27,7 +28,6 @@ use crate::startup::fault::{self, FaultPoint};
 use crate::startup::templates;
 use crate::startup::{listeners, StartupCode};
 use crate::storage::artifact_root::ArtifactRoot;
-use crate::storage::audit_dir::AuditDir;
 use crate::storage::start_ref::start_ref;
 
 /// The bound on stopping one domain child during a release.
@@ -37,7 +37,7 @@ pub(crate) const CHILD_STOP_BOUND: Duration = Duration::from_secs(2);
 #[derive(Default)]
 pub struct Held {
     pub(crate) artifact_root: Option<ArtifactRoot>,
-    pub(crate) audit: Option<AuditDir>,
+    pub(crate) audit: Option<Audit>,
     pub(crate) domain: Option<DomainHandle>,
     pub(crate) run_owner: Option<AdmissionOwnerRef>,
     pub(crate) provider_owner: Option<AdmissionOwnerRef>,
@@ -59,7 +59,8 @@ impl Held {
             clean &= stopped.iter().all(|(_, how)| !matches!(how, ptc_actors::ChildStop::Killed));
         }
         if let Some(audit) = self.audit.take() {
-            clean &= audit.release().is_ok();
+            // §2.5: a start that fails after the audit stage leaves no new file behind.
+            clean &= audit.abandon().await;
         }
         if let Some(root) = self.artifact_root.take() {
             clean &= root.release().is_ok();
@@ -79,8 +80,9 @@ pub async fn start(args: &GatewayArgs, held: &mut Held) -> Result<RunningGateway
     }
     let policy = stage_listener_capacity(&docs, &built)?;
     tracing::info!(listener_policy = %crate::json::to_deterministic_string(&policy.to_value()), "stage 6");
-    stage_audit(&docs, held)?;
+    // The context exists before the audit stage: an audit write failure stops the domain (§7.5).
     let ctx = DomainContext::new(Arc::new(NoopObserver));
+    stage_audit(&docs, &ctx, held)?;
     let runs = stage_run_admission(&docs, &ctx, held).await?;
     stage_warm_providers(args, &docs, &built, held).await?;
     let (requests, pcc_streams) = stage_request_admission(&docs, held).await?;
@@ -142,15 +144,26 @@ fn stage_listener_capacity(docs: &Documents, built: &Built) -> Result<ListenerPo
     inputs.check(soft_limit)
 }
 
-/// Stage 7: the audit directory, its lock and its inventory (audit-events.md §2.4–§2.5).
-fn stage_audit(docs: &Documents, held: &mut Held) -> Result<(), StartupCode> {
+/// Stage 7: the audit directory, its lock, inventory, recovery, new file, probe and retention
+/// (audit-events.md §2.4–§2.5), then the committer. A write or sync failure later stops the domain with
+/// cause `audit_unavailable` and exit 70 (§2.8).
+fn stage_audit(docs: &Documents, ctx: &DomainContext, held: &mut Held) -> Result<(), StartupCode> {
     let Some(audit) = &docs.gateway.private_audit else { return Ok(()) };
     let start_ref = start_ref().map_err(|_| StartupCode::AuditUnavailable)?;
-    let dir = AuditDir::open(audit, &start_ref).map_err(|e| {
-        tracing::debug!(reason = e.reason.as_str(), "audit directory refused");
+    let loss_ctx = ctx.clone();
+    let on_loss = Box::new(move |loss: CommitLoss| {
+        let cause = match loss {
+            CommitLoss::WriteFailed => AbnormalCause::AuditWriteFailed,
+            CommitLoss::OwnerLost => AbnormalCause::AuditOwnerLost,
+        };
+        tracing::error!(cause = cause.as_str(), "audit unavailable; stopping");
+        loss_ctx.stop_abnormally(cause);
+    });
+    let audit = Audit::start(audit, &start_ref, on_loss).map_err(|e| {
+        tracing::debug!(reason = e.reason.as_str(), "audit refused");
         e.code()
     })?;
-    held.audit = Some(dir);
+    held.audit = Some(audit);
     Ok(())
 }
 
@@ -267,7 +280,9 @@ async fn stage_listeners(
         requests: requests.clone(),
         built: built.clone(),
     };
-    let executor = Executor::new(built.clone(), runs.clone(), ctx.readiness().clone(), Box::new(LuauRunner));
+    let audit = held.audit.as_ref().map(Audit::log);
+    let executor =
+        Executor::new(built.clone(), runs.clone(), ctx.readiness().clone(), Box::new(LuauRunner), audit);
     let front = Arc::new(McpFront::new(settings, Arc::new(executor)));
     let bound =
         listeners::bind(&docs.gateway, ctx.readiness().clone(), requests.clone(), runs.clone(), front)
@@ -288,7 +303,7 @@ pub struct RunningGateway {
     pcc_streams: AdmissionPool,
     listeners: listeners::Serving,
     artifact_root: Option<ArtifactRoot>,
-    audit: Option<AuditDir>,
+    audit: Option<Audit>,
     credentials: Arc<CapturedCredentials>,
     templates: Arc<Built>,
     policy: ListenerPolicy,
@@ -331,6 +346,11 @@ impl RunningGateway {
         [&self.runs, &self.requests, &self.pcc_streams]
     }
 
+    /// The private audit's handle (its counters), when configured.
+    pub fn audit_log(&self) -> Option<crate::audit::AuditLog> {
+        self.audit.as_ref().map(Audit::log)
+    }
+
     /// The built templates, in tool-name order.
     pub fn templates(&self) -> &Built {
         &self.templates
@@ -367,5 +387,5 @@ pub(crate) struct ShutdownParts {
     pub run_owner: AdmissionOwnerRef,
     pub listeners: listeners::Serving,
     pub artifact_root: Option<ArtifactRoot>,
-    pub audit: Option<AuditDir>,
+    pub audit: Option<Audit>,
 }

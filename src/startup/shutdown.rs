@@ -2,9 +2,11 @@
 //! S1–S8 orchestrator of `ptc_actors::shutdown`, which owns the order, the deadlines and the exit status.
 //!
 //! S1 stops the listeners (their owners are retired first, so their end is not a loss); S6 closes every
-//! connection still open at the cleanup deadline; S7 releases the audit directory; S8 releases the events
+//! connection still open at the cleanup deadline; S7 flushes and closes the audit and releases its lock
+//! (or, when the audit caused the stop and S7 is skipped, the lock is released after the stages); S8 releases the events
 //! directory, and a lock that cannot be removed makes the exit 70 (audit-events.md §1.4).
 
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use ptc_actors::{run_shutdown, ShutdownPlan, StageContext, StageId, StageOutcome, Unclean};
@@ -21,8 +23,11 @@ pub async fn run(gateway: RunningGateway) -> u8 {
     let stopper = listeners.stopper();
     let closer = listeners.stopper();
     let domain = parts.domain.clone();
-    let audit = parts.audit;
-    let private_audit = audit.is_some();
+    // Shared between S7 and the exit path: when the audit itself caused the stop, S7 is skipped
+    // (lifecycle.md §7.5) but the lock is still removed on the way out (audit-events.md §1.4).
+    let audit = Arc::new(Mutex::new(parts.audit));
+    let private_audit = audit.lock().map(|a| a.is_some()).unwrap_or(false);
+    let s7_audit = audit.clone();
     let artifact_root = parts.artifact_root;
     let plan = ShutdownPlan::new(parts.run_owner)
         .with_stage(StageId::StopListeners, move |stage: StageContext| async move {
@@ -40,8 +45,10 @@ pub async fn run(gateway: RunningGateway) -> u8 {
             StageOutcome::Clean
         })
         .with_stage(StageId::AuditFlush, move |_stage: StageContext| async move {
-            match audit {
-                Some(dir) => StageOutcome::from_bool(dir.release().is_ok(), Unclean::Failed),
+            // §2.9: flush the pending batch through the barrier, sync, close, release the lock.
+            let taken = s7_audit.lock().ok().and_then(|mut a| a.take());
+            match taken {
+                Some(audit) => StageOutcome::from_bool(audit.close().await, Unclean::Failed),
                 None => StageOutcome::Skipped,
             }
         })
@@ -58,5 +65,12 @@ pub async fn run(gateway: RunningGateway) -> u8 {
     for (stage, outcome) in &report.stages {
         tracing::info!(stage = ?stage, outcome = ?outcome, "shutdown stage");
     }
-    report.exit.code()
+    let left = audit.lock().ok().and_then(|mut a| a.take());
+    let mut code = report.exit.code();
+    if let Some(audit) = left {
+        if !audit.release_after_failure().await {
+            code = 70;
+        }
+    }
+    code
 }

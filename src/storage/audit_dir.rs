@@ -3,7 +3,7 @@
 //! Owns: R-ANC and R-DIR on `private_audit.directory`, R-LOCK under the audit policy, the inventory of
 //! §2.4, and the mapping of every failure onto `audit_unavailable` with its `reason_class` (§4.1). Does
 //! not own: crash recovery, the new numbered file, the probe, retention or the committer (steps 4–8 and
-//! §2.6–§2.9 belong to the audit itself), which build on the handle returned here.
+//! §2.6–§2.9 are `crate::audit`), which build on the handle returned here.
 
 use std::fmt;
 
@@ -29,6 +29,8 @@ pub enum AuditReason {
     LockStale,
     /// `audit_inventory_invalid`: an entry violates §2.4.
     InventoryInvalid,
+    /// `audit_file_corrupt`: crash recovery found damage it may not repair (§2.10).
+    FileCorrupt,
     /// `audit_io_error`: a create, write, fsync or remove failed.
     IoError,
 }
@@ -42,6 +44,7 @@ impl AuditReason {
             AuditReason::LockHeld => "audit_lock_held",
             AuditReason::LockStale => "audit_lock_stale",
             AuditReason::InventoryInvalid => "audit_inventory_invalid",
+            AuditReason::FileCorrupt => "audit_file_corrupt",
             AuditReason::IoError => "audit_io_error",
         }
     }
@@ -55,6 +58,7 @@ impl AuditReason {
             // The audit policy never produces LockNotTakeable; an unheld odd lock is stale (§1.4).
             ErrorClass::LockStale | ErrorClass::LockNotTakeable => AuditReason::LockStale,
             ErrorClass::Inventory => AuditReason::InventoryInvalid,
+            ErrorClass::Corrupt => AuditReason::FileCorrupt,
             ErrorClass::Io => AuditReason::IoError,
         }
     }
@@ -70,7 +74,8 @@ pub struct AuditDirError {
 }
 
 impl AuditDirError {
-    fn from_cause(cause: StorageError) -> Self {
+    /// The error of `cause` with its reason class.
+    pub fn from_cause(cause: StorageError) -> Self {
         AuditDirError { reason: AuditReason::of(&cause), cause }
     }
 

@@ -115,6 +115,9 @@ pub enum ErrorKind {
     InventoryLinked,
     /// Inventory: an entry is larger than the current `max_file_bytes`.
     InventoryOversized,
+    /// Audit crash recovery (§2.10): a closed file does not end with LF, or the newest non-empty file's
+    /// tail is longer than one batch's bound.
+    FileCorrupt,
     /// A system call failed; the errno is in [`StorageError::errno`].
     Io(Op),
 }
@@ -135,6 +138,8 @@ pub enum ErrorClass {
     LockNotTakeable,
     /// An inventory entry failed its rule.
     Inventory,
+    /// A store file's content is damaged beyond the one permitted torn tail.
+    Corrupt,
     /// A create, write, fsync, remove or listing failed.
     Io,
 }
@@ -163,6 +168,7 @@ impl ErrorKind {
             | InventoryWrongMode
             | InventoryLinked
             | InventoryOversized => ErrorClass::Inventory,
+            FileCorrupt => ErrorClass::Corrupt,
             NameInvalid | Io(_) => ErrorClass::Io,
         }
     }
@@ -192,6 +198,7 @@ impl ErrorKind {
             InventoryWrongMode => "an entry's mode is not exactly 0600",
             InventoryLinked => "an entry's link count is not 1",
             InventoryOversized => "an entry is larger than max_file_bytes",
+            FileCorrupt => "a store file is damaged beyond a torn final batch",
             Io(_) => "a filesystem operation failed",
         }
     }

@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
+pub mod audit;
 pub mod mcp;
 pub mod sse;
 
