@@ -10,6 +10,7 @@ pub mod http;
 pub mod json;
 pub mod logging;
 pub mod mcp;
+pub mod notify;
 pub mod signals;
 pub mod startup;
 pub mod storage;
