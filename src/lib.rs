@@ -3,6 +3,7 @@
 //! queues, and audited durably. The binary `ptc` is a thin shell over this library.
 
 pub mod apps;
+pub mod call;
 pub mod cli;
 pub mod config;
 pub mod exec;

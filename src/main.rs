@@ -47,8 +47,19 @@ async fn async_main(notifier: ptc_gateway::notify::Notifier) -> u8 {
         }
         Invocation::GatewayUsageError => print_startup_error(StartupCode::ConfigInvalid),
         Invocation::Gateway(gateway) => startup::run(gateway, stop, notifier).await,
-        Invocation::Call(_) => {
-            let _ = std::io::stderr().write_all(b"ptc call: not available in this version\n");
+        Invocation::Call(args) => run_call(args, stop).await,
+    }
+}
+
+/// lifecycle.md §1.2: the blocking client on its own thread, so that SIGINT/SIGTERM (whose handlers are
+/// installed for every subcommand, §8.1) still end it: interrupted, it exits 2 without output.
+async fn run_call(args: Vec<std::ffi::OsString>, mut stop: signals::StopRequest) -> u8 {
+    let token = std::env::var_os("PTC_GATEWAY_TOKEN");
+    let client = tokio::task::spawn_blocking(move || ptc_gateway::call::run(&args, token));
+    tokio::select! {
+        result = client => result.unwrap_or(2),
+        _ = stop.requested() => {
+            let _ = std::io::stderr().write_all(b"ptc call: interrupted\n");
             2
         }
     }
