@@ -15,6 +15,11 @@ use std::os::unix::net::UnixDatagram;
 use std::path::PathBuf;
 use std::time::Duration;
 
+/// §9.1: the service manager's variables, which MUST NOT reach upstream child processes (in addition
+/// to the environment rules of providers.md §4.1). The upstream spawn removes every one of them.
+pub const SERVICE_MANAGER_ENV: [&str; 6] =
+    ["NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID", "LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES"];
+
 /// The `STATUS=` texts of §9.1, exactly.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Status {
