@@ -154,3 +154,47 @@ fn mcp_param_headers_are_derived_from_the_listed_schema() {
         assert_eq!(got, (*code, stdout.to_string(), stderr.to_string()), "{arguments}");
     }
 }
+
+#[test]
+fn the_ipv6_loopback_endpoint_carries_its_bracketed_authority() {
+    let d = support::mcp::fixture("::1");
+    let addr = SocketAddr::from((std::net::Ipv6Addr::LOCALHOST, d.port));
+    let _gateway = Gateway::start(d.command(), addr);
+    let endpoint = format!("http://[::1]:{}/mcp", d.port);
+    let got = outcome(&call(Some(TOKEN), &[&endpoint, "echo", "--arguments", r#"{"text":"hi"}"#]));
+    assert_eq!(got, (Some(0), "{\"text\":\"hi\"}\n".to_owned(), String::new()));
+}
+
+#[test]
+fn sigint_ends_a_call_that_waits_with_exit_2() {
+    // A peer that accepts and never answers: the client waits (no read timeout, §1.2) until interrupted.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let endpoint = format!("http://127.0.0.1:{}/mcp", listener.local_addr().unwrap().port());
+    let mut cmd = ptc();
+    cmd.args(["call", &endpoint, "greet"]).env("PTC_GATEWAY_TOKEN", QUICKSTART_TOKEN);
+    let child = cmd
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Reaped on every path; the accepted connection proves the client is inside its exchange.
+    let gateway = Gateway { child, addr: listener.local_addr().unwrap() };
+    listener.set_nonblocking(true).unwrap();
+    let start = std::time::Instant::now();
+    let _conn = loop {
+        match listener.accept() {
+            Ok((conn, _)) => break conn,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                assert!(start.elapsed() < Duration::from_secs(10), "ptc call never connected");
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            Err(e) => panic!("accept: {e}"),
+        }
+    };
+    let (code, _, stdout, stderr) =
+        gateway.signal_and_wait(nix::sys::signal::Signal::SIGINT, Duration::from_secs(10));
+    assert_eq!(code, Some(2));
+    assert!(stdout.is_empty());
+    assert_eq!(String::from_utf8(stderr).unwrap(), "ptc call: interrupted\n");
+}
