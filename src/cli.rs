@@ -46,8 +46,13 @@ ptc gateway serves the tools of the gateway document CONFIG on its loopback list
   --env-file FILE  read credentials' environment variables from FILE as well (once, at startup)
   --print-pins     acquire every provider, print every tool's pins as JSON, and exit
 
-Exit status: 0 clean exit, 70 unclean shutdown or abnormal stop, 78 startup failure
+ptc call performs one stateless tools/call against a running gateway on loopback, with the bearer
+token from PTC_GATEWAY_TOKEN, and prints the structuredContent on stdout.
+  --arguments JSON the tool's arguments, a JSON object (default {})
+
+Exit status of ptc gateway: 0 clean exit, 70 unclean shutdown or abnormal stop, 78 startup failure
 (stderr then holds exactly one line {\"error\":\"<code>\"}).
+Exit status of ptc call: 0 success, 1 the tool returned an error, 2 any other failure.
 ";
 
 /// Parses `args` (without the program name). `cwd` is the invocation directory.

@@ -4,6 +4,7 @@
 
 pub mod apps;
 pub mod audit;
+pub mod call;
 pub mod cli;
 pub mod config;
 pub mod exec;
@@ -11,6 +12,7 @@ pub mod http;
 pub mod json;
 pub mod logging;
 pub mod mcp;
+pub mod notify;
 pub mod signals;
 pub mod startup;
 pub mod storage;

@@ -15,18 +15,20 @@ fn main() -> ExitCode {
     // audit-events.md §1.1: the start reference is fixed at process start. A failure here is retried by
     // the stage that needs it, which then reports it.
     let _ = ptc_gateway::storage::start_ref::start_ref();
+    // lifecycle.md §9.1: the systemd target is read once, before any thread exists.
+    let notifier = ptc_gateway::notify::Notifier::from_env();
     logging::install();
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(_) => return fail_before_start(),
     };
-    let status = runtime.block_on(async_main());
+    let status = runtime.block_on(async_main(notifier));
     // Tasks still running (a wedged upstream reader, say) must not hold the exit.
     runtime.shutdown_timeout(std::time::Duration::from_millis(100));
     ExitCode::from(status)
 }
 
-async fn async_main() -> u8 {
+async fn async_main(notifier: ptc_gateway::notify::Notifier) -> u8 {
     let stop = match signals::install() {
         Ok(stop) => stop,
         Err(_) => return print_startup_error(StartupCode::InternalError),
@@ -44,9 +46,20 @@ async fn async_main() -> u8 {
             2
         }
         Invocation::GatewayUsageError => print_startup_error(StartupCode::ConfigInvalid),
-        Invocation::Gateway(gateway) => startup::run(gateway, stop).await,
-        Invocation::Call(_) => {
-            let _ = std::io::stderr().write_all(b"ptc call: not available in this version\n");
+        Invocation::Gateway(gateway) => startup::run(gateway, stop, notifier).await,
+        Invocation::Call(args) => run_call(args, stop).await,
+    }
+}
+
+/// lifecycle.md §1.2: the blocking client on its own thread, so that SIGINT/SIGTERM (whose handlers are
+/// installed for every subcommand, §8.1) still end it: interrupted, it exits 2 without output.
+async fn run_call(args: Vec<std::ffi::OsString>, mut stop: signals::StopRequest) -> u8 {
+    let token = std::env::var_os("PTC_GATEWAY_TOKEN");
+    let client = tokio::task::spawn_blocking(move || ptc_gateway::call::run(&args, token));
+    tokio::select! {
+        result = client => result.unwrap_or(2),
+        _ = stop.requested() => {
+            let _ = std::io::stderr().write_all(b"ptc call: interrupted\n");
             2
         }
     }

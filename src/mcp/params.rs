@@ -42,6 +42,24 @@ fn expected(arguments: &Value, path: &[String]) -> Result<Option<String>, ()> {
     }
 }
 
+/// The client side of §9.2 (`ptc call`, lifecycle.md §1.2): the `(Mcp-Param-<suffix>, canonical
+/// encoding)` lines a call of a tool with `params` must carry for `arguments`, in projection order.
+/// `None` when an argument cannot be mirrored or the lines exceed the 16,384-byte bound (the gateway
+/// would refuse the call with `-32020`).
+pub fn expected_headers(params: &[HeaderParam], arguments: &Value) -> Option<Vec<(String, String)>> {
+    let mut lines = Vec::with_capacity(params.len());
+    let mut total = 0usize;
+    for p in params {
+        if let Some(canonical) = expected(arguments, &p.path).ok()? {
+            let name = format!("Mcp-Param-{}", p.suffix);
+            let encoding = canonical_encoding(&canonical);
+            total = total.saturating_add(name.len() + encoding.len() + 4);
+            lines.push((name, encoding));
+        }
+    }
+    (total <= MAX_EXPECTED_BYTES).then_some(lines)
+}
+
 /// C3 passes: the param lines of `headers` match the expected headers of `params` for `arguments`.
 pub fn matches(headers: &HeaderMap, params: &[HeaderParam], arguments: &Value) -> bool {
     let mut wanted = Vec::with_capacity(params.len());
@@ -86,6 +104,42 @@ mod tests {
         // The fixture's projection (§12.1), sorted by lowercased suffix.
         let p = |name: &str, suffix: &str| HeaderParam { path: vec![name.into()], suffix: suffix.into() };
         vec![p("days", "Days"), p("metric", "Metric"), p("region", "Region")]
+    }
+
+    #[test]
+    fn the_client_side_sends_what_the_server_side_accepts() {
+        type Lines<'a> = Option<&'a [(&'a str, &'a str)]>;
+        let cases: &[(&str, Lines)] = &[
+            (r#"{"region":"us-west1"}"#, Some(&[("Mcp-Param-Region", "us-west1")])),
+            (
+                r#"{"days":3.0,"metric":true,"region":" padded "}"#,
+                Some(&[
+                    ("Mcp-Param-Days", "3"),
+                    ("Mcp-Param-Metric", "true"),
+                    ("Mcp-Param-Region", "=?base64?IHBhZGRlZCA=?="),
+                ]),
+            ),
+            (r#"{"region":null}"#, Some(&[])),
+            (r#"{"days":1.5}"#, None),
+            (r#"{"days":9007199254740992}"#, None),
+        ];
+        for (arguments, expected) in cases {
+            let arguments = json(arguments.as_bytes(), Limits::REQUEST).unwrap();
+            let got = expected_headers(&weather(), &arguments);
+            let want =
+                expected.map(|l| l.iter().map(|(n, v)| (n.to_string(), v.to_string())).collect::<Vec<_>>());
+            assert_eq!(got, want, "{arguments:?}");
+            if let Some(lines) = got {
+                let mut headers = HeaderMap::new();
+                for (name, value) in &lines {
+                    headers.append(
+                        HeaderName::from_bytes(name.as_bytes()).unwrap(),
+                        HeaderValue::from_str(value).unwrap(),
+                    );
+                }
+                assert!(matches(&headers, &weather(), &arguments), "{lines:?}");
+            }
+        }
     }
 
     #[test]

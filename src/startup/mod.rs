@@ -10,6 +10,7 @@ pub mod listeners;
 pub mod serve;
 pub mod shutdown;
 pub mod templates;
+pub mod watchdog;
 
 pub use code::StartupCode;
 
@@ -17,10 +18,14 @@ use std::io::Write;
 
 use crate::cli::GatewayArgs;
 use crate::config::Mode;
+use crate::notify::{self, Message, Notifier, Status};
 use crate::signals::StopRequest;
 
-/// Runs `ptc gateway` to its exit status (lifecycle.md §2.2).
-pub async fn run(args: GatewayArgs, mut stop: StopRequest) -> u8 {
+/// Runs `ptc gateway` to its exit status (lifecycle.md §2.2). `notifier` is the systemd target captured
+/// at process start (§9.1).
+pub async fn run(args: GatewayArgs, mut stop: StopRequest, notifier: Notifier) -> u8 {
+    let probe = watchdog::Probe::default();
+    watchdog::spawn(notifier.clone(), notify::watchdog_interval_from_env(), probe.clone());
     match args.mode {
         Mode::Discovery => {
             let discovery =
@@ -36,12 +41,18 @@ pub async fn run(args: GatewayArgs, mut stop: StopRequest) -> u8 {
                 },
             }
         }
-        Mode::Serve => run_serve(&args, stop).await,
+        Mode::Serve => run_serve(&args, stop, notifier, probe).await,
     }
 }
 
 /// Serve mode: startup (abandoned by a stop request, §8.3), then serving and the staged shutdown.
-async fn run_serve(args: &GatewayArgs, mut stop: StopRequest) -> u8 {
+async fn run_serve(
+    args: &GatewayArgs,
+    mut stop: StopRequest,
+    notifier: Notifier,
+    probe: watchdog::Probe,
+) -> u8 {
+    notifier.send(&[Message::Status(Status::Starting)]);
     let mut held = serve::Held::default();
     let started = {
         let startup =
@@ -70,12 +81,16 @@ async fn run_serve(args: &GatewayArgs, mut stop: StopRequest) -> u8 {
             report_failure(code)
         }
         Some(Ok(gateway)) => {
+            // §9.1: stage 12 has run, every listener is bound and readiness is true. §8.3: a stop that
+            // abandoned startup (the `None` arm) never gets here, so it never sends READY=1.
+            notifier.send(&[Message::Ready, Message::Status(Status::Ready)]);
+            probe.register(gateway.domain().clone());
             let trigger = gateway.context().trigger().clone();
             tokio::spawn(async move {
                 stop.requested().await;
                 trigger.signal();
             });
-            gateway.serve_until_stopped().await
+            gateway.serve_until_stopped_with(notifier).await
         }
     }
 }

@@ -361,10 +361,20 @@ impl RunningGateway {
         self.templates.clone()
     }
 
+    /// The domain supervisor's handle (the watchdog probes it, lifecycle.md §9.1).
+    pub fn domain(&self) -> &DomainHandle {
+        &self.domain
+    }
+
     /// Serves until the domain's shutdown trigger fires, then runs S1–S8 and returns the exit status.
     pub async fn serve_until_stopped(self) -> u8 {
+        self.serve_until_stopped_with(crate::notify::Notifier::disabled()).await
+    }
+
+    /// As [`RunningGateway::serve_until_stopped`], sending `STOPPING=1` through `notifier` at S1.
+    pub async fn serve_until_stopped_with(self, notifier: crate::notify::Notifier) -> u8 {
         self.ctx.trigger().triggered().await;
-        crate::startup::shutdown::run(self).await
+        crate::startup::shutdown::run(self, notifier).await
     }
 
     pub(crate) fn into_parts(self) -> ShutdownParts {

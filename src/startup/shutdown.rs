@@ -11,13 +11,15 @@ use std::time::Duration;
 
 use ptc_actors::{run_shutdown, ShutdownPlan, StageContext, StageId, StageOutcome, Unclean};
 
+use crate::notify::{Message, Notifier, Status};
 use crate::startup::serve::RunningGateway;
 
 /// The bound on stopping each remaining domain child after S8.
 const CHILD_BOUND: Duration = Duration::from_secs(2);
 
-/// Runs S1–S8 for `gateway` and returns the exit status (0 or 70).
-pub async fn run(gateway: RunningGateway) -> u8 {
+/// Runs S1–S8 for `gateway` and returns the exit status (0 or 70). `STOPPING=1` goes out through
+/// `notifier` at the start of S1, for a signal and for an abnormal stop alike (lifecycle.md §9.1, §7.5).
+pub async fn run(gateway: RunningGateway, notifier: Notifier) -> u8 {
     let parts = gateway.into_parts();
     let listeners = parts.listeners;
     let stopper = listeners.stopper();
@@ -31,6 +33,7 @@ pub async fn run(gateway: RunningGateway) -> u8 {
     let artifact_root = parts.artifact_root;
     let plan = ShutdownPlan::new(parts.run_owner)
         .with_stage(StageId::StopListeners, move |stage: StageContext| async move {
+            notifier.send(&[Message::Stopping, Message::Status(Status::Draining)]);
             // Retire the listener owners first: their end is now expected, not a loss (§7.5).
             for name in crate::startup::listeners::CHILD_NAMES {
                 let _ = domain.stop_child(name, CHILD_BOUND).await;
