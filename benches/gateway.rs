@@ -258,6 +258,13 @@ async fn run_all() -> String {
     out.push_str(
         "gateway; `ratio` is the row's req/s divided by the baseline's req/s at the same concurrency.\n\n",
     );
+    out.push_str(
+        "Write calls go through the private audit: each record is made durable (group commit: one write\n",
+    );
+    out.push_str(
+        "and one fsync per batch) before the result is published. Their baseline is one `write` plus one\n",
+    );
+    out.push_str("`fsync` per 256-byte record on a file in the same directory tree, by as many threads as connections.\n\n");
     out.push_str(&format!("Machine: {}.\n\n", machine()));
     out.push_str("| workload | concurrency | req/s | p50 ms | p99 ms | ratio to baseline |\n");
     out.push_str("| --- | ---: | ---: | ---: | ---: | ---: |\n");
@@ -278,5 +285,76 @@ async fn run_all() -> String {
             ));
         }
     }
+    out.push_str(&write_rows().await);
     out
+}
+
+/// Write calls of a trivial write tool, next to one write + fsync per record in the same run.
+async fn write_rows() -> String {
+    let mut d = support::audit::deployment(128, 128, 67_108_864, 8);
+    d.write_file("note/app.luau", "local M = {}\nfunction M.run(input) return { ok = true } end\nreturn M\n");
+    d.gateway["tools"][2]["expected_application_content_digest"] =
+        json!(support::content_pin::of(&d.path("note/ptc.json")));
+    d.write_documents();
+    let addr: SocketAddr = format!("127.0.0.1:{}", d.port).parse().expect("addr");
+    let mut cmd = d.command();
+    let _gateway = Reaped(cmd.stdout(Stdio::null()).stderr(Stdio::null()).spawn().expect("spawn ptc"));
+    wait_listening(addr).await;
+    let call = mcp_request(addr, "tools/call", r#""name":"note","arguments":{"text":"x"},"#, Some("note"));
+    let mut out = String::new();
+    for concurrency in CONCURRENCY {
+        let base = fsync_baseline(&d.path("fsync-baseline"), concurrency).await;
+        let m = drive(addr, call.clone(), concurrency).await;
+        out.push_str(&format!(
+            "| baseline (write + fsync per record) | {concurrency} | {:.0} | {} | {} | 1.000 |\n",
+            base.rps(),
+            ms(base.percentile(0.5)),
+            ms(base.percentile(0.99))
+        ));
+        out.push_str(&format!(
+            "| tools/call note (write, audited) | {concurrency} | {:.0} | {} | {} | {:.3} |\n",
+            m.rps(),
+            ms(m.percentile(0.5)),
+            ms(m.percentile(0.99)),
+            m.rps() / base.rps()
+        ));
+    }
+    out
+}
+
+/// `concurrency` threads append a 256-byte line to one file and fsync it, back to back.
+async fn fsync_baseline(path: &std::path::Path, concurrency: usize) -> Measured {
+    use std::io::Write as _;
+    let file =
+        std::sync::Arc::new(std::fs::OpenOptions::new().create(true).append(true).open(path).expect("open"));
+    let start = Instant::now();
+    let warm_end = start + WARM_UP;
+    let end = warm_end + MEASURE;
+    let line = [b'x'; 256];
+    let threads: Vec<_> = (0..concurrency)
+        .map(|_| {
+            let file = file.clone();
+            std::thread::spawn(move || {
+                let mut latencies = Vec::new();
+                loop {
+                    let sent = Instant::now();
+                    if sent >= end {
+                        break;
+                    }
+                    (&*file).write_all(&line).expect("write");
+                    file.sync_data().expect("fsync");
+                    if sent >= warm_end {
+                        latencies.push(sent.elapsed());
+                    }
+                }
+                latencies
+            })
+        })
+        .collect();
+    let latencies = tokio::task::spawn_blocking(move || {
+        threads.into_iter().flat_map(|t| t.join().expect("thread")).collect::<Vec<_>>()
+    })
+    .await
+    .expect("join");
+    Measured { requests: latencies.len() as u64, elapsed: MEASURE, latencies }
 }
