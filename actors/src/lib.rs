@@ -12,6 +12,7 @@
 //! | [`readiness`] | the one atomic readiness flag and its first cause (lifecycle.md §6.2–§6.4) |
 //! | [`context`] | [`DomainContext`]: fence once, report once, stop abnormally, begin the drain |
 //! | [`trigger`] | [`ShutdownTrigger`]: first signal, abnormal stop, drain deadline (§7.1, §7.2, §8.2) |
+//! | [`event_logger`] | [`EventLogger`]: the event log's bounded queue, writer thread and interval |
 //! | [`observer`] | [`DomainObserver`]: what the event log hears (readiness, child losses, stages) |
 //! | [`admission`] | [`AdmissionPool`] and its RAII [`Lease`]: reservation without queues |
 //! | [`admission_owner`] | [`AdmissionOwnerRef`]: the supervised owner actor of one or more pools |
@@ -81,6 +82,7 @@
 pub mod admission;
 pub mod admission_owner;
 pub mod context;
+pub mod event_logger;
 pub mod exit;
 pub mod observer;
 pub mod readiness;
@@ -92,6 +94,7 @@ pub mod trigger;
 pub use admission::{AdmissionPool, AdmissionSnapshot, IdleTimeout, Lease, PoolState, Refusal, RefusalOrder};
 pub use admission_owner::{AdmissionOwner, AdmissionOwnerRef, OwnerError, OwnerMsg};
 pub use context::DomainContext;
+pub use event_logger::{EventLogger, EventSink, SpawnFailed};
 pub use exit::{exit_status, ExitStatus, Incidents};
 pub use observer::{DomainObserver, NoopObserver};
 pub use readiness::{NotReadyCause, Phase, Readiness};
