@@ -5,6 +5,7 @@
 pub mod apps;
 pub mod cli;
 pub mod config;
+pub mod events;
 pub mod exec;
 pub mod http;
 pub mod json;

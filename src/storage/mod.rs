@@ -21,7 +21,7 @@ pub mod start_ref;
 pub mod sys;
 
 #[cfg(test)]
-mod testutil;
+pub(crate) mod testutil;
 
 pub use artifact_root::{ArtifactRoot, ArtifactRootError, ArtifactStep, EventsStore};
 pub use audit_dir::{AuditDir, AuditDirError, AuditReason};
