@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use ptc_actors::shutdown::{EVENT_LOG_CLOSE_BOUND, HOOK_GRACE};
+use ptc_actors::shutdown::EVENT_LOG_CLOSE_BOUND;
 use ptc_actors::{DomainObserver, EventLogger, NotReadyCause, StageId, StageOutcome};
 
 use super::counters::Counters;
@@ -28,6 +28,11 @@ use super::sink::Sink;
 use crate::config::gateway::EventsConfig;
 use crate::startup::StartupCode;
 use crate::storage::{EventsStore, StartRef};
+
+/// How long past the close bound the closer waits for the writer's final report and sync. Not in the
+/// spec: it keeps S8 (bounded at 1,000 ms plus the orchestrator's 1,000 ms grace) able to release the
+/// lock after a writer stuck in the kernel.
+const CLOSE_GRACE: Duration = Duration::from_millis(500);
 
 struct Inner {
     logger: EventLogger<Event>,
@@ -139,7 +144,7 @@ impl EventLog {
     /// finish in time; the caller releases the lock either way.
     pub fn close(&self) -> bool {
         match &self.inner {
-            Some(inner) => inner.logger.close(EVENT_LOG_CLOSE_BOUND, HOOK_GRACE),
+            Some(inner) => inner.logger.close(EVENT_LOG_CLOSE_BOUND, CLOSE_GRACE),
             None => true,
         }
     }

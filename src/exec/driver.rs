@@ -122,6 +122,8 @@ async fn drive(
         Ok(Ok(())) => {}
         Ok(Err(stream::Gone)) | Err(_) => {
             writer.abandon();
+            // audit-events.md §3.5: a commit that could not be written counts as publication_failed.
+            shared.events.publication_failed(tool);
             return Settlement {
                 outcome: Outcome::PublicationFailed,
                 dispatch: Dispatch::False,
@@ -155,6 +157,8 @@ async fn drive(
     // §9: a failed or late publication closes the connection; the outcome is publication_failed unless
     // cleanup_failed or cancelled applied already.
     writer.abandon();
+    // audit-events.md §3.5: counted also when cleanup_failed or cancelled keeps the outcome.
+    shared.events.publication_failed(tool);
     Settlement { outcome: outcome.strongest(Outcome::PublicationFailed), dispatch, disconnected: true }
 }
 

@@ -18,6 +18,7 @@ use std::sync::Arc;
 use ptc_actors::{AdmissionPool, Readiness};
 
 use crate::apps::Built;
+use crate::events::EventLog;
 use crate::http::mcp::ResponseFuture;
 use crate::http::progress::WriteProgress;
 use crate::mcp::call::{AdmittedCall, CallExecutor};
@@ -30,6 +31,8 @@ pub struct Shared {
     pub runs: AdmissionPool,
     pub readiness: Readiness,
     pub runner: Box<dyn Runner>,
+    /// The `publication_failed` counter (audit-events.md §3.5).
+    pub events: EventLog,
 }
 
 /// The domain's call executor, plugged into the `/mcp` front.
@@ -45,8 +48,9 @@ impl Executor {
         runs: AdmissionPool,
         readiness: Readiness,
         runner: Box<dyn Runner>,
+        events: EventLog,
     ) -> Executor {
-        Executor { shared: Arc::new(Shared { built, runs, readiness, runner }) }
+        Executor { shared: Arc::new(Shared { built, runs, readiness, runner, events }) }
     }
 }
 

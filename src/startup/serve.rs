@@ -11,13 +11,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ptc_actors::{
-    AdmissionOwnerRef, AdmissionPool, DomainContext, DomainHandle, NoopObserver, NotReadyCause, Readiness,
-    RefusalOrder,
+    AdmissionOwnerRef, AdmissionPool, DomainContext, DomainHandle, NotReadyCause, Readiness, RefusalOrder,
 };
 
 use crate::apps::Built;
 use crate::cli::GatewayArgs;
 use crate::config::credentials::{self, CapturedCredentials};
+use crate::events::{EventLog, ReasonClass, StartupOutcome, StartupStage};
 use crate::exec::luau_runner::LuauRunner;
 use crate::exec::Executor;
 use crate::mcp::{BearerDigest, FrontSettings, McpFront};
@@ -37,6 +37,10 @@ pub(crate) const CHILD_STOP_BOUND: Duration = Duration::from_secs(2);
 #[derive(Default)]
 pub struct Held {
     pub(crate) artifact_root: Option<ArtifactRoot>,
+    /// The event log from stage 4 on (disabled before it, and without `artifacts.events`).
+    pub(crate) events: EventLog,
+    /// A finer reason class than the public code for `startup_failed` (audit-events.md §4.1).
+    pub(crate) reason: Option<ReasonClass>,
     pub(crate) audit: Option<AuditDir>,
     pub(crate) domain: Option<DomainHandle>,
     pub(crate) run_owner: Option<AdmissionOwnerRef>,
@@ -47,9 +51,11 @@ pub struct Held {
 }
 
 impl Held {
-    /// lifecycle.md §5.2: releases everything in reverse stage order. Returns true iff every release was
-    /// clean (the exit status of a stop during startup depends on it, §8.3).
-    pub async fn release(mut self) -> bool {
+    /// lifecycle.md §5.2: releases everything in reverse stage order; after a failure with `code`, the
+    /// event log records `startup_failed` before it closes (a stop during startup, §8.3, is no failure
+    /// and records none). Returns true iff every release was clean (the exit status of a stop during
+    /// startup depends on it, §8.3).
+    pub async fn release(mut self, failure: Option<StartupCode>) -> bool {
         let mut clean = true;
         drop(self.listeners.take());
         drop(self.credentials.take());
@@ -61,6 +67,12 @@ impl Held {
         if let Some(audit) = self.audit.take() {
             clean &= audit.release().is_ok();
         }
+        if let Some(code) = failure {
+            self.events.startup_failed(code, self.reason.unwrap_or(ReasonClass::Code(code)));
+        }
+        // The log closes before its lock is released (audit-events.md §3.10); its loss is no unclean
+        // release (logging never changes an outcome, §3.7).
+        let _ = self.events.close_async().await;
         if let Some(root) = self.artifact_root.take() {
             clean &= root.release().is_ok();
         }
@@ -72,6 +84,9 @@ impl Held {
 pub async fn start(args: &GatewayArgs, held: &mut Held) -> Result<RunningGateway, StartupCode> {
     let docs = documents::load(args)?;
     stage_artifact_root(&docs, held)?;
+    let events = held.events.clone();
+    // lifecycle.md §3.2 "Event emission": `templates` is started at stage 5 and ready after stage 6.
+    events.stage(StartupStage::Templates, StartupOutcome::Started);
     // Shared with the MCP front (the listing, C2 and C3) for the life of the gateway.
     let built = Arc::new(templates::build(&docs, args.mode)?);
     if fault::injected(FaultPoint::PanicInStage) {
@@ -79,12 +94,26 @@ pub async fn start(args: &GatewayArgs, held: &mut Held) -> Result<RunningGateway
     }
     let policy = stage_listener_capacity(&docs, &built)?;
     tracing::info!(listener_policy = %crate::json::to_deterministic_string(&policy.to_value()), "stage 6");
-    stage_audit(&docs, held)?;
-    let ctx = DomainContext::new(Arc::new(NoopObserver));
+    events.stage(StartupStage::Templates, StartupOutcome::Ready);
+    if docs.gateway.private_audit.is_some() {
+        events.stage(StartupStage::Audit, StartupOutcome::Started);
+        stage_audit(&docs, held)?;
+        events.stage(StartupStage::Audit, StartupOutcome::Ready);
+    }
+    // The observer turns readiness and shutdown transitions into records (audit-events.md §3.6).
+    let ctx = DomainContext::new(Arc::new(events.clone()));
+    events.stage(StartupStage::RunAdmission, StartupOutcome::Started);
     let runs = stage_run_admission(&docs, &ctx, held).await?;
+    events.stage(StartupStage::RunAdmission, StartupOutcome::Ready);
+    events.stage(StartupStage::WarmProviders, StartupOutcome::Started);
     stage_warm_providers(args, &docs, &built, held).await?;
+    events.stage(StartupStage::WarmProviders, StartupOutcome::Ready);
+    events.stage(StartupStage::RequestAdmission, StartupOutcome::Started);
     let (requests, pcc_streams) = stage_request_admission(&docs, held).await?;
+    events.stage(StartupStage::RequestAdmission, StartupOutcome::Ready);
+    events.stage(StartupStage::Listener, StartupOutcome::Started);
     stage_listeners(&docs, &ctx, &requests, &runs, &built, held).await?;
+    events.stage(StartupStage::Listener, StartupOutcome::Ready);
     // Stage 12: the accept loops start; readiness becomes true.
     let bound = held.listeners.take().ok_or(StartupCode::InternalError)?;
     let domain = held.domain.take().ok_or(StartupCode::InternalError)?;
@@ -107,6 +136,7 @@ pub async fn start(args: &GatewayArgs, held: &mut Held) -> Result<RunningGateway
         pcc_streams,
         listeners: serving,
         artifact_root: held.artifact_root.take(),
+        events,
         audit: held.audit.take(),
         credentials: held.credentials.take().ok_or(StartupCode::InternalError)?,
         templates: built,
@@ -122,6 +152,11 @@ fn stage_artifact_root(docs: &Documents, held: &mut Held) -> Result<(), StartupC
         tracing::debug!(step = e.step.as_str(), "artifact root refused");
         e.code()
     })?;
+    // The log exists from here on (audit-events.md §3.1); earlier failures reach only stderr.
+    if let (Some(store), Some(cfg)) = (root.events(), &artifacts.events) {
+        let tools = docs.gateway.tools.iter().map(|t| t.name.clone()).collect();
+        held.events = EventLog::start(store, cfg, &start_ref, tools);
+    }
     held.artifact_root = Some(root);
     Ok(())
 }
@@ -148,6 +183,7 @@ fn stage_audit(docs: &Documents, held: &mut Held) -> Result<(), StartupCode> {
     let start_ref = start_ref().map_err(|_| StartupCode::AuditUnavailable)?;
     let dir = AuditDir::open(audit, &start_ref).map_err(|e| {
         tracing::debug!(reason = e.reason.as_str(), "audit directory refused");
+        held.reason = Some(ReasonClass::Audit(e.reason));
         e.code()
     })?;
     held.audit = Some(dir);
@@ -267,7 +303,13 @@ async fn stage_listeners(
         requests: requests.clone(),
         built: built.clone(),
     };
-    let executor = Executor::new(built.clone(), runs.clone(), ctx.readiness().clone(), Box::new(LuauRunner));
+    let executor = Executor::new(
+        built.clone(),
+        runs.clone(),
+        ctx.readiness().clone(),
+        Box::new(LuauRunner),
+        held.events.clone(),
+    );
     let front = Arc::new(McpFront::new(settings, Arc::new(executor)));
     let bound =
         listeners::bind(&docs.gateway, ctx.readiness().clone(), requests.clone(), runs.clone(), front)
@@ -288,6 +330,7 @@ pub struct RunningGateway {
     pcc_streams: AdmissionPool,
     listeners: listeners::Serving,
     artifact_root: Option<ArtifactRoot>,
+    events: EventLog,
     audit: Option<AuditDir>,
     credentials: Arc<CapturedCredentials>,
     templates: Arc<Built>,
@@ -319,6 +362,11 @@ impl RunningGateway {
     /// in-process fault tests that stop one).
     pub fn owners(&self) -> [&AdmissionOwnerRef; 3] {
         [&self.run_owner, &self.request_owner, &self.provider_owner]
+    }
+
+    /// The event log (disabled without `artifacts.events`).
+    pub fn events(&self) -> &EventLog {
+        &self.events
     }
 
     /// The domain context (readiness, the shutdown trigger).
@@ -355,6 +403,7 @@ impl RunningGateway {
             run_owner: self.run_owner,
             listeners: self.listeners,
             artifact_root: self.artifact_root,
+            events: self.events,
             audit: self.audit,
         }
     }
@@ -367,5 +416,6 @@ pub(crate) struct ShutdownParts {
     pub run_owner: AdmissionOwnerRef,
     pub listeners: listeners::Serving,
     pub artifact_root: Option<ArtifactRoot>,
+    pub events: EventLog,
     pub audit: Option<AuditDir>,
 }

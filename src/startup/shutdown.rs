@@ -2,8 +2,8 @@
 //! S1–S8 orchestrator of `ptc_actors::shutdown`, which owns the order, the deadlines and the exit status.
 //!
 //! S1 stops the listeners (their owners are retired first, so their end is not a loss); S6 closes every
-//! connection still open at the cleanup deadline; S7 releases the audit directory; S8 releases the events
-//! directory, and a lock that cannot be removed makes the exit 70 (audit-events.md §1.4).
+//! connection still open at the cleanup deadline; S7 releases the audit directory; S4 puts the event log in shutdown mode; S8 closes
+//! the event log and then releases the events directory, and a lock that cannot be removed makes the exit 70 (audit-events.md §1.4).
 
 use std::time::Duration;
 
@@ -24,6 +24,8 @@ pub async fn run(gateway: RunningGateway) -> u8 {
     let audit = parts.audit;
     let private_audit = audit.is_some();
     let artifact_root = parts.artifact_root;
+    let checkpoint = parts.events.clone();
+    let events = parts.events;
     let plan = ShutdownPlan::new(parts.run_owner)
         .with_stage(StageId::StopListeners, move |stage: StageContext| async move {
             // Retire the listener owners first: their end is now expected, not a loss (§7.5).
@@ -33,6 +35,11 @@ pub async fn run(gateway: RunningGateway) -> u8 {
             stopper.stop_accepting();
             // HTTP connections never make S1 unclean (§7.3); they are waited for until S6.
             let _ = stage;
+            StageOutcome::Clean
+        })
+        .with_stage(StageId::CheckpointEvents, move |_stage: StageContext| async move {
+            // S4: only enqueues (stderr tails arrive with the providers), then shutdown mode.
+            checkpoint.enter_shutdown_mode();
             StageOutcome::Clean
         })
         .with_stage(StageId::AdmissionClean, move |_stage: StageContext| async move {
@@ -46,6 +53,8 @@ pub async fn run(gateway: RunningGateway) -> u8 {
             }
         })
         .with_stage(StageId::EventLogClose, move |_stage: StageContext| async move {
+            // §3.10: the log closes (bounded) before its lock is released; only the lock counts.
+            let _ = events.close_async().await;
             match artifact_root {
                 Some(root) => StageOutcome::from_bool(root.release().is_ok(), Unclean::Failed),
                 None => StageOutcome::Clean,
