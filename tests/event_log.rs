@@ -267,6 +267,10 @@ fn ev10_kill_9_then_restart_takes_over_the_stale_lock() {
     assert!(dir.join(".gateway-lock/owner").exists(), "the lock survives kill -9");
     let old = event_files(&dir);
     assert_eq!(old.len(), 1);
+    // §3.11: the file open at the kill may end in a torn line, possibly followed by zero bytes.
+    let mut torn = std::fs::OpenOptions::new().append(true).open(dir.join(&old[0])).unwrap();
+    torn.write_all(b"{\"kind\":\"startup_st\0\0\0").unwrap();
+    drop(torn);
     let old_bytes = std::fs::read(dir.join(&old[0])).unwrap();
     let old_meta = std::fs::metadata(dir.join(&old[0])).unwrap();
     start_and_stop(&d);
@@ -275,6 +279,11 @@ fn ev10_kill_9_then_restart_takes_over_the_stale_lock() {
     assert_eq!(files[0], old[0], "the older start's file sorts first");
     assert_eq!(std::fs::read(dir.join(&old[0])).unwrap(), old_bytes, "the torn file is not changed");
     assert_eq!(std::fs::metadata(dir.join(&old[0])).unwrap().mtime(), old_meta.mtime());
+    // Readers ignore the torn final line; every other line of the old file parses.
+    let old_lines: Vec<&[u8]> = old_bytes.split(|b| *b == b'\n').collect();
+    for line in &old_lines[..old_lines.len() - 1] {
+        shape(&serde_json::from_slice(line).unwrap());
+    }
     let shapes: Vec<String> = records_of(&dir.join(&files[1])).iter().map(shape).collect();
     let mut want = vec![json!({"kind": "events_lock_recovered"}).to_string()];
     want.extend(startup_shapes());
@@ -288,13 +297,17 @@ const SENTINEL_ARG: &str = "sentinel-argument-4d2c";
 const SENTINEL_FAIL: &str = "sentinel-failure-text-9e1a";
 
 fn call(a: SocketAddr, tool: &str, arguments: &Value) -> Vec<u8> {
+    call_with(a, SENTINEL_TOKEN, tool, arguments)
+}
+
+fn call_with(a: SocketAddr, token: &str, tool: &str, arguments: &Value) -> Vec<u8> {
     let body = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
         "params": {"name": tool, "arguments": arguments,
                    "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
                              "io.modelcontextprotocol/clientCapabilities": {}}}})
     .to_string();
     let request = format!(
-        "POST /mcp HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {SENTINEL_TOKEN}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: {tool}\r\nContent-Length: {}\r\n\r\n{body}",
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: {tool}\r\nContent-Length: {}\r\n\r\n{body}",
         support::authority(a),
         body.len()
     );
@@ -363,4 +376,76 @@ fn ev12_no_sentinel_reaches_any_file() {
             }
         }
     }
+}
+
+#[test]
+fn ev11_an_injected_run_admission_failure_logs_startup_failed_with_its_code() {
+    let mut d = Deployment::baseline();
+    d.write_documents();
+    let mut cmd = d.command();
+    cmd.env("PTC_FAULT", "run_admission");
+    let out = run_with_deadline(cmd, EXIT_DEADLINE);
+    assert_startup_error(&out, "run_admission_unavailable", "injected");
+    let shapes: Vec<String> = all_records(&events_dir(&d)).iter().map(shape).collect();
+    let failed = json!({"kind": "startup_failed", "code": "run_admission_unavailable",
+                        "reason_class": "run_admission_unavailable"})
+    .to_string();
+    let want = [
+        stage("artifact_root", "ready"),
+        stage("templates", "started"),
+        stage("templates", "ready"),
+        stage("run_admission", "started"),
+        failed,
+    ];
+    assert_eq!(shapes, want);
+}
+
+#[test]
+fn ev15_failed_final_messages_are_counted_as_publication_failed_for_their_tool() {
+    let mut d = Deployment::baseline();
+    d.write_documents();
+    let mut cmd = d.command();
+    cmd.env("PTC_FAULT", "publication_write");
+    let gw = Gateway::start(cmd, addr(&d));
+    for _ in 0..2 {
+        let body = call_with(gw.addr, support::TOKEN, "echo", &json!({}));
+        assert!(!String::from_utf8_lossy(&body).contains("event: message"), "no message was published");
+    }
+    let (code, _, _, _) = gw.signal_and_wait(Signal::SIGTERM, EXIT_DEADLINE);
+    assert_eq!(code, Some(0));
+    let records = all_records(&events_dir(&d));
+    let counted: Vec<&Value> = records.iter().filter(|r| r["kind"] == "publication_failed").collect();
+    assert!(!counted.is_empty());
+    for r in &counted {
+        shape(r);
+        assert_eq!((&r["tool"], &r["provider"]), (&json!("echo"), &Value::Null), "{r}");
+        let interval = r["interval_ms"].as_u64().unwrap();
+        assert!((1..=1000).contains(&interval), "{r}");
+    }
+    assert_eq!(counted.iter().map(|r| r["count"].as_u64().unwrap()).sum::<u64>(), 2);
+    // Counters never change readiness: the drain still recorded `not_ready` `shutdown`.
+    assert!(records.iter().any(|r| r["kind"] == "readiness" && r["cause"] == "shutdown"));
+}
+
+#[test]
+fn ev13_a_second_gateway_on_the_same_root_is_refused_and_the_first_keeps_its_lock() {
+    let mut d = Deployment::baseline();
+    d.write_documents();
+    let gw = Gateway::start(d.command(), addr(&d));
+    let owner = std::fs::read(events_dir(&d).join(".gateway-lock/owner")).unwrap();
+    // Other ports, same artifact root.
+    let mut second = d.gateway.clone();
+    second["listen"]["port"] = json!(support::free_port("127.0.0.1"));
+    second["pcc"]["port"] = json!(support::free_port("127.0.0.1"));
+    d.write_file("second.json", &second.to_string());
+    let mut cmd = support::ptc();
+    cmd.current_dir(d.dir.path()).arg("gateway").arg("second.json").env("GATEWAY_TOKEN", support::TOKEN);
+    let out = run_with_deadline(cmd, EXIT_DEADLINE);
+    assert_startup_error(&out, "artifact_root_unavailable", "second gateway");
+    assert_eq!(std::fs::read(events_dir(&d).join(".gateway-lock/owner")).unwrap(), owner);
+    assert_eq!(support::http_get(gw.addr, "/health/ready").unwrap().status, 200, "the first is unaffected");
+    let (code, _, _, _) = gw.signal_and_wait(Signal::SIGTERM, EXIT_DEADLINE);
+    assert_eq!(code, Some(0));
+    let files = event_files(&events_dir(&d));
+    assert_eq!(files.len(), 1, "the refused start wrote nothing: {files:?}");
 }

@@ -24,6 +24,7 @@ use crate::http::response::ResponseBody;
 use crate::mcp::call::AdmittedCall;
 use crate::mcp::leased::hold_until_written;
 use crate::mcp::rpc::{RequestId, RpcError};
+use crate::startup::fault::{self, FaultPoint};
 
 /// execution.md §5.1: a heartbeat after this much silence.
 pub const HEARTBEAT_INTERVAL: Duration = Duration::from_millis(5_000);
@@ -137,7 +138,7 @@ async fn drive(
     if classified.outcome == Outcome::InternalError {
         // §6.2: a run lost before it settled fences the domain before anything is released.
         shared.runs.fence();
-        shared.readiness.fence(NotReadyCause::AdmissionLost);
+        shared.domain.fence(NotReadyCause::AdmissionLost);
     }
     let Classified { outcome, dispatch, response } = classified;
     if disconnected {
@@ -147,6 +148,9 @@ async fn drive(
     // The audit hook of §10 (durable record before publication) belongs here for write tools; write
     // calls are not dispatched until it exists (see `answer`).
     let published = tokio::time::timeout(WRITE_BOUND, async {
+        if fault::injected(FaultPoint::PublicationWrite) {
+            return Err(stream::Gone);
+        }
         writer.write(Bytes::from(message_event(&response))).await?;
         writer.finish().await
     })

@@ -15,7 +15,7 @@ pub mod stream;
 
 use std::sync::Arc;
 
-use ptc_actors::{AdmissionPool, Readiness};
+use ptc_actors::{AdmissionPool, DomainContext};
 
 use crate::apps::Built;
 use crate::events::EventLog;
@@ -29,7 +29,9 @@ pub struct Shared {
     pub built: Arc<Built>,
     /// The run slots (`admission.max_concurrent_runs`), shared with the PCC front.
     pub runs: AdmissionPool,
-    pub readiness: Readiness,
+    /// Readiness and the observer: a fence made here is recorded in the event log (audit-events.md
+    /// §3.6), which `Readiness::fence` alone would not do.
+    pub domain: DomainContext,
     pub runner: Box<dyn Runner>,
     /// The `publication_failed` counter (audit-events.md §3.5).
     pub events: EventLog,
@@ -41,16 +43,16 @@ pub struct Executor {
 }
 
 impl Executor {
-    /// An executor over the built templates, the run pool and readiness, running applications with
+    /// An executor over the built templates, the run pool and the domain context, running applications with
     /// `runner`.
     pub fn new(
         built: Arc<Built>,
         runs: AdmissionPool,
-        readiness: Readiness,
+        domain: DomainContext,
         runner: Box<dyn Runner>,
         events: EventLog,
     ) -> Executor {
-        Executor { shared: Arc::new(Shared { built, runs, readiness, runner, events }) }
+        Executor { shared: Arc::new(Shared { built, runs, domain, runner, events }) }
     }
 }
 

@@ -303,13 +303,8 @@ async fn stage_listeners(
         requests: requests.clone(),
         built: built.clone(),
     };
-    let executor = Executor::new(
-        built.clone(),
-        runs.clone(),
-        ctx.readiness().clone(),
-        Box::new(LuauRunner),
-        held.events.clone(),
-    );
+    let executor =
+        Executor::new(built.clone(), runs.clone(), ctx.clone(), Box::new(LuauRunner), held.events.clone());
     let front = Arc::new(McpFront::new(settings, Arc::new(executor)));
     let bound =
         listeners::bind(&docs.gateway, ctx.readiness().clone(), requests.clone(), runs.clone(), front)
