@@ -449,3 +449,61 @@ fn ev13_a_second_gateway_on_the_same_root_is_refused_and_the_first_keeps_its_loc
     let files = event_files(&events_dir(&d));
     assert_eq!(files.len(), 1, "the refused start wrote nothing: {files:?}");
 }
+
+/// EV4 and EV14: each prepared events directory refuses startup with `artifact_root_unavailable`, and
+/// nothing inside a refused lock directory is changed.
+#[test]
+fn ev4_ev14_unsafe_events_directories_and_locks_refuse_startup() {
+    type Prepare = fn(&Path);
+    fn mkdir(p: &Path, m: u32) {
+        std::fs::create_dir_all(p).unwrap();
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap();
+    }
+    fn file(p: &Path, bytes: &[u8], m: u32) {
+        std::fs::write(p, bytes).unwrap();
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap();
+    }
+    let cases: [(&str, Prepare); 5] = [
+        ("events directory 0755", |root| mkdir(&root.join("events"), 0o755)),
+        ("symlinked events directory", |root| {
+            mkdir(&root.join("elsewhere"), 0o700);
+            std::os::unix::fs::symlink("elsewhere", root.join("events")).unwrap();
+        }),
+        ("unexpected file", |root| {
+            mkdir(&root.join("events"), 0o700);
+            file(&root.join("events/notes.txt"), b"x", 0o600);
+        }),
+        ("symlinked lock directory", |root| {
+            mkdir(&root.join("events"), 0o700);
+            mkdir(&root.join("lockdir"), 0o700);
+            std::os::unix::fs::symlink("../lockdir", root.join("events/.gateway-lock")).unwrap();
+        }),
+        ("lock with an extra file", |root| {
+            mkdir(&root.join("events/.gateway-lock"), 0o700);
+            std::fs::set_permissions(root.join("events"), std::fs::Permissions::from_mode(0o700)).unwrap();
+            file(&root.join("events/.gateway-lock/owner"), b"{\"pid\":1,\"start_ref\":\"00\"}\n", 0o600);
+            file(&root.join("events/.gateway-lock/extra"), b"keep me", 0o600);
+        }),
+    ];
+    for (name, prepare) in cases {
+        let mut d = Deployment::baseline();
+        d.write_documents();
+        let root = d.path("artifacts");
+        mkdir(&root, 0o700);
+        prepare(&root);
+        let before: Vec<(PathBuf, Vec<u8>)> = {
+            let mut files = Vec::new();
+            files_under(&root, &mut files);
+            files.sort();
+            files.into_iter().map(|f| (f.clone(), std::fs::read(&f).unwrap())).collect()
+        };
+        let out = run_with_deadline(d.command(), EXIT_DEADLINE);
+        assert_startup_error(&out, "artifact_root_unavailable", name);
+        let mut after = Vec::new();
+        files_under(&root, &mut after);
+        after.sort();
+        let after: Vec<(PathBuf, Vec<u8>)> =
+            after.into_iter().map(|f| (f.clone(), std::fs::read(&f).unwrap())).collect();
+        assert_eq!(after, before, "{name}: nothing was written or changed");
+    }
+}

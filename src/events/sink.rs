@@ -70,3 +70,49 @@ impl EventSink for Sink {
         self.files.close();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::fs;
+
+    use super::*;
+    use crate::config::gateway::{Artifacts, EventsConfig};
+    use crate::events::record::{StartupOutcome, StartupStage};
+    use crate::storage::testutil::Scratch;
+    use crate::storage::{ArtifactRoot, StartRef};
+
+    /// EV6's logic (the black-box form needs a non-root user): a directory that refuses new files drops
+    /// and counts records; at the next tick logging resumes and reports the drops.
+    #[test]
+    fn drops_while_unwritable_are_reported_once_logging_resumes() {
+        let s = Scratch::new();
+        let root = s.path().join("artifacts");
+        let sref = StartRef::from_parts(4, [4; 8]);
+        let cfg = EventsConfig { max_file_bytes: 4096, max_retained_files: 4, stderr: false };
+        let opened = ArtifactRoot::open(&Artifacts { root: root.clone(), events: Some(cfg) }, &sref).unwrap();
+        let store = opened.events().unwrap();
+        let files =
+            EventFiles::new(store.dir().try_clone().unwrap(), sref.as_str(), 4096, 4, store.inventory());
+        let counters = Arc::new(Counters::new(vec!["echo".into()]));
+        let mut sink = Sink::new(files, counters.clone());
+        // The first file cannot be created (an entry of its name appeared; root ignores modes).
+        fs::write(root.join(format!("events/{sref}-00000000000000000001.jsonl")), b"").unwrap();
+        let record = || {
+            Event::now(Record::StartupStage { stage: StartupStage::Listener, outcome: StartupOutcome::Ready })
+        };
+        for _ in 0..3 {
+            sink.write(record());
+        }
+        sink.tick();
+        sink.write(record());
+        sink.close(5);
+        opened.release().unwrap();
+        let text =
+            fs::read_to_string(root.join(format!("events/{sref}-00000000000000000002.jsonl"))).unwrap();
+        let kinds: Vec<&str> =
+            text.lines().map(|l| if l.contains("dropped_events") { "dropped" } else { "stage" }).collect();
+        assert_eq!(kinds, ["dropped", "stage"]);
+        assert!(text.lines().next().unwrap().contains("\"count\":3,\"interval_ms\":1000"), "{text}");
+        assert!(counters.readings().is_empty(), "the reported count was subtracted");
+    }
+}
