@@ -411,6 +411,27 @@ fn ev15_failed_final_messages_are_counted_as_publication_failed_for_their_tool()
         let body = call_with(gw.addr, support::TOKEN, "echo", &json!({}));
         assert!(!String::from_utf8_lossy(&body).contains("event: message"), "no message was published");
     }
+    // §3.7: the periodic report (interval 1,000 ms) arrives while the gateway runs.
+    let counted_now = || -> u64 {
+        let dir = events_dir(&d);
+        event_files(&dir)
+            .iter()
+            .flat_map(|n| {
+                let bytes = std::fs::read(dir.join(n)).unwrap();
+                bytes
+                    .split(|b| *b == b'\n')
+                    .filter_map(|l| serde_json::from_slice::<Value>(l).ok())
+                    .filter(|r| r["kind"] == "publication_failed" && r["interval_ms"] == 1000)
+                    .map(|r| r["count"].as_u64().unwrap())
+                    .collect::<Vec<_>>()
+            })
+            .sum()
+    };
+    let waited = std::time::Instant::now();
+    while counted_now() < 2 {
+        assert!(waited.elapsed() < Duration::from_secs(10), "no periodic publication_failed report");
+        std::thread::sleep(Duration::from_millis(50));
+    }
     let (code, _, _, _) = gw.signal_and_wait(Signal::SIGTERM, EXIT_DEADLINE);
     assert_eq!(code, Some(0));
     let records = all_records(&events_dir(&d));

@@ -35,7 +35,6 @@
 //!
 //! // Startup, in stage order. Each child's loss policy is declared once, here.
 //! let domain = DomainHandle::start(ctx.clone()).await?;
-//! // domain.start_child(ChildSpec::new("event_logger", ChildPolicy::Tolerate, logger, args)).await?;
 //! // domain.start_child(ChildSpec::new("audit", ChildPolicy::StopDomain(AbnormalCause::AuditOwnerLost), ..)).await?;
 //! let runs = AdmissionPool::new("runs", 4, RefusalOrder::UnavailableFirst);
 //! let run_owner =
@@ -67,7 +66,9 @@
 //! * A fence is permanent and reported once with its first cause; `mark_ready` never revives it.
 //! * A child declared [`ChildPolicy::StopDomain`] (audit owner, listeners) that is lost stops the domain:
 //!   the trigger fires with [`AbnormalCause`], the drain deadline is that instant, the exit status is 70.
-//! * A child declared [`ChildPolicy::Tolerate`] (event logger) that is lost changes nothing.
+//! * A child declared [`ChildPolicy::Tolerate`] that is lost changes nothing. The event logger is not a
+//!   supervised child: it starts before the supervisor (stage 4) and closes after it (S8), and its loss
+//!   is tolerated by construction ([`event_logger`]).
 //! * A child that a stage stops on purpose must be stopped with [`DomainHandle::stop_child`] (it is
 //!   *retired* first), otherwise its stop is a loss.
 //! * Children are stopped explicitly, in reverse start order, by [`DomainHandle::shutdown`]; ractor's
