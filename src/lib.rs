@@ -7,6 +7,7 @@ pub mod audit;
 pub mod call;
 pub mod cli;
 pub mod config;
+pub mod events;
 pub mod exec;
 pub mod http;
 pub mod json;

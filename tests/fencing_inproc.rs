@@ -70,6 +70,38 @@ async fn check_owner_loss(owner: usize, name: &str, cause: &str, exit: u8) {
     gateway.context().trigger().signal();
     let code = gateway.serve_until_stopped().await;
     assert_eq!(code, exit, "{name}: exit status after the fence (lifecycle.md §7.4)");
+
+    // audit-events.md §3.6: one `ready`, then one `not_ready` naming the first cause; the later drain
+    // writes no second readiness record.
+    let readiness: Vec<(String, String)> = event_records(&d)
+        .into_iter()
+        .filter(|r| r["kind"] == "readiness")
+        .map(|r| (r["transition"].as_str().unwrap().to_owned(), r["cause"].as_str().unwrap().to_owned()))
+        .collect();
+    let want = [("ready".to_owned(), "startup".to_owned()), ("not_ready".to_owned(), cause.to_owned())];
+    assert_eq!(readiness, want, "{name}: readiness records");
+}
+
+/// Every event record of the deployment, file by file, line by line.
+fn event_records(d: &Deployment) -> Vec<serde_json::Value> {
+    let dir = d.path("artifacts/events");
+    let mut names: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.ends_with(".jsonl"))
+        .collect();
+    names.sort();
+    let mut out = Vec::new();
+    for name in names {
+        let bytes = std::fs::read(dir.join(name)).unwrap();
+        out.extend(
+            bytes
+                .split(|b| *b == b'\n')
+                .filter(|l| !l.is_empty())
+                .map(|l| serde_json::from_slice(l).unwrap()),
+        );
+    }
+    out
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

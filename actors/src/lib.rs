@@ -12,6 +12,7 @@
 //! | [`readiness`] | the one atomic readiness flag and its first cause (lifecycle.md §6.2–§6.4) |
 //! | [`context`] | [`DomainContext`]: fence once, report once, stop abnormally, begin the drain |
 //! | [`trigger`] | [`ShutdownTrigger`]: first signal, abnormal stop, drain deadline (§7.1, §7.2, §8.2) |
+//! | [`event_logger`] | [`EventLogger`]: the event log's bounded queue, writer thread and interval |
 //! | [`observer`] | [`DomainObserver`]: what the event log hears (readiness, child losses, stages) |
 //! | [`admission`] | [`AdmissionPool`] and its RAII [`Lease`]: reservation without queues |
 //! | [`admission_owner`] | [`AdmissionOwnerRef`]: the supervised owner actor of one or more pools |
@@ -34,7 +35,6 @@
 //!
 //! // Startup, in stage order. Each child's loss policy is declared once, here.
 //! let domain = DomainHandle::start(ctx.clone()).await?;
-//! // domain.start_child(ChildSpec::new("event_logger", ChildPolicy::Tolerate, logger, args)).await?;
 //! // domain.start_child(ChildSpec::new("audit", ChildPolicy::StopDomain(AbnormalCause::AuditOwnerLost), ..)).await?;
 //! let runs = AdmissionPool::new("runs", 4, RefusalOrder::UnavailableFirst);
 //! let run_owner =
@@ -66,7 +66,9 @@
 //! * A fence is permanent and reported once with its first cause; `mark_ready` never revives it.
 //! * A child declared [`ChildPolicy::StopDomain`] (audit owner, listeners) that is lost stops the domain:
 //!   the trigger fires with [`AbnormalCause`], the drain deadline is that instant, the exit status is 70.
-//! * A child declared [`ChildPolicy::Tolerate`] (event logger) that is lost changes nothing.
+//! * A child declared [`ChildPolicy::Tolerate`] that is lost changes nothing. The event logger is not a
+//!   supervised child: it starts before the supervisor (stage 4) and closes after it (S8), and its loss
+//!   is tolerated by construction ([`event_logger`]).
 //! * A child that a stage stops on purpose must be stopped with [`DomainHandle::stop_child`] (it is
 //!   *retired* first), otherwise its stop is a loss.
 //! * Children are stopped explicitly, in reverse start order, by [`DomainHandle::shutdown`]; ractor's
@@ -82,6 +84,7 @@ pub mod admission;
 pub mod admission_owner;
 pub mod committer;
 pub mod context;
+pub mod event_logger;
 pub mod exit;
 pub mod observer;
 pub mod readiness;
@@ -94,6 +97,7 @@ pub use admission::{AdmissionPool, AdmissionSnapshot, IdleTimeout, Lease, PoolSt
 pub use admission_owner::{AdmissionOwner, AdmissionOwnerRef, OwnerError, OwnerMsg};
 pub use committer::{Bounds, CommitError, CommitLoss, CommitStats, Committer, Layout, SegmentStore, Ticket};
 pub use context::DomainContext;
+pub use event_logger::{EventLogger, EventSink, SpawnFailed};
 pub use exit::{exit_status, ExitStatus, Incidents};
 pub use observer::{DomainObserver, NoopObserver};
 pub use readiness::{NotReadyCause, Phase, Readiness};

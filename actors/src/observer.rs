@@ -5,7 +5,7 @@
 //! transition; an implementation must therefore only enqueue (the event logger's bounded queue) and never
 //! block or panic.
 //!
-//! Does not own: the record format (`src/events.rs`) or the decision of what to record during shutdown
+//! Does not own: the record format (`src/events/`) or the decision of what to record during shutdown
 //! mode (audit-events.md §3.6).
 
 use crate::readiness::NotReadyCause;
@@ -31,6 +31,12 @@ pub trait DomainObserver: Send + Sync + 'static {
     /// The domain stopped abnormally (lifecycle.md §7.5). Called once, for the first cause.
     fn abnormal_stop(&self, cause: AbnormalCause) {
         let _ = cause;
+    }
+
+    /// A shutdown stage began (audit-events.md §3.6: `started` precedes each stage's outcome). Called
+    /// only for stages that run: S7 without `private_audit` never starts.
+    fn shutdown_stage_started(&self, stage: StageId) {
+        let _ = stage;
     }
 
     /// A shutdown stage ended (audit-events.md §3.5 `shutdown_stage`). The gateway writes a record only

@@ -193,24 +193,31 @@ impl Orchestrator {
         self.stages.push((stage, outcome));
     }
 
+    /// The start of a stage: the observer hears it (audit-events.md §3.6), then its clock starts.
+    fn begin(&self, stage: StageId) -> Instant {
+        self.ctx.observer().shutdown_stage_started(stage);
+        Instant::now()
+    }
+
     /// A stage made only of its hooks (S4, S8).
     async fn simple(&mut self, stage: StageId, bound: Duration) {
-        let started = Instant::now();
+        let started = self.begin(stage);
         let outcome = self.hooks(stage, started, started + bound).await;
         self.record(stage, outcome);
     }
 
     /// S1: readiness false (recorded once as `shutdown` if it was ready), then the listeners' hook.
     async fn stop_listeners(&mut self) {
-        let started = Instant::now();
+        // Readiness first: the `not_ready` `shutdown` record precedes S1's `started` (§3.6).
         self.ctx.begin_drain();
+        let started = self.begin(StageId::StopListeners);
         let outcome = self.hooks(StageId::StopListeners, started, started + ACTION_BOUND).await;
         self.record(StageId::StopListeners, outcome);
     }
 
     /// S2: run admission refuses new reservations; clean iff every owner acknowledged.
     async fn quiesce(&mut self) {
-        let started = Instant::now();
+        let started = self.begin(StageId::Quiesce);
         let acked = self.run_admission.quiesce(ACTION_BOUND).await.is_ok();
         let own = StageOutcome::from_bool(acked, Unclean::NotAcknowledged);
         let hooks = self.hooks(StageId::Quiesce, started, started + ACTION_BOUND).await;
@@ -220,7 +227,7 @@ impl Orchestrator {
     /// S3: wait for admitted runs until the drain deadline (which an abnormal stop may bring forward
     /// while we wait), then cancel every remaining run; clean iff none had to be cancelled.
     async fn drain_runs(&mut self) {
-        let started = Instant::now();
+        let started = self.begin(StageId::DrainRuns);
         let mut changes = self.ctx.trigger().subscribe();
         let drained = loop {
             let deadline = self.drain_deadline();
@@ -244,7 +251,7 @@ impl Orchestrator {
     /// S5: the cleanup deadline starts now; the hook seals, waits for borrows until it, then closes
     /// every transport (at most 9,000 ms more).
     async fn provider_cleanup(&mut self) {
-        let started = Instant::now();
+        let started = self.begin(StageId::ProviderCleanup);
         let cleanup_deadline = started + CLEANUP_WINDOW;
         self.cleanup_deadline = Some(cleanup_deadline);
         let bound = cleanup_deadline + TRANSPORT_CLOSE_WINDOW + HOOK_GRACE;
@@ -256,7 +263,7 @@ impl Orchestrator {
     /// whatever connection or stream is still open. Clean iff zero was reached in time and run admission
     /// was never fenced.
     async fn admission_clean(&mut self) {
-        let started = Instant::now();
+        let started = self.begin(StageId::AdmissionClean);
         let cleanup_deadline = self.cleanup_deadline.unwrap_or(started + CLEANUP_WINDOW);
         let idle = wait_all_idle(&self.run_admission, cleanup_deadline).await;
         let own = if self.run_admission.any_fenced() {

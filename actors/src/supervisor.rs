@@ -41,7 +41,8 @@ pub enum ChildPolicy {
     Fence(NotReadyCause),
     /// The loss stops the domain abnormally, exit 70 (audit owner, HTTP and PCC listeners, §7.5).
     StopDomain(AbnormalCause),
-    /// The loss changes nothing (the event logger: logging never changes readiness).
+    /// The loss changes nothing (a best-effort child; the event logger has the same rule but runs on its
+    /// own thread, `event_logger`).
     Tolerate,
 }
 

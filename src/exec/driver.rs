@@ -25,6 +25,7 @@ use crate::http::response::ResponseBody;
 use crate::mcp::call::AdmittedCall;
 use crate::mcp::leased::hold_until_written;
 use crate::mcp::rpc::{RequestId, RpcError};
+use crate::startup::fault::{self, FaultPoint};
 
 /// execution.md §5.1: a heartbeat after this much silence.
 pub const HEARTBEAT_INTERVAL: Duration = Duration::from_millis(5_000);
@@ -132,6 +133,8 @@ async fn drive(
         Ok(Ok(())) => {}
         Ok(Err(stream::Gone)) | Err(_) => {
             writer.abandon();
+            // audit-events.md §3.5: a commit that could not be written counts as publication_failed.
+            shared.events.publication_failed(tool);
             return Settlement {
                 outcome: Outcome::PublicationFailed,
                 dispatch: Dispatch::False,
@@ -146,7 +149,7 @@ async fn drive(
     if classified.outcome == Outcome::InternalError {
         // §6.2: a run lost before it settled fences the domain before anything is released.
         shared.runs.fence();
-        shared.readiness.fence(NotReadyCause::AdmissionLost);
+        shared.domain.fence(NotReadyCause::AdmissionLost);
     }
     let Classified { outcome, dispatch, response } = classified;
     // §5.2: found gone before classification: cancelled, and nothing is written.
@@ -164,6 +167,9 @@ async fn drive(
         return Settlement { outcome, dispatch, disconnected };
     }
     let published = tokio::time::timeout(WRITE_BOUND, async {
+        if fault::injected(FaultPoint::PublicationWrite) {
+            return Err(stream::Gone);
+        }
         writer.write(Bytes::from(message_event(&response))).await?;
         writer.finish().await
     })
@@ -174,6 +180,8 @@ async fn drive(
     // §9: a failed or late publication closes the connection; the outcome is publication_failed unless
     // cleanup_failed or cancelled applied already.
     writer.abandon();
+    // audit-events.md §3.5: counted also when cleanup_failed or cancelled keeps the outcome.
+    shared.events.publication_failed(tool);
     Settlement { outcome: outcome.strongest(Outcome::PublicationFailed), dispatch, disconnected: true }
 }
 

@@ -16,10 +16,11 @@ pub mod stream;
 
 use std::sync::Arc;
 
-use ptc_actors::{AdmissionPool, Readiness};
+use ptc_actors::{AdmissionPool, DomainContext};
 
 use crate::apps::Built;
 use crate::audit::AuditLog;
+use crate::events::EventLog;
 use crate::http::mcp::ResponseFuture;
 use crate::mcp::call::{AdmittedCall, CallExecutor};
 use runner::Runner;
@@ -29,10 +30,14 @@ pub struct Shared {
     pub built: Arc<Built>,
     /// The run slots (`admission.max_concurrent_runs`), shared with the PCC front.
     pub runs: AdmissionPool,
-    pub readiness: Readiness,
+    /// Readiness and the observer: a fence made here is recorded in the event log (audit-events.md
+    /// §3.6), which `Readiness::fence` alone would not do.
+    pub domain: DomainContext,
     pub runner: Box<dyn Runner>,
     /// The private audit, present iff `private_audit` is configured (audit-events.md §2.1).
     pub audit: Option<AuditLog>,
+    /// The `publication_failed` counter (audit-events.md §3.5).
+    pub events: EventLog,
 }
 
 /// The domain's call executor, plugged into the `/mcp` front.
@@ -41,16 +46,17 @@ pub struct Executor {
 }
 
 impl Executor {
-    /// An executor over the built templates, the run pool and readiness, running applications with
-    /// `runner` and recording write calls through `audit`.
+    /// An executor over the built templates, the run pool and the domain context, running applications
+    /// with `runner`, recording write calls through `audit` and counting into `events`.
     pub fn new(
         built: Arc<Built>,
         runs: AdmissionPool,
-        readiness: Readiness,
+        domain: DomainContext,
         runner: Box<dyn Runner>,
         audit: Option<AuditLog>,
+        events: EventLog,
     ) -> Executor {
-        Executor { shared: Arc::new(Shared { built, runs, readiness, runner, audit }) }
+        Executor { shared: Arc::new(Shared { built, runs, domain, runner, audit, events }) }
     }
 }
 

@@ -19,6 +19,9 @@ pub enum FaultPoint {
     /// While serving: a defect in the MCP front after M11 validated the id (http-mcp.md §5, the 500
     /// answer of a gateway failure before the commit).
     FrontDefect,
+    /// While serving: the final message of a `tools/call` cannot be written (audit-events.md EV15, the
+    /// `publication_failed` outcome and counter).
+    PublicationWrite,
 }
 
 impl FaultPoint {
@@ -29,6 +32,7 @@ impl FaultPoint {
             FaultPoint::ProviderAdmission => "provider_admission",
             FaultPoint::PanicInStage => "panic_in_stage",
             FaultPoint::FrontDefect => "mcp_front_defect",
+            FaultPoint::PublicationWrite => "publication_write",
         }
     }
 }

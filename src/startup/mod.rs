@@ -69,7 +69,7 @@ async fn run_serve(
     match started {
         // lifecycle.md §8.3: a stop during startup releases what exists and prints nothing.
         None => {
-            if held.release().await {
+            if held.release(None).await {
                 0
             } else {
                 70
@@ -77,7 +77,7 @@ async fn run_serve(
         }
         Some(Err(code)) => {
             // §5.2: release first, then the one line; the status is 78 even if the release was unclean.
-            let _ = held.release().await;
+            let _ = held.release(Some(code)).await;
             report_failure(code)
         }
         Some(Ok(gateway)) => {

@@ -11,14 +11,15 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ptc_actors::{
-    AbnormalCause, AdmissionOwnerRef, AdmissionPool, CommitLoss, DomainContext, DomainHandle, NoopObserver,
-    NotReadyCause, Readiness, RefusalOrder,
+    AbnormalCause, AdmissionOwnerRef, AdmissionPool, CommitLoss, DomainContext, DomainHandle, NotReadyCause,
+    Readiness, RefusalOrder,
 };
 
 use crate::apps::Built;
 use crate::audit::Audit;
 use crate::cli::GatewayArgs;
 use crate::config::credentials::{self, CapturedCredentials};
+use crate::events::{EventLog, ReasonClass, StartupOutcome, StartupStage};
 use crate::exec::luau_runner::LuauRunner;
 use crate::exec::Executor;
 use crate::mcp::{BearerDigest, FrontSettings, McpFront};
@@ -37,6 +38,10 @@ pub(crate) const CHILD_STOP_BOUND: Duration = Duration::from_secs(2);
 #[derive(Default)]
 pub struct Held {
     pub(crate) artifact_root: Option<ArtifactRoot>,
+    /// The event log from stage 4 on (disabled before it, and without `artifacts.events`).
+    pub(crate) events: EventLog,
+    /// A finer reason class than the public code for `startup_failed` (audit-events.md §4.1).
+    pub(crate) reason: Option<ReasonClass>,
     pub(crate) audit: Option<Audit>,
     pub(crate) domain: Option<DomainHandle>,
     pub(crate) run_owner: Option<AdmissionOwnerRef>,
@@ -47,9 +52,11 @@ pub struct Held {
 }
 
 impl Held {
-    /// lifecycle.md §5.2: releases everything in reverse stage order. Returns true iff every release was
-    /// clean (the exit status of a stop during startup depends on it, §8.3).
-    pub async fn release(mut self) -> bool {
+    /// lifecycle.md §5.2: releases everything in reverse stage order; after a failure with `code`, the
+    /// event log records `startup_failed` before it closes (a stop during startup, §8.3, is no failure
+    /// and records none). Returns true iff every release was clean (the exit status of a stop during
+    /// startup depends on it, §8.3).
+    pub async fn release(mut self, failure: Option<StartupCode>) -> bool {
         let mut clean = true;
         drop(self.listeners.take());
         drop(self.credentials.take());
@@ -62,6 +69,12 @@ impl Held {
             // §2.5: a start that fails after the audit stage leaves no new file behind.
             clean &= audit.abandon().await;
         }
+        if let Some(code) = failure {
+            self.events.startup_failed(code, self.reason.unwrap_or(ReasonClass::Code(code)));
+        }
+        // The log closes before its lock is released (audit-events.md §3.10); its loss is no unclean
+        // release (logging never changes an outcome, §3.7).
+        let _ = self.events.close_async().await;
         if let Some(root) = self.artifact_root.take() {
             clean &= root.release().is_ok();
         }
@@ -73,6 +86,9 @@ impl Held {
 pub async fn start(args: &GatewayArgs, held: &mut Held) -> Result<RunningGateway, StartupCode> {
     let docs = documents::load(args)?;
     stage_artifact_root(&docs, held)?;
+    let events = held.events.clone();
+    // lifecycle.md §3.2 "Event emission": `templates` is started at stage 5 and ready after stage 6.
+    events.stage(StartupStage::Templates, StartupOutcome::Started);
     // Shared with the MCP front (the listing, C2 and C3) for the life of the gateway.
     let built = Arc::new(templates::build(&docs, args.mode)?);
     if fault::injected(FaultPoint::PanicInStage) {
@@ -80,13 +96,32 @@ pub async fn start(args: &GatewayArgs, held: &mut Held) -> Result<RunningGateway
     }
     let policy = stage_listener_capacity(&docs, &built)?;
     tracing::info!(listener_policy = %crate::json::to_deterministic_string(&policy.to_value()), "stage 6");
-    // The context exists before the audit stage: an audit write failure stops the domain (§7.5).
-    let ctx = DomainContext::new(Arc::new(NoopObserver));
-    stage_audit(&docs, &ctx, held)?;
+    events.stage(StartupStage::Templates, StartupOutcome::Ready);
+    // The observer turns readiness and shutdown transitions into records (audit-events.md §3.6). The
+    // context exists before the audit stage: an audit write failure stops the domain (lifecycle.md §7.5).
+    let ctx = DomainContext::new(Arc::new(events.clone()));
+    if docs.gateway.private_audit.is_some() {
+        events.stage(StartupStage::Audit, StartupOutcome::Started);
+        stage_audit(&docs, &ctx, held)?;
+        // §2.5 step 8: repairs and removals are reported before the stage is ready (at least one count is
+        // positive, or nothing is emitted).
+        if let Some(recovered) = held.audit.as_ref().map(Audit::recovered) {
+            events.audit_recovered(recovered.removed_bytes, recovered.removed_empty_files);
+        }
+        events.stage(StartupStage::Audit, StartupOutcome::Ready);
+    }
+    events.stage(StartupStage::RunAdmission, StartupOutcome::Started);
     let runs = stage_run_admission(&docs, &ctx, held).await?;
+    events.stage(StartupStage::RunAdmission, StartupOutcome::Ready);
+    events.stage(StartupStage::WarmProviders, StartupOutcome::Started);
     stage_warm_providers(args, &docs, &built, held).await?;
+    events.stage(StartupStage::WarmProviders, StartupOutcome::Ready);
+    events.stage(StartupStage::RequestAdmission, StartupOutcome::Started);
     let (requests, pcc_streams) = stage_request_admission(&docs, held).await?;
+    events.stage(StartupStage::RequestAdmission, StartupOutcome::Ready);
+    events.stage(StartupStage::Listener, StartupOutcome::Started);
     stage_listeners(&docs, &ctx, &requests, &runs, &built, held).await?;
+    events.stage(StartupStage::Listener, StartupOutcome::Ready);
     // Stage 12: the accept loops start; readiness becomes true.
     let bound = held.listeners.take().ok_or(StartupCode::InternalError)?;
     let domain = held.domain.take().ok_or(StartupCode::InternalError)?;
@@ -109,6 +144,7 @@ pub async fn start(args: &GatewayArgs, held: &mut Held) -> Result<RunningGateway
         pcc_streams,
         listeners: serving,
         artifact_root: held.artifact_root.take(),
+        events,
         audit: held.audit.take(),
         credentials: held.credentials.take().ok_or(StartupCode::InternalError)?,
         templates: built,
@@ -124,6 +160,11 @@ fn stage_artifact_root(docs: &Documents, held: &mut Held) -> Result<(), StartupC
         tracing::debug!(step = e.step.as_str(), "artifact root refused");
         e.code()
     })?;
+    // The log exists from here on (audit-events.md §3.1); earlier failures reach only stderr.
+    if let (Some(store), Some(cfg)) = (root.events(), &artifacts.events) {
+        let tools = docs.gateway.tools.iter().map(|t| t.name.clone()).collect();
+        held.events = EventLog::start(store, cfg, &start_ref, tools);
+    }
     held.artifact_root = Some(root);
     Ok(())
 }
@@ -161,6 +202,7 @@ fn stage_audit(docs: &Documents, ctx: &DomainContext, held: &mut Held) -> Result
     });
     let audit = Audit::start(audit, &start_ref, on_loss).map_err(|e| {
         tracing::debug!(reason = e.reason.as_str(), "audit refused");
+        held.reason = Some(ReasonClass::Audit(e.reason));
         e.code()
     })?;
     held.audit = Some(audit);
@@ -281,8 +323,14 @@ async fn stage_listeners(
         built: built.clone(),
     };
     let audit = held.audit.as_ref().map(Audit::log);
-    let executor =
-        Executor::new(built.clone(), runs.clone(), ctx.readiness().clone(), Box::new(LuauRunner), audit);
+    let executor = Executor::new(
+        built.clone(),
+        runs.clone(),
+        ctx.clone(),
+        Box::new(LuauRunner),
+        audit,
+        held.events.clone(),
+    );
     let front = Arc::new(McpFront::new(settings, Arc::new(executor)));
     let bound =
         listeners::bind(&docs.gateway, ctx.readiness().clone(), requests.clone(), runs.clone(), front)
@@ -303,6 +351,7 @@ pub struct RunningGateway {
     pcc_streams: AdmissionPool,
     listeners: listeners::Serving,
     artifact_root: Option<ArtifactRoot>,
+    events: EventLog,
     audit: Option<Audit>,
     credentials: Arc<CapturedCredentials>,
     templates: Arc<Built>,
@@ -334,6 +383,11 @@ impl RunningGateway {
     /// in-process fault tests that stop one).
     pub fn owners(&self) -> [&AdmissionOwnerRef; 3] {
         [&self.run_owner, &self.request_owner, &self.provider_owner]
+    }
+
+    /// The event log (disabled without `artifacts.events`).
+    pub fn events(&self) -> &EventLog {
+        &self.events
     }
 
     /// The domain context (readiness, the shutdown trigger).
@@ -385,6 +439,7 @@ impl RunningGateway {
             run_owner: self.run_owner,
             listeners: self.listeners,
             artifact_root: self.artifact_root,
+            events: self.events,
             audit: self.audit,
         }
     }
@@ -397,5 +452,6 @@ pub(crate) struct ShutdownParts {
     pub run_owner: AdmissionOwnerRef,
     pub listeners: listeners::Serving,
     pub artifact_root: Option<ArtifactRoot>,
+    pub events: EventLog,
     pub audit: Option<Audit>,
 }

@@ -2,9 +2,10 @@
 //! S1–S8 orchestrator of `ptc_actors::shutdown`, which owns the order, the deadlines and the exit status.
 //!
 //! S1 stops the listeners (their owners are retired first, so their end is not a loss); S6 closes every
-//! connection still open at the cleanup deadline; S7 flushes and closes the audit and releases its lock
-//! (or, when the audit caused the stop and S7 is skipped, the lock is released after the stages); S8 releases the events
-//! directory, and a lock that cannot be removed makes the exit 70 (audit-events.md §1.4).
+//! connection still open at the cleanup deadline; S4 puts the event log in shutdown mode; S7 flushes and
+//! closes the audit and releases its lock (or, when the audit caused the stop and S7 is skipped, the lock
+//! is released after the stages); S8 closes the event log and then releases the events directory, and a
+//! lock that cannot be removed makes the exit 70 (audit-events.md §1.4).
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -31,6 +32,8 @@ pub async fn run(gateway: RunningGateway, notifier: Notifier) -> u8 {
     let private_audit = audit.lock().map(|a| a.is_some()).unwrap_or(false);
     let s7_audit = audit.clone();
     let artifact_root = parts.artifact_root;
+    let checkpoint = parts.events.clone();
+    let events = parts.events;
     let plan = ShutdownPlan::new(parts.run_owner)
         .with_stage(StageId::StopListeners, move |stage: StageContext| async move {
             notifier.send(&[Message::Stopping, Message::Status(Status::Draining)]);
@@ -41,6 +44,11 @@ pub async fn run(gateway: RunningGateway, notifier: Notifier) -> u8 {
             stopper.stop_accepting();
             // HTTP connections never make S1 unclean (§7.3); they are waited for until S6.
             let _ = stage;
+            StageOutcome::Clean
+        })
+        .with_stage(StageId::CheckpointEvents, move |_stage: StageContext| async move {
+            // S4: only enqueues (stderr tails arrive with the providers), then shutdown mode.
+            checkpoint.enter_shutdown_mode();
             StageOutcome::Clean
         })
         .with_stage(StageId::AdmissionClean, move |_stage: StageContext| async move {
@@ -56,6 +64,8 @@ pub async fn run(gateway: RunningGateway, notifier: Notifier) -> u8 {
             }
         })
         .with_stage(StageId::EventLogClose, move |_stage: StageContext| async move {
+            // §3.10: the log closes (bounded) before its lock is released; only the lock counts.
+            let _ = events.close_async().await;
             match artifact_root {
                 Some(root) => StageOutcome::from_bool(root.release().is_ok(), Unclean::Failed),
                 None => StageOutcome::Clean,

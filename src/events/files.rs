@@ -1,0 +1,167 @@
+//! The event files (audit-events.md §3.3): naming, lazy open, rotation, retention across restarts,
+//! the interval sync, and the "suspended until the next tick" rule after a write or open failure (§3.7).
+//!
+//! Owns: `<start reference>-<20-digit sequence>.jsonl` files in the locked events directory, each line
+//! written with one `write`, never spanning files; removing the oldest files (any start reference) when a
+//! new file is opened. Does not own: record encoding, counting drops (the caller counts every `Err`),
+//! the directory policy or the lock (`storage`). Never reads event content (§3.2, §3.11).
+//!
+//! Crash consistency (§3.11) follows from the shape: records are appended whole with one `write` each,
+//! closed files are never touched again except by retention, and nothing is ever truncated, so after
+//! `kill -9` only the file open at the time can end in a torn line.
+
+use std::ffi::OsStr;
+use std::fs::File;
+use std::io::Write;
+
+use crate::storage::{sync_fd, EventFile, PrivateDir};
+
+/// Why a line was not written (each is one dropped record, §3.7).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WriteFail {
+    /// Longer than `max_file_bytes` (§3.3).
+    Oversized,
+    /// A failure earlier in this interval: nothing is written until the next tick.
+    Suspended,
+    /// Creating the file or retention failed.
+    Open,
+    /// The write failed or was short.
+    Write,
+}
+
+struct OpenFile {
+    file: File,
+    size: u64,
+    /// Written to since the last sync.
+    dirty: bool,
+}
+
+/// The event files of one process.
+pub struct EventFiles {
+    dir: PrivateDir,
+    start_ref: String,
+    max_file_bytes: u64,
+    max_retained_files: usize,
+    /// Every event file in the directory, in name byte order (oldest first); the open one is last.
+    retained: Vec<String>,
+    /// The sequence number of the next file.
+    next_sequence: u64,
+    open: Option<OpenFile>,
+    suspended: bool,
+}
+
+impl EventFiles {
+    /// Over the locked directory `dir`, with the startup inventory (oldest first).
+    pub fn new(
+        dir: PrivateDir,
+        start_ref: &str,
+        max_file_bytes: u64,
+        max_retained_files: u32,
+        inventory: &[EventFile],
+    ) -> EventFiles {
+        let mut retained: Vec<String> = inventory.iter().map(|f| f.name.clone()).collect();
+        retained.sort_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
+        EventFiles {
+            dir,
+            start_ref: start_ref.to_owned(),
+            max_file_bytes,
+            max_retained_files: usize::try_from(max_retained_files).unwrap_or(usize::MAX).max(1),
+            retained,
+            next_sequence: 1,
+            open: None,
+            suspended: false,
+        }
+    }
+
+    fn name(&self, sequence: u64) -> String {
+        format!("{}-{sequence:020}.jsonl", self.start_ref)
+    }
+
+    /// Writes one line (LF included) with one `write`, rotating first if it would not fit (§3.3).
+    pub fn write_line(&mut self, line: &[u8]) -> Result<(), WriteFail> {
+        let n = line.len() as u64;
+        if n > self.max_file_bytes {
+            return Err(WriteFail::Oversized);
+        }
+        if self.suspended {
+            return Err(WriteFail::Suspended);
+        }
+        if self.open.as_ref().is_some_and(|f| f.size + n > self.max_file_bytes) {
+            self.close_open();
+        }
+        if self.open.is_none() {
+            if let Err(fail) = self.open_next() {
+                self.suspended = true;
+                return Err(fail);
+            }
+        }
+        let Some(open) = self.open.as_mut() else { return Err(WriteFail::Open) };
+        match open.file.write(line) {
+            Ok(written) if written == line.len() => {
+                open.size += n;
+                open.dirty = true;
+                Ok(())
+            }
+            _ => {
+                // §3.7: the file is closed; drops until the next tick, which opens a new file.
+                self.close_open();
+                self.suspended = true;
+                Err(WriteFail::Write)
+            }
+        }
+    }
+
+    /// Creates the next file, then applies retention (§3.3). On a retention failure the new file is
+    /// closed and removed again.
+    fn open_next(&mut self) -> Result<(), WriteFail> {
+        let sequence = self.next_sequence;
+        let name = self.name(sequence);
+        // The number is used even if the open fails: a name is never retried (an entry of that name
+        // would refuse it forever, `O_EXCL`), and the next attempt opens the next number (§3.3).
+        self.next_sequence = sequence.saturating_add(1);
+        let file = self.dir.create_file(OsStr::new(&name)).map_err(|_| WriteFail::Open)?;
+        let keep = self.max_retained_files - 1;
+        while self.retained.len() > keep {
+            let oldest = self.retained.remove(0);
+            if self.dir.remove_file(OsStr::new(&oldest)).is_err() {
+                self.retained.insert(0, oldest);
+                drop(file);
+                let _ = self.dir.remove_file(OsStr::new(&name));
+                let _ = self.dir.sync();
+                return Err(WriteFail::Open);
+            }
+        }
+        // Best effort: the log is not a durability barrier (§3.3); a failed sync is not a drop.
+        let _ = self.dir.sync();
+        self.open = Some(OpenFile { file, size: 0, dirty: false });
+        self.retained.push(name);
+        Ok(())
+    }
+
+    /// fsync and close the open file; it becomes a retained file.
+    fn close_open(&mut self) {
+        if let Some(open) = self.open.take() {
+            let _ = sync_fd(&open.file);
+        }
+    }
+
+    /// The end of an interval: sync a file written to in it, and end a suspension (the next write
+    /// attempts to open a new file once, §3.7).
+    pub fn tick(&mut self) {
+        if let Some(open) = self.open.as_mut() {
+            if open.dirty && sync_fd(&open.file).is_ok() {
+                open.dirty = false;
+            }
+        }
+        self.suspended = false;
+    }
+
+    /// §3.10: fsync and close.
+    pub fn close(&mut self) {
+        self.close_open();
+    }
+}
+
+#[cfg(test)]
+#[path = "files_tests.rs"]
+mod tests;

@@ -1,0 +1,23 @@
+//! The operational event log (audit-events.md §3; lifecycle.md §3.2, §6.4, §7.3 S4 and S8).
+//!
+//! Owns: the closed record kinds and their exact key sets ([`record`]), event timestamps ([`time`]),
+//! the fixed counter slots ([`counters`]), the event files with rotation and retention ([`files`]), the
+//! sink the logger thread drives ([`sink`]) and the handle and domain observer emitters use ([`log`]).
+//!
+//! Does not own: the events directory policy, its lock and inventory (`storage`, stage 4), the queue and
+//! writer thread (`ptc_actors::event_logger`), or the private audit (a durability barrier with other
+//! rules, `audit`).
+//!
+//! Deferred with the providers (none exist in this version): `transport`, `stderr_tail`, and the `busy`,
+//! `provider_busy`, `detached` and `settlement_timeout` counters' per-acquisition slots (their
+//! gateway-wide slots exist and stay zero).
+
+pub mod counters;
+pub mod files;
+pub mod log;
+pub mod record;
+pub mod sink;
+pub mod time;
+
+pub use log::EventLog;
+pub use record::{ReasonClass, Record, StartupOutcome, StartupStage};

@@ -1,0 +1,279 @@
+//! The closed record kinds of the event log and their exact key sets (audit-events.md §3.4–§3.5, §4).
+//!
+//! Owns: every value that goes on the wire as a closed enum, the typed [`Record`], and its encoding to
+//! one deterministic JSON line ([`Event::to_line`]). Because a record is built only from these types,
+//! configured tool names and bounded integers, its key set is exact by construction; what can still fail
+//! to validate (a clock outside the format, a count above 2^53−1) makes [`Event::to_line`] return `None`
+//! and the record is dropped and counted (§3.4).
+//!
+//! Does not own: when records are emitted (`log.rs`), files (`files.rs`) or counters (`counters.rs`).
+//! Deferred with the providers: `transport` and `stderr_tail` (no acquisition exists in this version).
+//!
+//! Never in a record (§3.9): arguments, results, credentials, endpoints, paths, ids, error text. The
+//! types below cannot hold any of them: the only free strings are configured tool names.
+
+use std::time::SystemTime;
+
+use ptc_actors::{NotReadyCause, StageId, StageOutcome};
+
+use super::time::event_timestamp;
+use crate::json::{to_deterministic_string, Map, Value};
+use crate::startup::StartupCode;
+use crate::storage::AuditReason;
+
+/// The largest count or size a record may carry (§3.4).
+pub const MAX_COUNT: u64 = 9_007_199_254_740_991;
+
+/// `startup_stage.stage` (§3.5; lifecycle.md §3.2 event stages).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StartupStage {
+    ArtifactRoot,
+    Templates,
+    Audit,
+    RunAdmission,
+    WarmProviders,
+    RequestAdmission,
+    Listener,
+}
+
+impl StartupStage {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StartupStage::ArtifactRoot => "artifact_root",
+            StartupStage::Templates => "templates",
+            StartupStage::Audit => "audit",
+            StartupStage::RunAdmission => "run_admission",
+            StartupStage::WarmProviders => "warm_providers",
+            StartupStage::RequestAdmission => "request_admission",
+            StartupStage::Listener => "listener",
+        }
+    }
+}
+
+/// `startup_stage.outcome`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StartupOutcome {
+    Started,
+    Ready,
+}
+
+impl StartupOutcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StartupOutcome::Started => "started",
+            StartupOutcome::Ready => "ready",
+        }
+    }
+}
+
+/// `shutdown_stage.outcome`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ShutdownOutcome {
+    Started,
+    Clean,
+    Unclean,
+}
+
+impl ShutdownOutcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ShutdownOutcome::Started => "started",
+            ShutdownOutcome::Clean => "clean",
+            ShutdownOutcome::Unclean => "unclean",
+        }
+    }
+
+    /// The record outcome of a finished stage; `None` for a skipped stage, which has no record
+    /// (S7 without `private_audit`, lifecycle.md §7.3).
+    pub fn of(outcome: StageOutcome) -> Option<ShutdownOutcome> {
+        match outcome {
+            StageOutcome::Clean => Some(ShutdownOutcome::Clean),
+            StageOutcome::Unclean(_) => Some(ShutdownOutcome::Unclean),
+            StageOutcome::Skipped => None,
+        }
+    }
+}
+
+/// `startup_failed.reason_class` (§4.1). Provider acquisition classes arrive with the providers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReasonClass {
+    /// A public startup code, when no finer class applies.
+    Code(StartupCode),
+    /// An audit class (`audit_ancestry_unsafe`, …).
+    Audit(AuditReason),
+    /// Anything unrecognised.
+    Other,
+}
+
+impl ReasonClass {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReasonClass::Code(code) => code.as_str(),
+            ReasonClass::Audit(reason) => reason.as_str(),
+            ReasonClass::Other => "other",
+        }
+    }
+}
+
+/// The counter kinds, in the order of §3.5 (the order periodic reports are written in, §3.7).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum CounterKind {
+    Busy,
+    ProviderBusy,
+    Detached,
+    SettlementTimeout,
+    PublicationFailed,
+    DroppedEvents,
+}
+
+impl CounterKind {
+    pub const ALL: [CounterKind; 6] = [
+        CounterKind::Busy,
+        CounterKind::ProviderBusy,
+        CounterKind::Detached,
+        CounterKind::SettlementTimeout,
+        CounterKind::PublicationFailed,
+        CounterKind::DroppedEvents,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CounterKind::Busy => "busy",
+            CounterKind::ProviderBusy => "provider_busy",
+            CounterKind::Detached => "detached",
+            CounterKind::SettlementTimeout => "settlement_timeout",
+            CounterKind::PublicationFailed => "publication_failed",
+            CounterKind::DroppedEvents => "dropped_events",
+        }
+    }
+}
+
+/// `readiness.transition` with its cause: `ready` always has cause `startup` (§3.5).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Transition {
+    Ready,
+    NotReady(NotReadyCause),
+}
+
+/// One record without its timestamp. `tool`/`provider` pairs are `null` in every kind this version
+/// emits except the per-tool `publication_failed` slot (§3.7).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Record {
+    EventsLockRecovered,
+    StartupStage { stage: StartupStage, outcome: StartupOutcome },
+    StartupFailed { code: StartupCode, reason_class: ReasonClass },
+    Readiness(Transition),
+    Counter { kind: CounterKind, tool: Option<String>, count: u64, interval_ms: u64 },
+    AuditRecovered { removed_bytes: u64, removed_empty_files: u64 },
+    ShutdownStage { stage: &'static str, outcome: ShutdownOutcome },
+}
+
+impl Record {
+    /// The `shutdown_stage` record of `stage`, `None` for S8 (which has none).
+    pub fn shutdown_stage(stage: StageId, outcome: ShutdownOutcome) -> Option<Record> {
+        stage.record_name().map(|stage| Record::ShutdownStage { stage, outcome })
+    }
+
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Record::EventsLockRecovered => "events_lock_recovered",
+            Record::StartupStage { .. } => "startup_stage",
+            Record::StartupFailed { .. } => "startup_failed",
+            Record::Readiness(_) => "readiness",
+            Record::Counter { kind, .. } => kind.as_str(),
+            Record::AuditRecovered { .. } => "audit_recovered",
+            Record::ShutdownStage { .. } => "shutdown_stage",
+        }
+    }
+}
+
+fn string(s: &str) -> Value {
+    Value::String(s.to_owned())
+}
+
+fn count(n: u64) -> Option<Value> {
+    (n <= MAX_COUNT).then_some(Value::Integer(i128::from(n)))
+}
+
+fn tool_value(tool: &Option<String>) -> Value {
+    tool.as_deref().map_or(Value::Null, string)
+}
+
+/// The kind-specific members (§3.5), or `None` if a value is out of its domain.
+fn members(record: &Record, map: &mut Map) -> Option<()> {
+    let mut put = |k: &str, v: Value| {
+        map.insert(k.to_owned(), v);
+    };
+    match record {
+        Record::EventsLockRecovered => {}
+        Record::StartupStage { stage, outcome } => {
+            put("stage", string(stage.as_str()));
+            put("outcome", string(outcome.as_str()));
+        }
+        Record::StartupFailed { code, reason_class } => {
+            put("code", string(code.as_str()));
+            put("reason_class", string(reason_class.as_str()));
+        }
+        Record::Readiness(transition) => {
+            let (transition, cause) = match transition {
+                Transition::Ready => ("ready", "startup"),
+                Transition::NotReady(cause) => ("not_ready", cause.as_str()),
+            };
+            put("transition", string(transition));
+            put("cause", string(cause));
+            put("tool", Value::Null);
+            put("provider", Value::Null);
+        }
+        Record::Counter { kind: _, tool, count: n, interval_ms } => {
+            if *n == 0 || !(1..=1_000).contains(interval_ms) {
+                return None;
+            }
+            put("tool", tool_value(tool));
+            put("provider", Value::Null);
+            put("count", count(*n)?);
+            put("interval_ms", count(*interval_ms)?);
+        }
+        Record::AuditRecovered { removed_bytes, removed_empty_files } => {
+            if *removed_bytes == 0 && *removed_empty_files == 0 {
+                return None;
+            }
+            put("removed_bytes", count(*removed_bytes)?);
+            put("removed_empty_files", count(*removed_empty_files)?);
+        }
+        Record::ShutdownStage { stage, outcome } => {
+            put("stage", string(stage));
+            put("outcome", string(outcome.as_str()));
+        }
+    }
+    Some(())
+}
+
+/// A record with the instant it was created (§3.4: the timestamp is taken then, not when written).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Event {
+    pub at: SystemTime,
+    pub record: Record,
+}
+
+impl Event {
+    /// A record created now.
+    pub fn now(record: Record) -> Event {
+        Event { at: SystemTime::now(), record }
+    }
+
+    /// The record's line: deterministic JSON (keys in byte order, pins.md §2) and LF; `None` if it does
+    /// not validate.
+    pub fn to_line(&self) -> Option<String> {
+        let mut map = Map::new();
+        map.insert("kind".to_owned(), string(self.record.kind()));
+        map.insert("timestamp".to_owned(), Value::String(event_timestamp(self.at)?));
+        members(&self.record, &mut map)?;
+        let mut line = to_deterministic_string(&Value::Object(map));
+        line.push('\n');
+        Some(line)
+    }
+}
+
+#[cfg(test)]
+#[path = "record_tests.rs"]
+mod tests;

@@ -1,0 +1,148 @@
+//! Every kind's exact line (keys sorted, exact key set) and the values that do not validate.
+
+use super::*;
+use std::time::{Duration, UNIX_EPOCH};
+
+const AT: u64 = 1_789_545_600_010_203; // 2026-09-16T08:00:00.010203Z
+const TS: &str = "\"timestamp\":\"2026-09-16T08:00:00.010203Z\"";
+
+fn line(record: Record) -> Option<String> {
+    Event { at: UNIX_EPOCH + Duration::from_micros(AT), record }.to_line()
+}
+
+#[test]
+fn exact_lines() {
+    let table: Vec<(Record, String)> = vec![
+        (Record::EventsLockRecovered, format!("{{\"kind\":\"events_lock_recovered\",{TS}}}")),
+        (
+            Record::StartupStage { stage: StartupStage::ArtifactRoot, outcome: StartupOutcome::Ready },
+            format!("{{\"kind\":\"startup_stage\",\"outcome\":\"ready\",\"stage\":\"artifact_root\",{TS}}}"),
+        ),
+        (
+            Record::StartupStage { stage: StartupStage::RequestAdmission, outcome: StartupOutcome::Started },
+            format!(
+                "{{\"kind\":\"startup_stage\",\"outcome\":\"started\",\"stage\":\"request_admission\",{TS}}}"
+            ),
+        ),
+        (
+            Record::StartupFailed {
+                code: StartupCode::ApplicationContentDigestMismatch,
+                reason_class: ReasonClass::Code(StartupCode::ApplicationContentDigestMismatch),
+            },
+            format!(
+                "{{\"code\":\"application_content_digest_mismatch\",\"kind\":\"startup_failed\",\
+                 \"reason_class\":\"application_content_digest_mismatch\",{TS}}}"
+            ),
+        ),
+        (
+            Record::StartupFailed {
+                code: StartupCode::AuditUnavailable,
+                reason_class: ReasonClass::Audit(AuditReason::LockHeld),
+            },
+            format!(
+                "{{\"code\":\"audit_unavailable\",\"kind\":\"startup_failed\",\
+                 \"reason_class\":\"audit_lock_held\",{TS}}}"
+            ),
+        ),
+        (
+            Record::StartupFailed { code: StartupCode::InternalError, reason_class: ReasonClass::Other },
+            format!(
+                "{{\"code\":\"internal_error\",\"kind\":\"startup_failed\",\"reason_class\":\"other\",{TS}}}"
+            ),
+        ),
+        (
+            Record::Readiness(Transition::Ready),
+            format!(
+                "{{\"cause\":\"startup\",\"kind\":\"readiness\",\"provider\":null,{TS},\"tool\":null,\
+                 \"transition\":\"ready\"}}"
+            ),
+        ),
+        (
+            Record::Readiness(Transition::NotReady(NotReadyCause::Shutdown)),
+            format!(
+                "{{\"cause\":\"shutdown\",\"kind\":\"readiness\",\"provider\":null,{TS},\"tool\":null,\
+                 \"transition\":\"not_ready\"}}"
+            ),
+        ),
+        (
+            Record::Counter {
+                kind: CounterKind::PublicationFailed,
+                tool: Some("echo".into()),
+                count: 2,
+                interval_ms: 1000,
+            },
+            format!(
+                "{{\"count\":2,\"interval_ms\":1000,\"kind\":\"publication_failed\",\"provider\":null,\
+                 {TS},\"tool\":\"echo\"}}"
+            ),
+        ),
+        (
+            Record::Counter { kind: CounterKind::DroppedEvents, tool: None, count: 44, interval_ms: 17 },
+            format!(
+                "{{\"count\":44,\"interval_ms\":17,\"kind\":\"dropped_events\",\"provider\":null,\
+                 {TS},\"tool\":null}}"
+            ),
+        ),
+        (
+            Record::AuditRecovered { removed_bytes: 137, removed_empty_files: 1 },
+            format!("{{\"kind\":\"audit_recovered\",\"removed_bytes\":137,\"removed_empty_files\":1,{TS}}}"),
+        ),
+        (
+            Record::shutdown_stage(StageId::StopListeners, ShutdownOutcome::Started).unwrap(),
+            format!(
+                "{{\"kind\":\"shutdown_stage\",\"outcome\":\"started\",\"stage\":\"stop_listeners\",{TS}}}"
+            ),
+        ),
+        (
+            Record::shutdown_stage(StageId::AdmissionClean, ShutdownOutcome::Unclean).unwrap(),
+            format!(
+                "{{\"kind\":\"shutdown_stage\",\"outcome\":\"unclean\",\"stage\":\"admission_clean\",{TS}}}"
+            ),
+        ),
+    ];
+    for (record, want) in table {
+        assert_eq!(line(record.clone()), Some(format!("{want}\n")), "{record:?}");
+    }
+}
+
+#[test]
+fn values_outside_their_domain_do_not_validate() {
+    let counter =
+        |count, interval_ms| Record::Counter { kind: CounterKind::Busy, tool: None, count, interval_ms };
+    let table: Vec<Record> = vec![
+        counter(0, 1000),
+        counter(MAX_COUNT + 1, 1000),
+        counter(1, 0),
+        counter(1, 1001),
+        Record::AuditRecovered { removed_bytes: 0, removed_empty_files: 0 },
+    ];
+    for record in table {
+        assert_eq!(line(record.clone()), None, "{record:?}");
+    }
+    assert!(line(counter(MAX_COUNT, 1)).is_some());
+    let early = Event { at: UNIX_EPOCH - Duration::from_secs(1), record: Record::EventsLockRecovered };
+    assert_eq!(early.to_line(), None);
+}
+
+#[test]
+fn shutdown_stage_names_and_s8() {
+    let names: Vec<Option<String>> = StageId::ALL
+        .iter()
+        .map(|s| match Record::shutdown_stage(*s, ShutdownOutcome::Clean) {
+            Some(Record::ShutdownStage { stage, .. }) => Some(stage.to_owned()),
+            _ => None,
+        })
+        .collect();
+    let want = [
+        Some("stop_listeners"),
+        Some("quiesce"),
+        Some("drain_runs"),
+        Some("checkpoint_events"),
+        Some("provider_cleanup"),
+        Some("admission_clean"),
+        Some("audit_flush"),
+        None,
+    ];
+    assert_eq!(names, want.map(|n| n.map(str::to_owned)));
+    assert_eq!(ShutdownOutcome::of(StageOutcome::Skipped), None);
+}
