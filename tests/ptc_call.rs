@@ -19,7 +19,7 @@ const QUICKSTART_TOKEN: &str = "quickstart-FAKE-token-0000000000000000";
 fn quickstart() -> (tempfile::TempDir, Gateway, String) {
     let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("config-examples/quickstart");
     let dir = tempfile::tempdir().unwrap();
-    copy_tree(&source, dir.path());
+    support::copy_tree(&source, dir.path());
     let port = free_port("127.0.0.1");
     let config = dir.path().join("ptc-gateway.json");
     let text = std::fs::read_to_string(&config).unwrap();
@@ -31,19 +31,6 @@ fn quickstart() -> (tempfile::TempDir, Gateway, String) {
         .env_remove("PTC_QUICKSTART_TOKEN");
     let gateway = Gateway::start(cmd, SocketAddr::from(([127, 0, 0, 1], port)));
     (dir, gateway, format!("http://127.0.0.1:{port}/mcp"))
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            std::fs::create_dir_all(&target).unwrap();
-            copy_tree(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
 }
 
 fn call(token: Option<&str>, argv: &[&str]) -> Output {

@@ -443,3 +443,17 @@ pub mod content_pin {
         format!("sha256:{}", digest.iter().map(|b| format!("{b:02x}")).collect::<String>())
     }
 }
+
+/// Copies the directory tree `from` into the existing directory `to` (examples into temporary dirs).
+pub fn copy_tree(from: &Path, to: &Path) {
+    for entry in std::fs::read_dir(from).expect("read_dir") {
+        let entry = entry.expect("entry");
+        let target = to.join(entry.file_name());
+        if entry.file_type().expect("file type").is_dir() {
+            std::fs::create_dir_all(&target).expect("mkdir");
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).expect("copy");
+        }
+    }
+}
