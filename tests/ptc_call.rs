@@ -115,7 +115,11 @@ fn the_quickstart_answers_ptc_call_with_the_documented_exit_codes() {
 #[test]
 fn mcp_param_headers_are_derived_from_the_listed_schema() {
     // weather projects region, days and metric (http-mcp.md §12.1); C3 refuses any mismatch with 400.
-    let d = support::mcp::fixture("127.0.0.1");
+    let mut d = support::mcp::fixture("127.0.0.1");
+    // Four run slots: sequential calls never meet the instant between a stream's last byte and the release
+    // of its slot (execution.md §10), which a one-slot fixture would expose as a 429.
+    d.gateway["admission"]["max_concurrent_runs"] = serde_json::json!(4);
+    d.write_file("ptc-gateway.json", &serde_json::to_string_pretty(&d.gateway).unwrap());
     let addr = SocketAddr::from(([127, 0, 0, 1], d.port));
     let _gateway = Gateway::start(d.command(), addr);
     let endpoint = format!("http://127.0.0.1:{}/mcp", d.port);

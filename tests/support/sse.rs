@@ -50,7 +50,7 @@ pub fn read_stream(stream: &mut TcpStream) -> Stream {
     let head = String::from_utf8(buf[..head_end].to_vec()).unwrap();
     let mut lines = head.split("\r\n");
     let status: u16 = lines.next().unwrap().split(' ').nth(1).unwrap().parse().unwrap();
-    let headers = lines
+    let headers: Vec<(String, String)> = lines
         .map(|l| {
             let (n, v) = l.split_once(':').unwrap();
             (n.to_ascii_lowercase(), v.trim().to_owned())
@@ -58,6 +58,14 @@ pub fn read_stream(stream: &mut TcpStream) -> Stream {
         .collect();
     buf.drain(..head_end + 4);
     let mut chunks = Vec::new();
+    // A refusal instead of a stream (429, 503) has a `content-length` body: it is one "chunk".
+    let length =
+        headers.iter().find(|(n, _)| n == "content-length").and_then(|(_, v)| v.parse::<usize>().ok());
+    if let Some(length) = length {
+        let ended = fill(stream, &mut buf, length).is_ok();
+        chunks.push((Instant::now(), buf[..length.min(buf.len())].to_vec()));
+        return Stream { status, headers, chunks, ended };
+    }
     loop {
         let line_end = loop {
             if let Some(p) = find(&buf, b"\r\n") {
