@@ -26,9 +26,24 @@ pub fn ptc() -> Command {
 }
 
 /// A TCP port that was free a moment ago on `ip`.
+///
+/// Ports come from below Linux's ephemeral range (32768–60999), not from `bind(0)`: a port the kernel hands
+/// out for port 0 is also what it hands out to the tests' many client connections, so a gateway started a
+/// moment later could find it taken (`listener_unavailable`). A random port in 20000–32767 that binds now is
+/// free of that traffic.
 pub fn free_port(ip: &str) -> u16 {
-    let listener = TcpListener::bind((ip, 0)).expect("bind port 0");
-    listener.local_addr().expect("local addr").port()
+    hold_free_port(ip).local_addr().expect("local addr").port()
+}
+
+/// A listener on a free port of that range, held until dropped (to pick several distinct ports at once).
+pub fn hold_free_port(ip: &str) -> TcpListener {
+    for _ in 0..1000 {
+        let port: u16 = rand::random_range(20_000..32_768);
+        if let Ok(listener) = TcpListener::bind((ip, port)) {
+            return listener;
+        }
+    }
+    panic!("no free port in 20000-32767 on {ip}")
 }
 
 /// The 32-byte token of the fixtures (config.md §10).
@@ -57,8 +72,8 @@ impl Deployment {
         // Both ports are held at once while they are picked, so they always differ (equal ports would be
         // the `config_invalid` of config.md §4.4 rule 4a).
         let (port, pcc_port) = {
-            let a = TcpListener::bind(("127.0.0.1", 0)).expect("bind port 0");
-            let b = TcpListener::bind(("127.0.0.1", 0)).expect("bind port 0");
+            let a = hold_free_port("127.0.0.1");
+            let b = hold_free_port("127.0.0.1");
             (a.local_addr().expect("addr").port(), b.local_addr().expect("addr").port())
         };
         let gateway = json!({
