@@ -541,3 +541,35 @@ async fn drain_ends_idle_streams() {
     let (code, _, _, _) = waited.await.unwrap();
     assert_eq!(code, Some(0));
 }
+
+/// §14 and §17 V50: an inbound gRPC message over 4,194,304 bytes ends the stream with the library's
+/// `RESOURCE_EXHAUSTED`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_oversized_grpc_message_is_resource_exhausted() {
+    let d = deployment(64, 4);
+    let _gw = start(&d);
+    let auth = format!("Bearer {}", support::TOKEN);
+    let mut conv = open(d.pcc_port, &[("authorization", auth.as_str())]).await.unwrap();
+    conv.send(&c()).await;
+    assert_eq!(conv.next().await, Out::Connected);
+    conv.send(&In::Body("x".repeat(4_194_305))).await;
+    match conv.next().await {
+        Out::End(code, _) => assert_eq!(code, Code::ResourceExhausted, "V50"),
+        other => panic!("V50: {other:?}"),
+    }
+}
+
+/// §5.1 and §17 V47: 60 s without an inbound message while no call is in flight.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn idle_timeout() {
+    let d = deployment(64, 4);
+    let _gw = start(&d);
+    let mut conv = ready_stream(d.pcc_port).await;
+    let started = Instant::now();
+    let read = tokio::time::timeout(Duration::from_secs(90), conv.next_unbounded())
+        .await
+        .expect("an end within 90 s");
+    assert_eq!(read, end(Code::DeadlineExceeded, "idle_timeout"), "V47");
+    let after = started.elapsed();
+    assert!(after >= Duration::from_millis(59_500), "after {after:?}");
+}

@@ -7,7 +7,6 @@
 use std::time::Duration;
 
 use tokio::sync::watch;
-use tokio_stream::wrappers::TcpListenerStream;
 
 use crate::pcc::proto::pcc_tool_gateway_server::PccToolGatewayServer;
 use crate::pcc::service::{Drain, PccService};
@@ -45,7 +44,7 @@ pub async fn serve(
         .http2_keepalive_interval(Some(KEEPALIVE_INTERVAL))
         .http2_keepalive_timeout(Some(KEEPALIVE_TIMEOUT))
         .add_service(service)
-        .serve_with_incoming_shutdown(TcpListenerStream::new(listener), stopped)
+        .serve_with_incoming_shutdown(crate::pcc::slots::incoming(listener), stopped)
         .await;
     if let Err(error) = served {
         tracing::error!(%error, "pcc listener stopped");

@@ -130,7 +130,13 @@ impl Conversation {
                         Ok(None) if self.state == State::Open => return Some(End::ConnectRequired),
                         Ok(None) => self.half_closed = true,
                         Err(status) => {
-                            // A reset or a library refusal (oversized, undecodable): send it, if anyone listens.
+                            // A reset or a library refusal (oversized, undecodable): send it, if anyone
+                            // listens. tonic reports an oversized message as OUT_OF_RANGE; §14 says
+                            // RESOURCE_EXHAUSTED, with the library's text.
+                            let status = match status.code() {
+                                tonic::Code::OutOfRange => Status::resource_exhausted(status.message().to_owned()),
+                                _ => status,
+                            };
                             let _ = self.out.try_send(Err(status));
                             return None;
                         }

@@ -122,8 +122,12 @@ impl Conv {
 
     /// The next message or the final status, within [`WAIT`].
     pub async fn next(&mut self) -> Out {
-        let read = tokio::time::timeout(WAIT, self.rx.message()).await.expect("a message within the wait");
-        match read {
+        tokio::time::timeout(WAIT, self.next_unbounded()).await.expect("a message within the wait")
+    }
+
+    /// The next message or the final status; the caller bounds the wait.
+    pub async fn next_unbounded(&mut self) -> Out {
+        match self.rx.message().await {
             Ok(Some(CreateMcpTransportResponse { response: Some(Response::Connected(_)) })) => Out::Connected,
             Ok(Some(CreateMcpTransportResponse { response: Some(Response::Json(j)) })) => Out::Json(j),
             Ok(Some(CreateMcpTransportResponse { response: None })) => panic!("an empty response"),
