@@ -573,3 +573,46 @@ async fn idle_timeout() {
     let after = started.elapsed();
     assert!(after >= Duration::from_millis(59_500), "after {after:?}");
 }
+
+/// §15 and §17 V53: a call in flight at SIGTERM keeps its stream open (ping answered, `tools/list` and
+/// `tools/call` -31998), is answered with its real outcome once drain's cancel-all stops it, and then the
+/// stream ends `UNAVAILABLE`, `draining`; the gateway exits 70 (lifecycle.md §7.3: S3 had to cancel a run).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn drain_answers_the_call_in_flight_with_its_real_outcome() {
+    let d = deployment(64, 4);
+    let gw = start(&d);
+    let mut conv = ready_stream(d.pcc_port).await;
+    conv.send(&call(r#""call-9""#, "hang", "{}")).await;
+    conv.send(&ping(1)).await;
+    assert_eq!(conv.next().await, pong(1));
+    let pid = nix::unistd::Pid::from_raw(gw.child.id() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
+    // Readiness turns false with the drain; poll until tools/list says so.
+    let unavailable = |id: &str| err(-31998, "Server unavailable", None, id);
+    let started = Instant::now();
+    loop {
+        conv.send(&body(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#)).await;
+        let got = conv.next().await;
+        if got == unavailable("2") {
+            break;
+        }
+        assert!(matches!(&got, Out::Json(j) if j.contains(r#""tools":["#)), "{got:?}");
+        assert!(started.elapsed() < Duration::from_secs(5), "readiness did not turn false");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    conv.send(&call("3", "alpha", r#"{"text":"hi"}"#)).await;
+    assert_eq!(conv.next().await, unavailable("3"));
+    conv.send(&ping(4)).await;
+    assert_eq!(conv.next().await, pong(4));
+    let cancelled = r#"{"id":"call-9","jsonrpc":"2.0","result":{"content":[{"text":"Tool execution was cancelled","type":"text"}],"isError":true,"structuredContent":{"outcome":"cancelled"}}}"#;
+    assert_eq!(
+        conv.next().await,
+        Out::Json(cancelled.into()),
+        "the cancelled result after the drain deadline"
+    );
+    assert_eq!(conv.next().await, end(Code::Unavailable, "draining"));
+    let waited = tokio::task::spawn_blocking(move || {
+        gw.signal_and_wait(nix::sys::signal::Signal::SIGTERM, Duration::from_secs(30))
+    });
+    assert_eq!(waited.await.unwrap().0, Some(70));
+}

@@ -283,6 +283,11 @@ impl Conversation {
 
     /// §7.5, steps 1–6 in order.
     fn call(&mut self, id: &RequestId, params: Option<&crate::json::Map>) -> Option<String> {
+        // §15 step 3: during a drain a stream is open only for its call in flight, and further calls are
+        // answered -31998 (not `call_in_flight`): nothing more will execute on it.
+        if *self.ctx.drain.borrow() != Drain::Serving {
+            return Some(PccError::Unavailable.body(Some(id)));
+        }
         if self.call.is_some() {
             return Some(PccError::CallInFlight.body(Some(id)));
         }
