@@ -5,15 +5,18 @@
 #[path = "pcc_front/client.rs"]
 mod client;
 mod support;
+#[path = "pcc_front/vectors.rs"]
+mod vectors;
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use client::{bearer, body, c, h, initialized, open, In, Out};
+use client::{bearer, body, c, call, end, err, h, initialized, open, ping, pong, In, Out};
 use serde_json::{json, Value};
 use support::mcp::{exchange, Req};
 use support::{content_pin, Deployment, Gateway};
 use tonic::Code;
+use vectors::rows;
 
 const TEXT: &str = r#"{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}"#;
 const ANY: &str = r#"{"type":"object","properties":{"text":{"type":"string"}}}"#;
@@ -64,34 +67,6 @@ fn start(d: &Deployment) -> Gateway {
     Gateway::start(d.command(), addr)
 }
 
-fn err(code: i64, message: &str, reason: Option<&str>, id: &str) -> Out {
-    let data = reason.map(|r| format!(r#","data":{{"reason":"{r}"}}"#)).unwrap_or_default();
-    // Keys sorted: code, data, message.
-    let (before, after) =
-        if data.is_empty() { (String::new(), String::new()) } else { (data, String::new()) };
-    Out::Json(format!(
-        r#"{{"error":{{"code":{code}{before},"message":"{message}"{after}}},"id":{id},"jsonrpc":"2.0"}}"#
-    ))
-}
-
-fn end(code: Code, message: &str) -> Out {
-    Out::End(code, message.to_owned())
-}
-
-fn ping(id: u32) -> In {
-    body(&format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#))
-}
-
-fn pong(id: u32) -> Out {
-    Out::Json(format!(r#"{{"id":{id},"jsonrpc":"2.0","result":{{}}}}"#))
-}
-
-fn call(id: &str, name: &str, arguments: &str) -> In {
-    body(&format!(
-        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{name}","arguments":{arguments}}}}}"#
-    ))
-}
-
 /// The `/mcp` `tools/list` result's `tools` entries by name, as the gateway sends them (http-mcp.md §10.3).
 fn mcp_entries(port: u16) -> Vec<(String, String)> {
     let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
@@ -106,165 +81,6 @@ fn mcp_entries(port: u16) -> Vec<(String, String)> {
         .iter()
         .map(|t| (t["name"].as_str().unwrap().to_owned(), serde_json::to_string(t).unwrap()))
         .collect()
-}
-
-/// One row: its name, inbound steps, and everything expected back, in order.
-struct Row {
-    name: &'static str,
-    inbound: Vec<In>,
-    outbound: Vec<Out>,
-}
-
-fn with_h(rest: Vec<In>) -> Vec<In> {
-    let mut v = vec![c()];
-    v.extend(h());
-    v.extend(rest);
-    v
-}
-
-fn rows(mcp: &[(String, String)]) -> Vec<Row> {
-    let v = "2025-11-25";
-    let entry = |name: &str| mcp.iter().find(|(n, _)| n == name).map(|(_, e)| e.clone()).unwrap();
-    let (alpha, hang) = (entry("alpha"), entry("hang"));
-    vec![
-        Row { name: "V8", inbound: vec![ping(1)], outbound: vec![end(Code::FailedPrecondition, "connect_required")] },
-        Row { name: "V9", inbound: vec![In::Connect("srv-9", "r")], outbound: vec![end(Code::NotFound, "unknown_server")] },
-        Row { name: "V10", inbound: vec![In::Connect("srv-1", "")], outbound: vec![end(Code::InvalidArgument, "invalid_connect")] },
-        Row { name: "V11", inbound: vec![c(), c()], outbound: vec![Out::Connected, end(Code::FailedPrecondition, "already_connected")] },
-        Row { name: "V13", inbound: vec![In::Empty], outbound: vec![end(Code::InvalidArgument, "empty_message")] },
-        Row { name: "V13 after connect", inbound: vec![c(), In::Empty], outbound: vec![Out::Connected, end(Code::InvalidArgument, "empty_message")] },
-        Row { name: "V14", inbound: vec![c(), body("{")], outbound: vec![Out::Connected, err(-32700, "Parse error", None, "null")] },
-        Row {
-            name: "V15",
-            inbound: vec![c(), body(r#"{"jsonrpc":"2.0","id":1,"method":"ping","method":"ping"}"#)],
-            outbound: vec![Out::Connected, err(-32700, "Parse error", None, "null")],
-        },
-        Row {
-            name: "V16",
-            inbound: vec![c(), body(r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#)],
-            outbound: vec![Out::Connected, err(-32600, "Invalid Request", Some("batch_unsupported"), "null")],
-        },
-        Row {
-            name: "V17",
-            inbound: vec![c(), body(r#"{"jsonrpc":"2.0","id":"","method":"ping"}"#)],
-            outbound: vec![Out::Connected, err(-32600, "Invalid Request", Some("invalid_envelope"), "null")],
-        },
-        Row {
-            name: "V18",
-            inbound: vec![c(), call(r#""x""#, "alpha", r#"{"text":"hi"}"#)],
-            outbound: vec![Out::Connected, err(-32600, "Invalid Request", Some("not_initialized"), r#""x""#)],
-        },
-        Row {
-            name: "V19",
-            inbound: vec![c(), body(r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{}}}"#)],
-            outbound: vec![Out::Connected, initialized(0, "2025-06-18")],
-        },
-        Row {
-            name: "V20",
-            inbound: vec![c(), body(r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2026-07-28","capabilities":{}}}"#)],
-            outbound: vec![Out::Connected, initialized(0, v)],
-        },
-        Row {
-            name: "V21",
-            inbound: vec![c(), body(r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":7,"capabilities":{}}}"#)],
-            outbound: vec![Out::Connected, err(-32602, "Invalid params", None, "0")],
-        },
-        Row {
-            name: "V22",
-            inbound: vec![c(), h()[0].clone(), body(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{}}}"#)],
-            outbound: vec![Out::Connected, initialized(0, v), err(-32600, "Invalid Request", Some("already_initialized"), "1")],
-        },
-        Row {
-            name: "V23",
-            inbound: vec![c(), h()[0].clone(), body(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#)],
-            outbound: vec![Out::Connected, initialized(0, v), err(-32600, "Invalid Request", Some("not_initialized"), "2")],
-        },
-        // V24, V29, V30: nothing is sent for the notification or the response; the ping after it is
-        // the very next message.
-        Row { name: "V24", inbound: with_h(vec![ping(1)]), outbound: vec![Out::Connected, initialized(0, v), pong(1)] },
-        Row {
-            name: "V25",
-            inbound: with_h(vec![body(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#)]),
-            outbound: vec![Out::Connected, initialized(0, v), Out::Json(format!(r#"{{"id":2,"jsonrpc":"2.0","result":{{"tools":[{alpha},{hang}]}}}}"#))],
-        },
-        Row {
-            name: "V26",
-            inbound: with_h(vec![body(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"cursor":"x"}}"#)]),
-            outbound: vec![Out::Connected, initialized(0, v), err(-32602, "Invalid params", None, "2")],
-        },
-        Row {
-            name: "V27",
-            inbound: with_h(vec![body(r#"{"jsonrpc":"2.0","id":3,"method":"resources/list","params":{}}"#)]),
-            outbound: vec![Out::Connected, initialized(0, v), err(-32601, "Method not found", None, "3")],
-        },
-        Row {
-            name: "V28",
-            inbound: with_h(vec![body(r#"{"jsonrpc":"2.0","id":4,"method":"server/discover","params":{}}"#)]),
-            outbound: vec![Out::Connected, initialized(0, v), err(-32601, "Method not found", None, "4")],
-        },
-        Row {
-            name: "V29",
-            inbound: with_h(vec![body(r#"{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}"#), ping(1)]),
-            outbound: vec![Out::Connected, initialized(0, v), pong(1)],
-        },
-        Row {
-            name: "V30",
-            inbound: with_h(vec![body(r#"{"jsonrpc":"2.0","id":5,"result":{}}"#), ping(1)]),
-            outbound: vec![Out::Connected, initialized(0, v), pong(1)],
-        },
-        Row { name: "V31", inbound: with_h(vec![ping(9)]), outbound: vec![Out::Connected, initialized(0, v), pong(9)] },
-        Row {
-            name: "V32",
-            inbound: with_h(vec![call("6", "gamma", "{}")]),
-            outbound: vec![Out::Connected, initialized(0, v), err(-32602, "Invalid params", None, "6")],
-        },
-        Row {
-            name: "V33",
-            inbound: with_h(vec![body(r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"alpha","arguments":{"text":"hi"},"requestState":"x"}}"#)]),
-            outbound: vec![Out::Connected, initialized(0, v), err(-32602, "Invalid params", None, "7")],
-        },
-        Row {
-            name: "V34",
-            inbound: with_h(vec![call(r#""call-1""#, "alpha", r#"{"text":"hi"}"#)]),
-            outbound: vec![
-                Out::Connected,
-                initialized(0, v),
-                Out::Json(r#"{"id":"call-1","jsonrpc":"2.0","result":{"content":[{"text":"{\"text\":\"hi\"}","type":"text"}],"isError":false,"structuredContent":{"text":"hi"}}}"#.into()),
-            ],
-        },
-        Row {
-            name: "V35",
-            inbound: with_h(vec![call(r#""call-2""#, "alpha", "{}")]),
-            outbound: vec![
-                Out::Connected,
-                initialized(0, v),
-                Out::Json(r#"{"id":"call-2","jsonrpc":"2.0","result":{"content":[{"text":"Tool input did not satisfy its contract","type":"text"}],"isError":true,"structuredContent":{"outcome":"invalid_input"}}}"#.into()),
-            ],
-        },
-        Row {
-            name: "V36/V42 (held call, call_in_flight, cancellation, next call accepted)",
-            inbound: with_h(vec![
-                call(r#""call-3""#, "hang", "{}"),
-                call(r#""call-4""#, "alpha", r#"{"text":"hi"}"#),
-                body(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"other","reason":"user"}}"#),
-                ping(1),
-                body(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"call-3","reason":"user"}}"#),
-            ]),
-            outbound: vec![
-                Out::Connected,
-                initialized(0, v),
-                err(-32600, "Invalid Request", Some("call_in_flight"), r#""call-4""#),
-                pong(1),
-            ],
-        },
-        Row {
-            name: "V49",
-            inbound: vec![c(), In::Body(format!(r#"{{"jsonrpc":"2.0","method":"x","params":{{"s":"{}"}}}}"#, "a".repeat(2_097_152))), ping(1)],
-            outbound: vec![Out::Connected, err(-32600, "Invalid Request", Some("request_too_large"), "null"), pong(1)],
-        },
-        Row { name: "V55", inbound: with_h(vec![In::HalfClose]), outbound: vec![Out::Connected, initialized(0, v), end(Code::Ok, "")] },
-        Row { name: "V55 before connect", inbound: vec![In::HalfClose], outbound: vec![end(Code::FailedPrecondition, "connect_required")] },
-    ]
 }
 
 /// The rows of §17 that need no special setup, each on its own stream of one gateway.
@@ -450,7 +266,7 @@ async fn cancellation_and_run_capacity() {
     drop(busy6);
 }
 
-/// §10 and §17 V7, V59, V60, V61: the stream bound is its own pool.
+/// §10 and §17 V7, V59: the stream bound is its own pool.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stream_admission_is_separate_from_mcp() {
     let d = deployment(1, 4);
@@ -528,7 +344,7 @@ async fn the_same_tool_over_both_fronts_has_the_same_structured_content() {
     assert!(structured(&pcc).starts_with(r#"{"text":"#), "{pcc}");
 }
 
-/// §15 and §17 V51, V54: SIGTERM ends an idle stream with `UNAVAILABLE`, `draining`; the gateway exits 0.
+/// §15 and §17 V51: SIGTERM ends an idle stream with `UNAVAILABLE`, `draining`; the gateway exits 0.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn drain_ends_idle_streams() {
     let d = deployment(64, 4);

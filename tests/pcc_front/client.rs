@@ -136,3 +136,31 @@ impl Conv {
         }
     }
 }
+
+pub fn err(code: i64, message: &str, reason: Option<&str>, id: &str) -> Out {
+    let data = reason.map(|r| format!(r#","data":{{"reason":"{r}"}}"#)).unwrap_or_default();
+    // Keys sorted: code, data, message.
+    let (before, after) =
+        if data.is_empty() { (String::new(), String::new()) } else { (data, String::new()) };
+    Out::Json(format!(
+        r#"{{"error":{{"code":{code}{before},"message":"{message}"{after}}},"id":{id},"jsonrpc":"2.0"}}"#
+    ))
+}
+
+pub fn end(code: Code, message: &str) -> Out {
+    Out::End(code, message.to_owned())
+}
+
+pub fn ping(id: u32) -> In {
+    body(&format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#))
+}
+
+pub fn pong(id: u32) -> Out {
+    Out::Json(format!(r#"{{"id":{id},"jsonrpc":"2.0","result":{{}}}}"#))
+}
+
+pub fn call(id: &str, name: &str, arguments: &str) -> In {
+    body(&format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{name}","arguments":{arguments}}}}}"#
+    ))
+}
