@@ -14,6 +14,7 @@ pub mod json;
 pub mod logging;
 pub mod mcp;
 pub mod notify;
+pub mod pcc;
 pub mod signals;
 pub mod startup;
 pub mod storage;

@@ -61,7 +61,7 @@ pub fn server_meta() -> Value {
 }
 
 /// One entry, exactly the members of http-mcp.md §10.3.
-fn entry(tool: &ListingTool<'_>) -> Value {
+pub fn entry(tool: &ListingTool<'_>) -> Value {
     let mut annotations = Map::new();
     annotations.insert("readOnlyHint".into(), Value::Bool(tool.effect == Effect::Read));
     let mut e = Map::new();

@@ -186,11 +186,11 @@ async fn drive(
 }
 
 /// The record could not be made durable.
-struct AuditLost;
+pub(super) struct AuditLost;
 
 /// Writes the audit record of a dispatched write call and waits until it is durable (audit-events.md
 /// §2.2); read tools and undispatched calls are not audited.
-async fn audit(
+pub(super) async fn audit(
     shared: &Shared,
     tool: usize,
     call_id: CallId,

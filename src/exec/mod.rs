@@ -10,6 +10,7 @@
 pub mod driver;
 pub mod luau_runner;
 pub mod outcome;
+pub mod pcc;
 pub mod result;
 pub mod runner;
 pub mod stream;
@@ -57,6 +58,11 @@ impl Executor {
         events: EventLog,
     ) -> Executor {
         Executor { shared: Arc::new(Shared { built, runs, domain, runner, audit, events }) }
+    }
+
+    /// What every call shares; the PCC front runs its calls over the same (`pcc`).
+    pub fn shared(&self) -> Arc<Shared> {
+        self.shared.clone()
     }
 }
 

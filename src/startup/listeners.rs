@@ -2,8 +2,8 @@
 //! accept loops, and giving each a supervised owner so that the loss of a listener stops the domain
 //! (§6.3, §7.5: exit 70).
 //!
-//! The PCC front itself (pcc.md) is a later capability: until it lands, the PCC port is bound and held
-//! (so a taken port refuses startup exactly as the spec says) and every connection is closed at once.
+//! With `pcc`, the PCC listener serves the gRPC front of `crate::pcc` (pcc.md §3); its stopper follows
+//! the drain of pcc.md §15 (S1: stop accepting, idle streams end; S6: every stream ends).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -15,6 +15,7 @@ use tokio::sync::watch;
 use crate::config::gateway::GatewayConfig;
 use crate::http;
 use crate::http::mcp::McpEndpoint;
+use crate::pcc::service::{Drain, PccService};
 
 /// The names of the listener owners in the domain, in start order.
 pub const CHILD_NAMES: [&str; 2] = ["http_listener", "pcc_listener"];
@@ -22,7 +23,7 @@ pub const CHILD_NAMES: [&str; 2] = ["http_listener", "pcc_listener"];
 /// Both listeners bound, not yet accepting.
 pub struct Bound {
     http: http::BoundListener,
-    pcc: Option<tokio::net::TcpListener>,
+    pcc: Option<(tokio::net::TcpListener, PccService, watch::Sender<Drain>)>,
 }
 
 /// Binds `listen` (11a), then `pcc` (11b); `/mcp` is answered by `mcp` (the MCP front of
@@ -33,6 +34,7 @@ pub fn bind(
     requests: AdmissionPool,
     runs: AdmissionPool,
     mcp: Arc<dyn McpEndpoint>,
+    pcc: Option<Box<dyn FnOnce(watch::Receiver<Drain>) -> PccService>>,
 ) -> std::io::Result<Bound> {
     let addr = SocketAddr::new(config.listen.address.ip(), config.listen.port);
     let settings = http::ListenerSettings::new(
@@ -46,9 +48,13 @@ pub fn bind(
     .with_io_layer(std::sync::Arc::new(http::guard::HeadGuard))
     .with_mcp(mcp);
     let http = http::BoundListener::bind(addr, settings)?;
-    let pcc = match &config.pcc {
-        Some(pcc) => Some(http::bind_socket(SocketAddr::new(pcc.address.ip(), pcc.port))?),
-        None => None,
+    let pcc = match (&config.pcc, pcc) {
+        (Some(config), Some(service)) => {
+            let listener = http::bind_socket(SocketAddr::new(config.address.ip(), config.port))?;
+            let (drain_tx, drain_rx) = watch::channel(Drain::Serving);
+            Some((listener, service(drain_rx), drain_tx))
+        }
+        _ => None,
     };
     Ok(Bound { http, pcc })
 }
@@ -58,14 +64,14 @@ pub struct Serving {
     http: http::RunningListener,
     http_addr: SocketAddr,
     pcc_addr: Option<SocketAddr>,
-    pcc_stop: Option<watch::Sender<bool>>,
+    pcc_stop: Option<watch::Sender<Drain>>,
 }
 
 /// A cloneable handle that stops the accept loops and closes connections.
 #[derive(Clone)]
 pub struct Stopper {
     http: http::ListenerControl,
-    pcc_stop: Option<watch::Sender<bool>>,
+    pcc_stop: Option<watch::Sender<Drain>>,
 }
 
 impl Stopper {
@@ -73,13 +79,17 @@ impl Stopper {
     pub fn stop_accepting(&self) {
         self.http.stop_accepting();
         if let Some(stop) = &self.pcc_stop {
-            stop.send_replace(true);
+            // pcc.md §15 steps 1–2: GOAWAY, new streams refused, idle streams end.
+            stop.send_if_modified(|d| (*d == Drain::Serving).then(|| *d = Drain::Draining).is_some());
         }
     }
 
-    /// S6: close every connection still open.
+    /// S6: close every connection still open; every PCC stream still open ends (pcc.md §15 step 5).
     pub fn close_all(&self) {
         self.http.close_all();
+        if let Some(stop) = &self.pcc_stop {
+            stop.send_replace(Drain::Cutoff);
+        }
     }
 }
 
@@ -112,11 +122,10 @@ pub async fn serve(bound: Bound, domain: &DomainHandle) -> Result<Serving, ptc_a
         .await?;
     let mut pcc_addr = None;
     let mut pcc_stop = None;
-    if let Some(listener) = bound.pcc {
+    if let Some((listener, service, stop_tx)) = bound.pcc {
         pcc_addr = listener.local_addr().ok();
-        let (stop_tx, stop_rx) = watch::channel(false);
         let (ended_tx, ended_rx) = watch::channel(false);
-        tokio::spawn(hold_pcc(listener, stop_rx, ended_tx));
+        tokio::spawn(crate::pcc::listener::serve(listener, service, stop_tx.subscribe(), ended_tx));
         domain
             .start_child(ChildSpec::new(
                 CHILD_NAMES[1],
@@ -128,26 +137,6 @@ pub async fn serve(bound: Bound, domain: &DomainHandle) -> Result<Serving, ptc_a
         pcc_stop = Some(stop_tx);
     }
     Ok(Serving { http: running, http_addr, pcc_addr, pcc_stop })
-}
-
-/// The placeholder PCC accept loop: accepts and closes at once, until stopped.
-async fn hold_pcc(
-    listener: tokio::net::TcpListener,
-    mut stop: watch::Receiver<bool>,
-    ended: watch::Sender<bool>,
-) {
-    loop {
-        tokio::select! {
-            _ = stop.wait_for(|s| *s) => break,
-            accepted = listener.accept() => {
-                if accepted.is_err() {
-                    break;
-                }
-            }
-        }
-    }
-    drop(listener);
-    ended.send_replace(true);
 }
 
 /// The supervised owner of one accept loop: it stops when its loop ends. Unless S1 retired it first,

@@ -120,7 +120,7 @@ pub async fn start(args: &GatewayArgs, held: &mut Held) -> Result<RunningGateway
     let (requests, pcc_streams) = stage_request_admission(&docs, held).await?;
     events.stage(StartupStage::RequestAdmission, StartupOutcome::Ready);
     events.stage(StartupStage::Listener, StartupOutcome::Started);
-    stage_listeners(&docs, &ctx, &requests, &runs, &built, held).await?;
+    stage_listeners(&docs, &ctx, [&requests, &pcc_streams, &runs], &built, held).await?;
     events.stage(StartupStage::Listener, StartupOutcome::Ready);
     // Stage 12: the accept loops start; readiness becomes true.
     let bound = held.listeners.take().ok_or(StartupCode::InternalError)?;
@@ -308,8 +308,7 @@ async fn stage_request_admission(
 async fn stage_listeners(
     docs: &Documents,
     ctx: &DomainContext,
-    requests: &AdmissionPool,
-    runs: &AdmissionPool,
+    [requests, pcc_streams, runs]: [&AdmissionPool; 3],
     built: &Arc<Built>,
     held: &mut Held,
 ) -> Result<(), StartupCode> {
@@ -331,10 +330,24 @@ async fn stage_listeners(
         audit,
         held.events.clone(),
     );
+    // pcc.md: the PCC front shares the bearer digest and the execution state of `/mcp`.
+    let pcc = docs.gateway.pcc.as_ref().map(|pcc| {
+        let bearer = settings.bearer.clone();
+        let servers = Arc::new(crate::pcc::methods::servers(&pcc.servers, built));
+        let (readiness, streams, exec) = (ctx.readiness().clone(), pcc_streams.clone(), executor.shared());
+        Box::new(move |drain| crate::pcc::service::PccService {
+            bearer,
+            servers,
+            readiness,
+            streams,
+            exec,
+            drain,
+        }) as Box<dyn FnOnce(_) -> crate::pcc::service::PccService>
+    });
     let front = Arc::new(McpFront::new(settings, Arc::new(executor)));
-    let bound =
-        listeners::bind(&docs.gateway, ctx.readiness().clone(), requests.clone(), runs.clone(), front)
-            .map_err(|_| StartupCode::ListenerUnavailable)?;
+    let readiness = ctx.readiness().clone();
+    let bound = listeners::bind(&docs.gateway, readiness, requests.clone(), runs.clone(), front, pcc)
+        .map_err(|_| StartupCode::ListenerUnavailable)?;
     held.listeners = Some(bound);
     Ok(())
 }

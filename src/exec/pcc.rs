@@ -1,0 +1,162 @@
+//! One PCC `tools/call` from the reservation to its settled response (pcc.md §7.5 steps 6–8, §8, §11;
+//! execution.md §3–§10 with this front's shapes).
+//!
+//! Owns what differs from the `/mcp` driver (`driver`): there is no commit and no heartbeat (the stream
+//! is already open, liveness is HTTP/2 keepalive), cancellation arrives as a [`Stop`] from the stream
+//! (reset, or `notifications/cancelled`), and the outcome is rendered with `crate::pcc::result`. It
+//! shares the runner, the audit hook (`driver::audit`) and the release order: run settled → audit record
+//! durable → response handed to the stream (by the caller, within 10,000 ms) → run slot. It does not own
+//! the stream or the publication itself (`crate::pcc::stream`).
+
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+use ptc_actors::{Lease, NotReadyCause, Refusal};
+use tokio::sync::watch;
+
+use super::driver::{audit, AuditLost};
+use super::outcome::{fixed_text, Dispatch, Outcome};
+use super::runner::Ran;
+use super::Shared;
+use crate::audit::CallId;
+use crate::config::manifest::Effect;
+use crate::json::Value;
+use crate::mcp::rpc::RequestId;
+use crate::pcc::result::{success, tool_error};
+use crate::pcc::wire::PccError;
+
+/// Why the stream stopped a call in flight (pcc.md §11).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stop {
+    /// Reset, connection loss, client deadline, or the stream ended for another reason: no response can
+    /// be sent; the call counts as disconnected.
+    Disconnected,
+    /// `notifications/cancelled` for this call: no response is sent; not disconnected.
+    Requested,
+}
+
+/// The start of a call (§7.5 step 6).
+pub enum Begun {
+    /// Answered without a run slot: the `invalid_input` tool result.
+    Answered(String),
+    /// Refused before execution (not audited): -31999 or -31998.
+    Refused(PccError),
+    /// Reserved and running; in flight from now on.
+    Running(Running),
+}
+
+/// A reserved call: its settled response arrives on `done`; `stop` cancels it.
+pub struct Running {
+    pub done: tokio::sync::oneshot::Receiver<Settled>,
+    pub stop: watch::Sender<Option<Stop>>,
+}
+
+/// A settled call: the response to hand to the stream (`None` when a [`Stop`] applied), and the run
+/// slot, which the stream drops after the hand-over (execution.md §10).
+pub struct Settled {
+    pub response: Option<String>,
+    pub run: Lease,
+    pub tool: usize,
+}
+
+/// Reserves and starts `tool` for `arguments` with the caller's `id`.
+pub fn begin(shared: &Arc<Shared>, tool: usize, arguments: Value, id: RequestId) -> Begun {
+    let Some(template) = shared.built.templates.get(tool) else { return Begun::Refused(PccError::Internal) };
+    // execution.md §3.1: invalid input is answered without a run slot, even while every slot is used.
+    if !template.input.is_valid(&arguments) {
+        let text = fixed_text(template.effect, Dispatch::False, Outcome::InvalidInput);
+        return Begun::Answered(tool_error(&id, text, None, Outcome::InvalidInput));
+    }
+    if template.effect == Effect::Write && shared.audit.is_none() {
+        return Begun::Refused(PccError::Unavailable);
+    }
+    let run = match shared.runs.try_reserve() {
+        Ok(run) => run,
+        Err(Refusal::Exhausted) => return Begun::Refused(PccError::RunCapacityExhausted),
+        Err(Refusal::Quiescing | Refusal::Unavailable) => return Begun::Refused(PccError::Unavailable),
+    };
+    let deadline = Instant::now() + Duration::from_millis(template.run_duration_ms);
+    let (stop_tx, stop_rx) = watch::channel(None);
+    let (done_tx, done_rx) = tokio::sync::oneshot::channel();
+    let shared = shared.clone();
+    tokio::spawn(async move {
+        let response = drive(&shared, tool, &id, arguments, &run, deadline, stop_rx).await;
+        // The stream may be gone already; the slot is then released here.
+        let _ = done_tx.send(Settled { response, run, tool });
+    });
+    Begun::Running(Running { done: done_rx, stop: stop_tx })
+}
+
+/// Runs, classifies and audits one reserved call; the response, unless a stop applied or the audit
+/// was lost.
+async fn drive(
+    shared: &Arc<Shared>,
+    tool: usize,
+    id: &RequestId,
+    arguments: Value,
+    run: &Lease,
+    deadline: Instant,
+    mut stop: watch::Receiver<Option<Stop>>,
+) -> Option<String> {
+    let call_id = CallId::random();
+    let started_at = SystemTime::now();
+    let super::runner::Activation { mut settled, cancel } =
+        shared.runner.activate(&shared.built, tool, arguments, deadline);
+    let deadline = tokio::time::Instant::from_std(deadline);
+    let mut stopped = None;
+    let mut cancelled = false;
+    let ran = loop {
+        tokio::select! {
+            ran = &mut settled => break ran,
+            changed = stop.wait_for(Option::is_some), if stopped.is_none() => {
+                // A dropped sender means the stream task is gone: a disconnect (§11).
+                stopped = Some(changed.map_or(Stop::Disconnected, |s| s.unwrap_or(Stop::Disconnected)));
+                cancel();
+            }
+            _ = run.cancelled(), if !cancelled => { cancelled = true; cancel(); }
+            _ = tokio::time::sleep_until(deadline), if !cancelled => { cancelled = true; cancel(); }
+        }
+    };
+    let (outcome, dispatch, response) = classify(shared, tool, id, ran);
+    if outcome == Outcome::InternalError {
+        shared.runs.fence();
+        shared.domain.fence(NotReadyCause::AdmissionLost);
+    }
+    let outcome = if stopped.is_some() { outcome.strongest(Outcome::Cancelled) } else { outcome };
+    let disconnected = stopped == Some(Stop::Disconnected);
+    tracing::debug!(outcome = outcome.as_str(), dispatch = dispatch.as_str(), "pcc call ended");
+    if let Err(AuditLost) = audit(shared, tool, call_id, started_at, outcome, dispatch, disconnected).await {
+        shared.runs.fence();
+        return None;
+    }
+    if stopped.is_some() {
+        return None;
+    }
+    Some(response)
+}
+
+/// execution.md §6 and §8 with the shapes of pcc.md §8.
+fn classify(shared: &Shared, tool: usize, id: &RequestId, ran: Ran) -> (Outcome, Dispatch, String) {
+    let effect = shared.built.templates.get(tool).map_or(Effect::Read, |t| t.effect);
+    let fail = |outcome: Outcome, dispatch: Dispatch, detail: Option<&str>| {
+        (outcome, dispatch, tool_error(id, fixed_text(effect, dispatch, outcome), detail, outcome))
+    };
+    let Some(template) = shared.built.templates.get(tool) else {
+        return fail(Outcome::InternalError, Dispatch::Unknown, None);
+    };
+    match ran {
+        Ran::Returned(value) => {
+            if !template.result.is_valid(&value) {
+                return fail(Outcome::InvalidResult, Dispatch::True, None);
+            }
+            match success(id, value) {
+                Some(response) => (Outcome::Success, Dispatch::True, response),
+                None => fail(Outcome::InvalidResult, Dispatch::True, None),
+            }
+        }
+        Ran::NotConvertible => fail(Outcome::InvalidResult, Dispatch::True, None),
+        Ran::Failed { detail } => fail(Outcome::ExecutionFailed, Dispatch::True, detail.as_deref()),
+        Ran::Cancelled => fail(Outcome::Cancelled, Dispatch::True, None),
+        Ran::Lost => fail(Outcome::InternalError, Dispatch::Unknown, None),
+    }
+}

@@ -1,0 +1,19 @@
+//! The PCC tool gateway front (pcc.md): the gRPC stream `PccToolGateway.CreateMcpTransport` on its own
+//! loopback port.
+//!
+//! [`proto`] is the generated code of `schemas/pcc_tool_gateway.proto`, [`listener`] serves it over
+//! the connection slots of [`slots`],
+//! [`service`] makes the checks of stream start, [`stream`] runs the state machine, [`envelope`],
+//! [`methods`], [`result`] and [`wire`] own the message shapes. A call made here is executed by
+//! `crate::exec::pcc` over the same shared execution state as `/mcp`. This front does not own admission
+//! pools, the bearer's capture or execution itself.
+
+pub mod envelope;
+pub mod listener;
+pub mod methods;
+pub mod proto;
+pub mod result;
+pub mod service;
+pub mod slots;
+pub mod stream;
+pub mod wire;

@@ -1,0 +1,111 @@
+//! Stream start (pcc.md §4): the checks made before any message is read, in the order of the table,
+//! and the hand-over of an admitted stream to its task (`stream`).
+//!
+//! Owns the `PccToolGateway` service implementation and the metadata rules (bearer, `apple-request-uuid`).
+//! It does not own the state machine (`stream`) or the listener (`crate::pcc::listener`).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use ptc_actors::{AdmissionPool, Phase, Readiness, Refusal};
+use tokio::sync::{mpsc, watch};
+use tokio_stream::wrappers::ReceiverStream;
+use tonic::{Request, Response, Status, Streaming};
+
+use crate::exec::Shared;
+use crate::mcp::bearer::{authorized, BearerDigest};
+use crate::pcc::methods::Server;
+use crate::pcc::proto::pcc_tool_gateway_server::PccToolGateway;
+use crate::pcc::proto::{CreateMcpTransportRequest, CreateMcpTransportResponse};
+use crate::pcc::stream::{self, StreamContext};
+use crate::pcc::wire::End;
+
+/// §14: at most 16 outbound messages wait per stream; inbound processing waits while it is full.
+const OUTBOUND_QUEUE: usize = 16;
+/// §13: `apple-request-uuid` has 1 to 256 bytes in 0x21..0x7E.
+const MAX_REQUEST_UUID_BYTES: usize = 256;
+
+/// The drain state the front follows (§15): set by the listener's stopper.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Drain {
+    Serving,
+    /// S1: new streams are refused; idle streams end; a stream with a call waits for its answer.
+    Draining,
+    /// S6: every stream still open ends now.
+    Cutoff,
+}
+
+/// What the service needs, built once in the listener stage.
+pub struct PccService {
+    pub bearer: BearerDigest,
+    pub servers: Arc<BTreeMap<String, Server>>,
+    pub readiness: Readiness,
+    pub streams: AdmissionPool,
+    pub exec: Arc<Shared>,
+    pub drain: watch::Receiver<Drain>,
+}
+
+type Outbound = ReceiverStream<Result<CreateMcpTransportResponse, Status>>;
+
+/// §4 check 3: at most one entry; when present, 1..=256 bytes in 0x21..0x7E. `Ok(None)` when absent.
+fn request_uuid(metadata: &tonic::metadata::MetadataMap) -> Result<Option<String>, End> {
+    let mut values = metadata.get_all("apple-request-uuid").iter();
+    let Some(first) = values.next() else { return Ok(None) };
+    if values.next().is_some() {
+        return Err(End::InvalidMetadata);
+    }
+    let bytes = first.as_bytes();
+    let printable = bytes.iter().all(|b| (0x21..=0x7e).contains(b));
+    if bytes.is_empty() || bytes.len() > MAX_REQUEST_UUID_BYTES || !printable {
+        return Err(End::InvalidMetadata);
+    }
+    // Printable ASCII is UTF-8.
+    String::from_utf8(bytes.to_vec()).map(Some).map_err(|_| End::InvalidMetadata)
+}
+
+impl PccService {
+    /// §4 checks 2–6, in order; the admitted stream's slot and `apple-request-uuid`.
+    fn admit(
+        &self,
+        metadata: &tonic::metadata::MetadataMap,
+    ) -> Result<(ptc_actors::Lease, Option<String>), End> {
+        // Check 2: the same bearer rules and digest as `/mcp` (http-mcp.md §6.5 steps 3–5).
+        if !authorized(&metadata.clone().into_headers(), &self.bearer) {
+            return Err(End::Unauthorized);
+        }
+        let uuid = request_uuid(metadata)?;
+        if *self.drain.borrow() != Drain::Serving || self.readiness.phase() == Phase::Draining {
+            return Err(End::Draining);
+        }
+        match self.streams.try_reserve() {
+            Ok(slot) => Ok((slot, uuid)),
+            Err(Refusal::Exhausted) => Err(End::StreamCapacityExhausted),
+            Err(Refusal::Quiescing) => Err(End::Draining),
+            Err(Refusal::Unavailable) => Err(End::Unavailable),
+        }
+    }
+}
+
+#[tonic::async_trait]
+impl PccToolGateway for PccService {
+    type CreateMcpTransportStream = Outbound;
+
+    async fn create_mcp_transport(
+        &self,
+        request: Request<Streaming<CreateMcpTransportRequest>>,
+    ) -> Result<Response<Outbound>, Status> {
+        // Check 1 (the method path) is the router's: any other path is UNIMPLEMENTED.
+        let (slot, request_uuid) = self.admit(request.metadata()).map_err(End::status)?;
+        let inbound = request.into_inner();
+        let (out, rx) = mpsc::channel(OUTBOUND_QUEUE);
+        let context = StreamContext {
+            servers: self.servers.clone(),
+            readiness: self.readiness.clone(),
+            exec: self.exec.clone(),
+            drain: self.drain.clone(),
+            request_uuid,
+        };
+        tokio::spawn(stream::run(context, inbound, out, slot));
+        Ok(Response::new(ReceiverStream::new(rx)))
+    }
+}

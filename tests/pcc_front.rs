@@ -1,0 +1,434 @@
+//! The PCC tool gateway front against the real binary (pcc.md §17), driven by a tonic client generated
+//! from the same `schemas/pcc_tool_gateway.proto`: the test-vector rows as a table, stream admission,
+//! cancellation, drain, and the same Luau tool over `/mcp` and over PCC.
+
+#[path = "pcc_front/client.rs"]
+mod client;
+mod support;
+#[path = "pcc_front/vectors.rs"]
+mod vectors;
+
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use client::{bearer, body, c, call, end, err, h, initialized, open, ping, pong, In, Out};
+use serde_json::{json, Value};
+use support::mcp::{exchange, Req};
+use support::{content_pin, Deployment, Gateway};
+use tonic::Code;
+use vectors::rows;
+
+const TEXT: &str = r#"{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}"#;
+const ANY: &str = r#"{"type":"object","properties":{"text":{"type":"string"}}}"#;
+const RETURN_INPUT: &str = "local M = {}\nfunction M.run(input) return input end\nreturn M\n";
+const HANG: &str =
+    "local M = {}\nfunction M.run(input) while true do local s = string.rep('x', 1000) end end\nreturn M\n";
+
+/// The fixture of §17 without providers: `alpha` (read, returns its input), `gamma` (read) and `hang`
+/// (read, runs until cancelled: the held call), with `pcc.servers` srv-1 = {hang, alpha}, srv-2 = {gamma}.
+fn deployment(max_requests: u32, max_runs: u32) -> Deployment {
+    let mut d = Deployment::baseline();
+    let apps = [
+        ("alpha", RETURN_INPUT, TEXT, 30_000),
+        ("gamma", RETURN_INPUT, ANY, 30_000),
+        ("hang", HANG, ANY, 30_000),
+    ];
+    let mut tools = Vec::new();
+    for (name, luau, input, run_ms) in apps {
+        let manifest = json!({
+            "version": 1,
+            "effect": "read",
+            "contracts": {"input_schema": {"path": "input.json"}, "result_schema": {"path": "result.json"}},
+            "workflow": {"components": [{"id": "app", "path": "app.luau"}], "entry": "app.run"},
+            "limits": {"run_duration_ms": run_ms},
+        });
+        d.write_file(&format!("{name}/ptc.json"), &serde_json::to_string_pretty(&manifest).unwrap());
+        d.write_file(&format!("{name}/app.luau"), luau);
+        d.write_file(&format!("{name}/input.json"), input);
+        d.write_file(&format!("{name}/result.json"), input);
+        tools.push(json!({
+            "name": name, "title": name, "description": "fixture",
+            "application": {"manifest": format!("{name}/ptc.json")},
+            "expected_application_content_digest": content_pin::of(&d.path(&format!("{name}/ptc.json"))),
+            "installation_config_pins": {}, "provider_snapshot_pins": {}
+        }));
+    }
+    d.gateway["tools"] = Value::Array(tools);
+    d.gateway["pcc"]["servers"] =
+        json!({"srv-1": {"tools": ["hang", "alpha"]}, "srv-2": {"tools": ["gamma"]}});
+    d.gateway["admission"]["max_inflight_requests"] = json!(max_requests);
+    d.gateway["admission"]["max_concurrent_runs"] = json!(max_runs);
+    d.write_documents();
+    d
+}
+
+fn start(d: &Deployment) -> Gateway {
+    let addr: SocketAddr = format!("127.0.0.1:{}", d.port).parse().unwrap();
+    Gateway::start(d.command(), addr)
+}
+
+/// The `/mcp` `tools/list` result's `tools` entries by name, as the gateway sends them (http-mcp.md §10.3).
+fn mcp_entries(port: u16) -> Vec<(String, String)> {
+    let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+    let response = exchange(addr, &Req::b_list(&support::authority(addr)).bytes()).response;
+    assert_eq!(response.status, 200);
+    let body: Value = serde_json::from_slice(&response.body).unwrap();
+    // The gateway's encoding is deterministic (sorted keys, no whitespace), as serde_json's is for these
+    // ASCII-only fixture values; the PCC side is compared byte for byte against this.
+    body["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| (t["name"].as_str().unwrap().to_owned(), serde_json::to_string(t).unwrap()))
+        .collect()
+}
+
+/// The rows of §17 that need no special setup, each on its own stream of one gateway.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn test_vector_rows() {
+    let d = deployment(64, 4);
+    let _gw = start(&d);
+    let meta = bearer();
+    let meta: Vec<(&str, &str)> = meta.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let mcp = mcp_entries(d.port);
+    assert_eq!(mcp.len(), 3, "the /mcp listing has every served tool, gamma included");
+    for row in rows(&mcp) {
+        let mut conv =
+            open(d.pcc_port, &meta).await.unwrap_or_else(|s| panic!("{}: refused {s:?}", row.name));
+        for step in &row.inbound {
+            conv.send(step).await;
+        }
+        for (i, expected) in row.outbound.iter().enumerate() {
+            assert_eq!(&conv.next().await, expected, "{} message {i}", row.name);
+        }
+    }
+}
+
+/// §4 and §17 V1–V6, V57: the checks before any message is read, as trailers-only statuses.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stream_start_metadata_rows() {
+    let d = deployment(64, 4);
+    let _gw = start(&d);
+    let token = support::TOKEN;
+    let good = format!("Bearer {token}");
+    let other = format!("Bearer {}", "b".repeat(32));
+    let tab = format!("Bearer\t{token}");
+    let mixed = format!("bEaReR   {token}");
+    let uuid = "9b2c1e4a-77d0-4f43-a1de-3c5f0e2b8d61";
+    let unauthorized = Some((Code::Unauthenticated, "unauthorized"));
+    type MetadataRow<'a> = (&'a str, Vec<(&'a str, &'a str)>, Option<(Code, &'a str)>);
+    let cases: Vec<MetadataRow> = vec![
+        ("V1", vec![], unauthorized),
+        ("V2", vec![("authorization", &other)], unauthorized),
+        ("V3", vec![("authorization", &tab)], unauthorized),
+        ("V4", vec![("authorization", &good), ("authorization", &good)], unauthorized),
+        ("V5", vec![("authorization", &mixed)], None),
+        (
+            "V6",
+            vec![("authorization", &good), ("apple-request-uuid", uuid), ("apple-request-uuid", uuid)],
+            Some((Code::InvalidArgument, "invalid_metadata")),
+        ),
+        ("uuid ok", vec![("authorization", &good), ("apple-request-uuid", uuid)], None),
+    ];
+    for (name, meta, expected) in cases {
+        match (open(d.pcc_port, &meta).await, expected) {
+            (Err(status), Some((code, message))) => {
+                assert_eq!((status.code(), status.message()), (code, message), "{name}");
+            }
+            (Ok(mut conv), None) => {
+                conv.send(&c()).await;
+                assert_eq!(conv.next().await, Out::Connected, "{name}");
+            }
+            (Ok(_), Some(e)) => panic!("{name}: admitted, expected {e:?}"),
+            (Err(status), None) => panic!("{name}: refused {status:?}"),
+        }
+    }
+    // V57: another method path on the same port.
+    let channel = tonic::transport::Endpoint::from_shared(format!("http://127.0.0.1:{}", d.pcc_port))
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
+    let mut grpc = tonic::client::Grpc::new(channel);
+    grpc.ready().await.unwrap();
+    let path =
+        tonic::codegen::http::uri::PathAndQuery::from_static("/pcc.toolgateway.v1.PccToolGateway/Other");
+    let codec = tonic_prost::ProstCodec::<
+        ptc_gateway::pcc::proto::CreateMcpTransportRequest,
+        ptc_gateway::pcc::proto::CreateMcpTransportResponse,
+    >::default();
+    let status = grpc
+        .unary(
+            tonic::Request::new(ptc_gateway::pcc::proto::CreateMcpTransportRequest { request: None }),
+            path,
+            codec,
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(status.code(), Code::Unimplemented, "V57");
+}
+
+/// §13 and §17 V37–V39: with `apple-request-uuid`, every call's id must equal it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn apple_request_uuid_binds_the_call_id() {
+    let d = deployment(64, 4);
+    let _gw = start(&d);
+    let uuid = "9b2c1e4a-77d0-4f43-a1de-3c5f0e2b8d61";
+    let auth = format!("Bearer {}", support::TOKEN);
+    let meta = [("authorization", auth.as_str()), ("apple-request-uuid", uuid)];
+    let mut conv = open(d.pcc_port, &meta).await.unwrap();
+    for step in std::iter::once(c()).chain(h()) {
+        conv.send(&step).await;
+    }
+    assert_eq!(conv.next().await, Out::Connected);
+    assert_eq!(conv.next().await, initialized(0, "2025-11-25"));
+    let quoted = format!("\"{uuid}\"");
+    let cases: Vec<(&str, Out)> = vec![
+        (r#""other""#, err(-32600, "Invalid Request", Some("request_uuid_mismatch"), r#""other""#)),
+        ("7", err(-32600, "Invalid Request", Some("request_uuid_mismatch"), "7")),
+        (
+            &quoted,
+            Out::Json(format!(
+                r#"{{"id":{quoted},"jsonrpc":"2.0","result":{{"content":[{{"text":"{{\"text\":\"hi\"}}","type":"text"}}],"isError":false,"structuredContent":{{"text":"hi"}}}}}}"#
+            )),
+        ),
+    ];
+    for (id, expected) in cases {
+        conv.send(&call(id, "alpha", r#"{"text":"hi"}"#)).await;
+        assert_eq!(conv.next().await, expected, "id {id}");
+    }
+}
+
+async fn ready_stream(port: u16) -> client::Conv {
+    let auth = format!("Bearer {}", support::TOKEN);
+    let mut conv = open(port, &[("authorization", auth.as_str())]).await.unwrap();
+    for step in std::iter::once(c()).chain(h()) {
+        conv.send(&step).await;
+    }
+    assert_eq!(conv.next().await, Out::Connected);
+    assert_eq!(conv.next().await, initialized(0, "2025-11-25"));
+    conv
+}
+
+fn alpha_success(id: &str) -> Out {
+    Out::Json(format!(
+        r#"{{"id":{id},"jsonrpc":"2.0","result":{{"content":[{{"text":"{{\"text\":\"hi\"}}","type":"text"}}],"isError":false,"structuredContent":{{"text":"hi"}}}}}}"#
+    ))
+}
+
+/// Sends `alpha` calls with id `id` until one is accepted (a cancelled call's cleanup may still hold the
+/// stream or the run slot), within a deadline; every refusal must be one of `allowed`.
+async fn call_until_accepted(conv: &mut client::Conv, id: &str, allowed: &[Out]) {
+    let start = Instant::now();
+    loop {
+        conv.send(&call(id, "alpha", r#"{"text":"hi"}"#)).await;
+        let got = conv.next().await;
+        if got == alpha_success(id) {
+            return;
+        }
+        assert!(allowed.contains(&got), "unexpected {got:?}");
+        assert!(start.elapsed() < Duration::from_secs(20), "no call accepted within 20 s");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// §11 and §17 V36, V40, V42, V44: one call in flight, run capacity, cancellation by notification and
+/// by reset. One run slot: a call that was not cancelled would hold it for 30 s.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancellation_and_run_capacity() {
+    let d = deployment(64, 1);
+    let _gw = start(&d);
+    let busy = err(-31999, "Server busy", Some("run_capacity_exhausted"), r#""call-5""#);
+    // V42: cancelled by notification; no response for call-3, and a later call is accepted.
+    let mut a = ready_stream(d.pcc_port).await;
+    a.send(&call(r#""call-3""#, "hang", "{}")).await;
+    a.send(&call(r#""call-4""#, "alpha", r#"{"text":"hi"}"#)).await;
+    assert_eq!(a.next().await, err(-32600, "Invalid Request", Some("call_in_flight"), r#""call-4""#), "V36");
+    // V40: another stream finds the one run slot held.
+    let mut b = ready_stream(d.pcc_port).await;
+    b.send(&call(r#""call-5""#, "alpha", r#"{"text":"hi"}"#)).await;
+    assert_eq!(b.next().await, busy, "V40");
+    a.send(&body(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"call-3","reason":"user"}}"#)).await;
+    let in_flight = err(-32600, "Invalid Request", Some("call_in_flight"), r#""call-6""#);
+    let busy6 = err(-31999, "Server busy", Some("run_capacity_exhausted"), r#""call-6""#);
+    call_until_accepted(&mut a, r#""call-6""#, &[in_flight, busy6.clone()]).await;
+    // V44: a held call on a stream the client resets; the slot comes back.
+    let mut c2 = ready_stream(d.pcc_port).await;
+    c2.send(&call(r#""call-7""#, "hang", "{}")).await;
+    // Messages are processed in order: once the ping is answered, the call is in flight.
+    c2.send(&ping(2)).await;
+    assert_eq!(c2.next().await, pong(2));
+    b.send(&call(r#""call-5""#, "alpha", r#"{"text":"hi"}"#)).await;
+    assert_eq!(b.next().await, busy, "the reset stream's call holds the slot until it is cancelled");
+    drop(c2);
+    let busy8 = err(-31999, "Server busy", Some("run_capacity_exhausted"), r#""call-8""#);
+    call_until_accepted(&mut b, r#""call-8""#, &[busy8]).await;
+    drop(busy6);
+}
+
+/// §10 and §17 V7, V59: the stream bound is its own pool.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stream_admission_is_separate_from_mcp() {
+    let d = deployment(1, 4);
+    let _gw = start(&d);
+    let auth = format!("Bearer {}", support::TOKEN);
+    let meta = [("authorization", auth.as_str())];
+    let mut first = open(d.pcc_port, &meta).await.unwrap();
+    first.send(&c()).await;
+    assert_eq!(first.next().await, Out::Connected);
+    let status = open(d.pcc_port, &meta).await.err().expect("V7: a second stream is refused");
+    assert_eq!(
+        (status.code(), status.message()),
+        (Code::ResourceExhausted, "stream_capacity_exhausted"),
+        "V7"
+    );
+    // V59: the idle PCC stream holds no /mcp lease.
+    assert_eq!(mcp_entries(d.port).len(), 3, "V59");
+    // The slot returns when the stream ends.
+    first.send(&In::HalfClose).await;
+    assert_eq!(first.next().await, end(Code::Ok, ""));
+    let start = Instant::now();
+    loop {
+        match open(d.pcc_port, &meta).await {
+            Ok(_) => break,
+            Err(s) => assert_eq!(s.message(), "stream_capacity_exhausted"),
+        }
+        assert!(start.elapsed() < Duration::from_secs(10), "the slot did not return");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// §17 V12: nothing for 10 s after the stream starts.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connect_timeout() {
+    let d = deployment(64, 4);
+    let _gw = start(&d);
+    let auth = format!("Bearer {}", support::TOKEN);
+    let started = Instant::now();
+    let mut conv = open(d.pcc_port, &[("authorization", auth.as_str())]).await.unwrap();
+    assert_eq!(conv.next().await, end(Code::DeadlineExceeded, "connect_timeout"));
+    let after = started.elapsed();
+    assert!(
+        after >= Duration::from_millis(9_900) && after < Duration::from_millis(15_000),
+        "after {after:?}"
+    );
+}
+
+/// The same Luau tool over `/mcp` and over PCC returns the same `structuredContent` bytes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_same_tool_over_both_fronts_has_the_same_structured_content() {
+    let d = deployment(64, 4);
+    let _gw = start(&d);
+    let addr: SocketAddr = format!("127.0.0.1:{}", d.port).parse().unwrap();
+    let arguments = r#"{"text":"h\u00e9llo \"w\" \\ \ud83d\ude00"}"#;
+    let mcp_body = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"alpha","arguments":{arguments},"_meta":{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{{}}}}}}}}"#
+    );
+    let request = Req::b_list(&support::authority(addr))
+        .set("Mcp-Method", "tools/call")
+        .add("Mcp-Name", "alpha")
+        .body(&mcp_body);
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    std::io::Write::write_all(&mut stream, &request.bytes()).unwrap();
+    let sse = String::from_utf8(support::sse::read_stream(&mut stream).body()).unwrap();
+    let data =
+        sse.split("data: ").nth(1).and_then(|d| d.split("\n\n").next()).expect("a message event").to_owned();
+    let mut conv = ready_stream(d.pcc_port).await;
+    conv.send(&call("1", "alpha", arguments)).await;
+    let Out::Json(pcc) = conv.next().await else { panic!("no json") };
+    let structured = |s: &str| {
+        s[s.find(r#""structuredContent":"#).expect("structuredContent") + 20..s.len() - 2].to_owned()
+    };
+    assert_eq!(structured(&pcc), structured(&data));
+    assert!(structured(&pcc).starts_with(r#"{"text":"#), "{pcc}");
+}
+
+/// §15 and §17 V51: SIGTERM ends an idle stream with `UNAVAILABLE`, `draining`; the gateway exits 0.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn drain_ends_idle_streams() {
+    let d = deployment(64, 4);
+    let gw = start(&d);
+    let mut conv = ready_stream(d.pcc_port).await;
+    let waited = tokio::task::spawn_blocking(move || {
+        gw.signal_and_wait(nix::sys::signal::Signal::SIGTERM, Duration::from_secs(30))
+    });
+    assert_eq!(conv.next().await, end(Code::Unavailable, "draining"), "V51");
+    let (code, _, _, _) = waited.await.unwrap();
+    assert_eq!(code, Some(0));
+}
+
+/// §14 and §17 V50: an inbound gRPC message over 4,194,304 bytes ends the stream with the library's
+/// `RESOURCE_EXHAUSTED`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_oversized_grpc_message_is_resource_exhausted() {
+    let d = deployment(64, 4);
+    let _gw = start(&d);
+    let auth = format!("Bearer {}", support::TOKEN);
+    let mut conv = open(d.pcc_port, &[("authorization", auth.as_str())]).await.unwrap();
+    conv.send(&c()).await;
+    assert_eq!(conv.next().await, Out::Connected);
+    conv.send(&In::Body("x".repeat(4_194_305))).await;
+    match conv.next().await {
+        Out::End(code, _) => assert_eq!(code, Code::ResourceExhausted, "V50"),
+        other => panic!("V50: {other:?}"),
+    }
+}
+
+/// §5.1 and §17 V47: 60 s without an inbound message while no call is in flight.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn idle_timeout() {
+    let d = deployment(64, 4);
+    let _gw = start(&d);
+    let mut conv = ready_stream(d.pcc_port).await;
+    let started = Instant::now();
+    let read = tokio::time::timeout(Duration::from_secs(90), conv.next_unbounded())
+        .await
+        .expect("an end within 90 s");
+    assert_eq!(read, end(Code::DeadlineExceeded, "idle_timeout"), "V47");
+    let after = started.elapsed();
+    assert!(after >= Duration::from_millis(59_500), "after {after:?}");
+}
+
+/// §15 and §17 V53: a call in flight at SIGTERM keeps its stream open (ping answered, `tools/list` and
+/// `tools/call` -31998), is answered with its real outcome once drain's cancel-all stops it, and then the
+/// stream ends `UNAVAILABLE`, `draining`; the gateway exits 70 (lifecycle.md §7.3: S3 had to cancel a run).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn drain_answers_the_call_in_flight_with_its_real_outcome() {
+    let d = deployment(64, 4);
+    let gw = start(&d);
+    let mut conv = ready_stream(d.pcc_port).await;
+    conv.send(&call(r#""call-9""#, "hang", "{}")).await;
+    conv.send(&ping(1)).await;
+    assert_eq!(conv.next().await, pong(1));
+    let pid = nix::unistd::Pid::from_raw(gw.child.id() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
+    // Readiness turns false with the drain; poll until tools/list says so.
+    let unavailable = |id: &str| err(-31998, "Server unavailable", None, id);
+    let started = Instant::now();
+    loop {
+        conv.send(&body(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#)).await;
+        let got = conv.next().await;
+        if got == unavailable("2") {
+            break;
+        }
+        assert!(matches!(&got, Out::Json(j) if j.contains(r#""tools":["#)), "{got:?}");
+        assert!(started.elapsed() < Duration::from_secs(5), "readiness did not turn false");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    conv.send(&call("3", "alpha", r#"{"text":"hi"}"#)).await;
+    assert_eq!(conv.next().await, unavailable("3"));
+    conv.send(&ping(4)).await;
+    assert_eq!(conv.next().await, pong(4));
+    let cancelled = r#"{"id":"call-9","jsonrpc":"2.0","result":{"content":[{"text":"Tool execution was cancelled","type":"text"}],"isError":true,"structuredContent":{"outcome":"cancelled"}}}"#;
+    assert_eq!(
+        conv.next().await,
+        Out::Json(cancelled.into()),
+        "the cancelled result after the drain deadline"
+    );
+    assert_eq!(conv.next().await, end(Code::Unavailable, "draining"));
+    let waited = tokio::task::spawn_blocking(move || {
+        gw.signal_and_wait(nix::sys::signal::Signal::SIGTERM, Duration::from_secs(30))
+    });
+    assert_eq!(waited.await.unwrap().0, Some(70));
+}
