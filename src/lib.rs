@@ -14,6 +14,7 @@ pub mod json;
 pub mod logging;
 pub mod mcp;
 pub mod notify;
+pub mod providers;
 pub mod signals;
 pub mod startup;
 pub mod storage;
