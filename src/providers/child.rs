@@ -50,7 +50,13 @@ pub enum Exit {
 pub fn resolve(spec: &LaunchSpec) -> Result<PathBuf, FailureClass> {
     if spec.command.contains('/') {
         let path = Path::new(&spec.command);
-        return Ok(if path.is_absolute() { path.to_path_buf() } else { spec.cwd.join(path) });
+        let path = if path.is_absolute() { path.to_path_buf() } else { spec.cwd.join(path) };
+        // A missing or non-executable file cannot be started (§4.1 spawn failure, F15).
+        return if is_executable_file(&path) {
+            Ok(path)
+        } else {
+            Err(FailureClass::McpStdioLauncherUnavailable)
+        };
     }
     let path_var = spec.env.get("PATH").ok_or(FailureClass::McpStdioLauncherUnavailable)?;
     path_var

@@ -129,7 +129,7 @@ impl Shared {
             LossFault::ProtocolError => FailureClass::McpProtocolError,
             _ => FailureClass::McpTransportError,
         };
-        self.table().seal(class);
+        // Publish the fault before failing the waiters, so a waiter that sees its failure also sees why.
         self.loss.send_if_modified(|current| {
             if current.is_none() {
                 *current = Some(fault);
@@ -138,6 +138,7 @@ impl Shared {
                 false
             }
         });
+        self.table().seal(class);
     }
 }
 
@@ -365,10 +366,13 @@ impl StdioTransport {
         if let Some(close) = self.close_stdin.take() {
             let _ = close.send(());
         }
-        let stdin = match self.writer.take() {
-            Some(writer) => writer.await.ok().flatten(),
-            None => None,
-        };
+        // Step 2 closes stdin even when the writer is stuck on a full pipe (a child that stopped
+        // reading): aborting the writer drops its end.
+        if let Some(writer) = self.writer.take() {
+            writer.abort();
+            let _ = writer.await;
+        }
+        let stdin = None;
         let Some(child) = self.child.take() else {
             return self.end(TransportFault::TransportError, Exit::Unknown);
         };
