@@ -494,11 +494,28 @@ async fn read_loop(
     shared: Arc<Shared>,
     stdout: ChildStdout,
     replies: mpsc::Sender<Vec<u8>>,
-    mut exit: watch::Receiver<Option<Exit>>,
+    exit: watch::Receiver<Option<Exit>>,
 ) {
     let mut reader = BufReader::with_capacity(65_536, stdout);
+    read_messages(&shared, &mut reader, &replies, exit).await;
+    // After a loss stdout is still drained (responses discarded) until end of file, so the child never
+    // blocks on a full stdout pipe during the close procedure (§13.1 step 1).
+    let mut sink = vec![0u8; 65_536];
+    while let Ok(n) = reader.read(&mut sink).await {
+        if n == 0 {
+            return;
+        }
+    }
+}
+
+async fn read_messages(
+    shared: &Shared,
+    reader: &mut BufReader<ChildStdout>,
+    replies: &mpsc::Sender<Vec<u8>>,
+    mut exit: watch::Receiver<Option<Exit>>,
+) {
     loop {
-        let line = match framing::read_line(&mut reader).await {
+        let line = match framing::read_line(reader).await {
             Ok(Line::Bytes(line)) => line,
             Ok(Line::TooLong) => return shared.lose(LossFault::ProtocolError),
             Ok(Line::Eof) => {
