@@ -15,6 +15,7 @@ pub mod logging;
 pub mod mcp;
 pub mod notify;
 pub mod pcc;
+pub mod providers;
 pub mod signals;
 pub mod startup;
 pub mod storage;

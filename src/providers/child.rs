@@ -1,0 +1,264 @@
+//! The stdio child process (providers.md §4.1, §4.4, §13.1, §13.2): executable resolution and digest,
+//! spawning without a shell in its own process group, observing the leader's exit without reaping it, the
+//! close procedure, the fast close, and kill on drop.
+//!
+//! This file owns the process and its process group. It does not own the pipes once the transport owner
+//! (`transport.rs`) has taken them, and it does not frame or interpret any byte.
+
+use std::collections::BTreeMap;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use nix::sys::signal::{killpg, Signal};
+use nix::sys::wait::{waitid, Id, WaitPidFlag, WaitStatus};
+use nix::unistd::Pid;
+use tokio::process::{ChildStderr, ChildStdin, ChildStdout};
+use tokio::sync::watch;
+
+use super::failure::FailureClass;
+
+/// Close procedure step bounds (§13.1, §15).
+pub const STDIN_GRACE: Duration = Duration::from_millis(2_000);
+pub const TERM_GRACE: Duration = Duration::from_millis(2_000);
+pub const KILL_GRACE: Duration = Duration::from_millis(5_000);
+/// Fast close of a discarded probe process (§13.2).
+pub const FAST_CLOSE_GRACE: Duration = Duration::from_millis(500);
+
+/// What to start (§4.1). `env` is the exact child environment (`env.rs`).
+#[derive(Clone, Debug)]
+pub struct LaunchSpec {
+    pub command: String,
+    pub args: Vec<String>,
+    /// The resolved working directory.
+    pub cwd: PathBuf,
+    pub env: BTreeMap<String, String>,
+}
+
+/// How the leader ended, observed with `WNOWAIT` (§4.4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Exit {
+    Code(i32),
+    Signal(i32),
+    /// No status could be obtained.
+    Unknown,
+}
+
+/// Resolve `command` as §4.1 says: a path when it contains `/`, else the first executable regular file in
+/// the absolute entries of the child's `PATH`.
+pub fn resolve(spec: &LaunchSpec) -> Result<PathBuf, FailureClass> {
+    if spec.command.contains('/') {
+        let path = Path::new(&spec.command);
+        let path = if path.is_absolute() { path.to_path_buf() } else { spec.cwd.join(path) };
+        // A missing or non-executable file cannot be started (§4.1 spawn failure, F15).
+        return if is_executable_file(&path) {
+            Ok(path)
+        } else {
+            Err(FailureClass::McpStdioLauncherUnavailable)
+        };
+    }
+    let path_var = spec.env.get("PATH").ok_or(FailureClass::McpStdioLauncherUnavailable)?;
+    path_var
+        .split(':')
+        .filter(|dir| dir.starts_with('/'))
+        .map(|dir| Path::new(dir).join(&spec.command))
+        .find(|candidate| is_executable_file(candidate))
+        .ok_or(FailureClass::McpStdioLauncherUnavailable)
+}
+
+// Mode bits stand in for the effective-uid access check: an `access(2)` call uses the real uid, and the
+// gateway never runs with differing ids.
+fn is_executable_file(path: &Path) -> bool {
+    std::fs::metadata(path).map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0).unwrap_or(false)
+}
+
+/// `sha256:` + lowercase hex of the resolved file's bytes, links followed (§4.1, §7.4). A file that cannot
+/// be read is `provider_pin_unavailable` for the caller; this returns `None`.
+pub fn digest_executable(path: &Path) -> Option<String> {
+    let bytes = std::fs::read(path).ok()?;
+    let digest = crate::json::sha256(&bytes);
+    Some(format!("sha256:{}", digest.iter().map(|b| format!("{b:02x}")).collect::<String>()))
+}
+
+/// A running child, the leader of its own process group.
+pub struct Child {
+    pid: i32,
+    process: Option<tokio::process::Child>,
+    exit: watch::Receiver<Option<Exit>>,
+}
+
+/// The three pipes, handed to the transport owner.
+pub struct Pipes {
+    pub stdin: ChildStdin,
+    pub stdout: ChildStdout,
+    pub stderr: ChildStderr,
+}
+
+/// How a close ended (§13.1): which step the leader exited at.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CloseStep {
+    /// Exited after stdin was closed (or had already exited).
+    Stdin,
+    /// Needed `SIGTERM`.
+    Term,
+    /// Needed `SIGKILL`.
+    Kill,
+    /// Did not exit by the end of step 5: a cleanup failure; a background reaper finishes the job.
+    Failed,
+}
+
+/// Spawn exactly `resolved` with `argv[0]` the command as written, no shell, in a new process group.
+///
+/// Rust's `Command` already empties the signal mask, resets `SIGPIPE` to its default and opens every
+/// gateway descriptor close-on-exec, which gives the inherited-state rule of §4.1.
+pub fn spawn(spec: &LaunchSpec, resolved: &Path) -> Result<(Child, Pipes), FailureClass> {
+    if !spec.cwd.is_dir() {
+        return Err(FailureClass::McpStdioLauncherUnavailable);
+    }
+    let mut command = tokio::process::Command::new(resolved);
+    command
+        .arg0(&spec.command)
+        .args(&spec.args)
+        .env_clear()
+        .envs(&spec.env)
+        .current_dir(&spec.cwd)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
+    let mut process = command.spawn().map_err(|_| FailureClass::McpStdioLauncherUnavailable)?;
+    let pid = process.id().and_then(|p| i32::try_from(p).ok());
+    let (Some(pid), Some(stdin), Some(stdout), Some(stderr)) =
+        (pid, process.stdin.take(), process.stdout.take(), process.stderr.take())
+    else {
+        return Err(FailureClass::McpStdioLauncherUnavailable);
+    };
+    let exit = watch_exit(pid);
+    Ok((Child { pid, process: Some(process), exit }, Pipes { stdin, stdout, stderr }))
+}
+
+// A dedicated thread blocks in `waitid(WEXITED | WNOWAIT)`: the leader's exit is observed while it stays a
+// zombie, so its pid (= the group id) cannot be reused before the final group SIGKILL (§4.4). A plain
+// thread, not the blocking pool, so a runtime shutdown never waits for it.
+fn watch_exit(pid: i32) -> watch::Receiver<Option<Exit>> {
+    let (tx, rx) = watch::channel(None);
+    let spawned = std::thread::Builder::new().name(format!("ptc-exit-{pid}")).spawn(move || {
+        let flags = WaitPidFlag::WEXITED | WaitPidFlag::WNOWAIT;
+        let exit = loop {
+            match waitid(Id::Pid(Pid::from_raw(pid)), flags) {
+                Ok(WaitStatus::Exited(_, code)) => break Exit::Code(code),
+                Ok(WaitStatus::Signaled(_, signal, _)) => break Exit::Signal(signal as i32),
+                Err(nix::errno::Errno::EINTR) => continue,
+                Ok(_) | Err(_) => break Exit::Unknown,
+            }
+        };
+        let _ = tx.send(Some(exit));
+    });
+    if spawned.is_err() {
+        // Without a watcher no exit can be observed; the close procedure then ends at a cleanup failure.
+        let (_tx, rx) = watch::channel(None);
+        return rx;
+    }
+    rx
+}
+
+impl Child {
+    /// The leader's pid, which is also its process group id.
+    pub fn pid(&self) -> i32 {
+        self.pid
+    }
+
+    /// A receiver that turns `Some` once the leader has exited.
+    pub fn exit_watch(&self) -> watch::Receiver<Option<Exit>> {
+        self.exit.clone()
+    }
+
+    fn signal_group(&self, signal: Signal) {
+        // ESRCH (group already empty) is the expected outcome once everyone has gone.
+        let _ = killpg(Pid::from_raw(self.pid), signal);
+    }
+
+    async fn exited_within(&mut self, grace: Duration) -> Option<Exit> {
+        let mut exit = self.exit.clone();
+        let waited = tokio::time::timeout(grace, exit.wait_for(|e| e.is_some())).await;
+        match waited {
+            Ok(Ok(seen)) => *seen,
+            _ => None,
+        }
+    }
+
+    /// Steps 2–7 of the close procedure (§13.1). The caller drops stdin first (step 2), or passes it.
+    pub async fn close(mut self, stdin: Option<ChildStdin>) -> (CloseStep, Exit) {
+        drop(stdin);
+        let mut step = CloseStep::Stdin;
+        let mut exit = self.exited_within(STDIN_GRACE).await;
+        if exit.is_none() {
+            step = CloseStep::Term;
+            self.signal_group(Signal::SIGTERM);
+            exit = self.exited_within(TERM_GRACE).await;
+        }
+        if exit.is_none() {
+            step = CloseStep::Kill;
+            self.signal_group(Signal::SIGKILL);
+            exit = self.exited_within(KILL_GRACE).await;
+        }
+        match exit {
+            Some(exit) => {
+                self.finish().await;
+                (step, exit)
+            }
+            None => {
+                self.reap_in_background();
+                (CloseStep::Failed, Exit::Unknown)
+            }
+        }
+    }
+
+    /// The fast close of a discarded probe process (§13.2): stdin, 500 ms, `SIGKILL`, reap.
+    pub async fn fast_close(mut self, stdin: Option<ChildStdin>) {
+        drop(stdin);
+        if self.exited_within(FAST_CLOSE_GRACE).await.is_none() {
+            self.signal_group(Signal::SIGKILL);
+            if self.exited_within(KILL_GRACE).await.is_none() {
+                self.reap_in_background();
+                return;
+            }
+        }
+        self.finish().await;
+    }
+
+    // Step 6: the leader has exited but is not reaped, so the group id is still ours: SIGKILL the group
+    // (members that outlived the leader), then reap.
+    async fn finish(&mut self) {
+        self.signal_group(Signal::SIGKILL);
+        if let Some(mut process) = self.process.take() {
+            let _ = process.wait().await;
+        }
+    }
+
+    // Step 7: a leader that outlived SIGKILL is handed to a background reaper.
+    fn reap_in_background(mut self) {
+        let process = self.process.take();
+        let mut exit = self.exit.clone();
+        let pid = self.pid;
+        tokio::spawn(async move {
+            let _ = exit.wait_for(|e| e.is_some()).await;
+            let _ = killpg(Pid::from_raw(pid), Signal::SIGKILL);
+            if let Some(mut process) = process {
+                let _ = process.wait().await;
+            }
+        });
+    }
+}
+
+impl Drop for Child {
+    /// Kill on drop: a child whose close procedure never ran loses its whole group; the runtime's orphan
+    /// queue reaps the leader (`kill_on_drop`).
+    fn drop(&mut self) {
+        if self.process.is_some() {
+            self.signal_group(Signal::SIGKILL);
+        }
+    }
+}

@@ -1,0 +1,583 @@
+//! The stdio transport owner (providers.md §4.2–§4.3, §8.1 steps 4/6/7, §10, §12.1): one writer, one
+//! stdout reader, one stderr drain, the exit monitor, the 128 in-flight slots, abandonment with
+//! `notifications/cancelled`, settlement, loss and the close procedure's bookkeeping.
+//!
+//! This file owns one child's pipes and request table. It does not classify a `tools/call` result
+//! (`result.rs`), negotiate an era (`negotiate.rs`) or decide readiness: it reports loss and cleanup
+//! failure through [`TransportEvents`] for the integrator's owner to fence on.
+
+use std::future::Future;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{ChildStderr, ChildStdin, ChildStdout};
+use tokio::sync::{mpsc, oneshot, watch, OwnedSemaphorePermit, Semaphore};
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+
+use super::child::{Child, CloseStep, Exit, Pipes};
+use super::failure::{CallFailure, Dispatch, FailureClass};
+use super::framing::{self, Line, Message};
+use super::stderr_ring::StderrRing;
+use super::table::{Reply, Table, WriteState};
+use crate::json::{self, Map, Value};
+
+/// In-flight slots per acquisition, fixed (§8.1 step 4, §15).
+pub const INFLIGHT_SLOTS: usize = 128;
+/// Replies to server requests that may wait for the writer (§4.3, §15).
+pub const REPLY_QUEUE: usize = 64;
+/// A detached request must settle within this (§10.2).
+pub const SETTLEMENT_DEADLINE: Duration = Duration::from_millis(10_000);
+// After stdout end of file, how long the reader waits for the leader's exit status so that a child that
+// simply exited is reported `server_exit`/`server_signal` rather than `stdout_eof` (§12.2). A spec gap:
+// the two are observed by different syscalls and the spec gives no window.
+const EOF_EXIT_GRACE: Duration = Duration::from_millis(200);
+
+/// Why the transport was lost (§12.1), as the `transport` record's fault (§12.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LossFault {
+    TransportError,
+    ProtocolError,
+    ServerExit(i32),
+    ServerSignal,
+    StdoutEof,
+}
+
+/// The `fault` of the one `transport` record (§12.2), in precedence order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TransportFault {
+    TransportError,
+    ProtocolError,
+    ServerExit,
+    ServerSignal,
+    StdoutEof,
+    Close,
+    CloseTimeout,
+    Killed,
+}
+
+impl TransportFault {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TransportFault::TransportError => "transport_error",
+            TransportFault::ProtocolError => "protocol_error",
+            TransportFault::ServerExit => "server_exit",
+            TransportFault::ServerSignal => "server_signal",
+            TransportFault::StdoutEof => "stdout_eof",
+            TransportFault::Close => "close",
+            TransportFault::CloseTimeout => "close_timeout",
+            TransportFault::Killed => "killed",
+        }
+    }
+}
+
+/// How the transport ended: the `transport` record's fields and the stderr tail.
+#[derive(Debug)]
+pub struct TransportEnd {
+    pub fault: TransportFault,
+    /// 0..255 when the leader exited with a code; `None` for a signal or no status.
+    pub exit_status: Option<i32>,
+    pub stderr: Vec<u8>,
+    pub stderr_truncated: bool,
+}
+
+/// Counters and fences the integrator observes (§12, audit-events.md).
+#[derive(Default)]
+pub struct Counters {
+    pub busy: AtomicU64,
+    pub detached: AtomicU64,
+    pub settlement_timeouts: AtomicU64,
+}
+
+/// What the owner publishes: the loss (once) and whether a cleanup failure was recorded.
+#[derive(Clone)]
+pub struct TransportEvents {
+    pub loss: watch::Receiver<Option<LossFault>>,
+    pub cleanup_failed: watch::Receiver<bool>,
+}
+
+enum Outgoing {
+    Request { id: u64, line: Vec<u8> },
+    Cancel { line: Vec<u8>, done: oneshot::Sender<()> },
+    Notification(Vec<u8>),
+}
+
+struct Shared {
+    table: Mutex<Table>,
+    stderr: Mutex<StderrRing>,
+    loss: watch::Sender<Option<LossFault>>,
+    cleanup_failed: watch::Sender<bool>,
+    counters: Counters,
+    closing: std::sync::atomic::AtomicBool,
+}
+
+impl Shared {
+    fn table(&self) -> MutexGuard<'_, Table> {
+        // A poisoned lock means a panic under it; the table itself stays consistent (no partial updates
+        // span an await), so keep using it.
+        self.table.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Transport-owner loss (§12.1): seal and fail every pending request, publish the fault once.
+    fn lose(&self, fault: LossFault) {
+        if self.closing.load(Ordering::SeqCst) {
+            return;
+        }
+        let class = match fault {
+            LossFault::ProtocolError => FailureClass::McpProtocolError,
+            _ => FailureClass::McpTransportError,
+        };
+        // Publish the fault before failing the waiters, so a waiter that sees its failure also sees why.
+        self.loss.send_if_modified(|current| {
+            if current.is_none() {
+                *current = Some(fault);
+                true
+            } else {
+                false
+            }
+        });
+        self.table().seal(class);
+    }
+}
+
+/// A registered request whose line is queued; holds its in-flight slot until it settles.
+pub struct Pending {
+    id: u64,
+    rx: oneshot::Receiver<Result<Reply, CallFailure>>,
+    permit: Option<OwnedSemaphorePermit>,
+}
+
+impl Pending {
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+}
+
+/// Why a wait ended without an answer (§10.1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AbandonReason {
+    Timeout,
+    Cancelled,
+}
+
+impl AbandonReason {
+    fn wire(self) -> &'static str {
+        match self {
+            AbandonReason::Timeout => "timeout",
+            AbandonReason::Cancelled => "cancelled",
+        }
+    }
+
+    fn class(self) -> FailureClass {
+        match self {
+            AbandonReason::Timeout => FailureClass::McpTimeout,
+            AbandonReason::Cancelled => FailureClass::McpCancelled,
+        }
+    }
+}
+
+/// A detached request's settlement (§10.2): resolves `Ok` once the cancellation line is written, or
+/// `Err(provider_cleanup_failed)` when the 10 s deadline passes. It holds the in-flight slot meanwhile.
+pub struct Settlement(JoinHandle<Result<(), CallFailure>>);
+
+impl Settlement {
+    pub async fn settled(self) -> Result<(), CallFailure> {
+        self.0.await.unwrap_or(Err(CallFailure::new(FailureClass::ProviderCleanupFailed, Dispatch::Unknown)))
+    }
+}
+
+/// The outcome of waiting for one request.
+pub enum Waited {
+    Answered(Reply),
+    Failed(CallFailure),
+    /// Abandoned after (part of) its line was written: the failure now, the settlement later.
+    Detached(CallFailure, Settlement),
+}
+
+/// One stdio transport and its owner tasks.
+pub struct StdioTransport {
+    shared: Arc<Shared>,
+    out: mpsc::UnboundedSender<Outgoing>,
+    slots: Arc<Semaphore>,
+    child: Option<Child>,
+    writer: Option<JoinHandle<Option<ChildStdin>>>,
+    close_stdin: Option<oneshot::Sender<()>>,
+    tasks: Vec<JoinHandle<()>>,
+}
+
+impl StdioTransport {
+    /// Take ownership of a spawned child and start the owner tasks.
+    pub fn start(child: Child, pipes: Pipes) -> StdioTransport {
+        let (loss, _) = watch::channel(None);
+        let (cleanup_failed, _) = watch::channel(false);
+        let shared = Arc::new(Shared {
+            table: Mutex::new(Table::default()),
+            stderr: Mutex::new(StderrRing::default()),
+            loss,
+            cleanup_failed,
+            counters: Counters::default(),
+            closing: std::sync::atomic::AtomicBool::new(false),
+        });
+        let (out, out_rx) = mpsc::unbounded_channel();
+        let (replies, replies_rx) = mpsc::channel(REPLY_QUEUE);
+        let (close_stdin, close_rx) = oneshot::channel();
+        let writer = tokio::spawn(write_loop(shared.clone(), pipes.stdin, out_rx, replies_rx, close_rx));
+        let tasks = vec![
+            tokio::spawn(read_loop(shared.clone(), pipes.stdout, replies, child.exit_watch())),
+            tokio::spawn(drain_stderr(shared.clone(), pipes.stderr)),
+            tokio::spawn(watch_exit(shared.clone(), child.exit_watch())),
+        ];
+        StdioTransport {
+            shared,
+            out,
+            slots: Arc::new(Semaphore::new(INFLIGHT_SLOTS)),
+            child: Some(child),
+            writer: Some(writer),
+            close_stdin: Some(close_stdin),
+            tasks,
+        }
+    }
+
+    pub fn pid(&self) -> Option<i32> {
+        self.child.as_ref().map(Child::pid)
+    }
+
+    pub fn events(&self) -> TransportEvents {
+        TransportEvents {
+            loss: self.shared.loss.subscribe(),
+            cleanup_failed: self.shared.cleanup_failed.subscribe(),
+        }
+    }
+
+    pub fn counters(&self) -> &Counters {
+        &self.shared.counters
+    }
+
+    /// Reserve an in-flight slot and queue one request (§8.1 steps 3, 4, 6). `params` absent is sent
+    /// without a `params` member (the legacy first `tools/list`, §7.2).
+    pub fn send(&self, method: &str, params: Option<Value>, probe: bool) -> Result<Pending, CallFailure> {
+        if self.shared.table().is_sealed() || self.shared.closing.load(Ordering::SeqCst) {
+            return Err(CallFailure::new(FailureClass::ProviderUnavailable, Dispatch::False));
+        }
+        let Ok(permit) = self.slots.clone().try_acquire_owned() else {
+            self.shared.counters.busy.fetch_add(1, Ordering::Relaxed);
+            return Err(CallFailure::new(FailureClass::McpTransportBusy, Dispatch::False));
+        };
+        let Some((id, rx)) = self.shared.table().register(probe) else {
+            return Err(CallFailure::new(FailureClass::ProviderUnavailable, Dispatch::False));
+        };
+        let mut message = Map::new();
+        message.insert("id".to_owned(), Value::Integer(i128::from(id)));
+        message.insert("jsonrpc".to_owned(), Value::String("2.0".to_owned()));
+        message.insert("method".to_owned(), Value::String(method.to_owned()));
+        if let Some(params) = params {
+            message.insert("params".to_owned(), params);
+        }
+        let line = json::to_deterministic(&Value::Object(message));
+        if self.out.send(Outgoing::Request { id, line }).is_err() {
+            self.shared.table().abandon(id);
+            return Err(CallFailure::new(FailureClass::ProviderUnavailable, Dispatch::False));
+        }
+        Ok(Pending { id, rx, permit: Some(permit) })
+    }
+
+    /// Queue a notification (`notifications/initialized`, §6.3 step 5).
+    pub fn notify(&self, method: &str) -> Result<(), CallFailure> {
+        let mut message = Map::new();
+        message.insert("jsonrpc".to_owned(), Value::String("2.0".to_owned()));
+        message.insert("method".to_owned(), Value::String(method.to_owned()));
+        let line = json::to_deterministic(&Value::Object(message));
+        self.out
+            .send(Outgoing::Notification(line))
+            .map_err(|_| CallFailure::new(FailureClass::ProviderUnavailable, Dispatch::False))
+    }
+
+    /// Wait for the answer, the deadline or `cancel` (§8.1 step 7, §10.1).
+    pub async fn wait(
+        &self,
+        mut pending: Pending,
+        deadline: Instant,
+        cancel: impl Future<Output = ()>,
+    ) -> Waited {
+        let reason = tokio::select! {
+            delivered = &mut pending.rx => return match delivered {
+                Ok(Ok(reply)) => Waited::Answered(reply),
+                Ok(Err(failure)) => Waited::Failed(failure),
+                Err(_) => Waited::Failed(CallFailure::new(FailureClass::McpTransportError, Dispatch::Unknown)),
+            },
+            () = tokio::time::sleep_until(deadline) => AbandonReason::Timeout,
+            () = cancel => AbandonReason::Cancelled,
+        };
+        self.abandon(pending, reason)
+    }
+
+    fn abandon(&self, mut pending: Pending, reason: AbandonReason) -> Waited {
+        let state = self.shared.table().abandon(pending.id);
+        match state {
+            // Settled meanwhile (answered or failed by a loss): report what arrived.
+            None => match pending.rx.try_recv() {
+                Ok(Ok(reply)) => Waited::Answered(reply),
+                Ok(Err(failure)) => Waited::Failed(failure),
+                Err(_) => Waited::Failed(CallFailure::new(reason.class(), Dispatch::Unknown)),
+            },
+            Some(WriteState::Queued) => Waited::Failed(CallFailure::new(reason.class(), Dispatch::False)),
+            Some(WriteState::Writing | WriteState::Written) => {
+                let failure = CallFailure::new(reason.class(), Dispatch::Unknown);
+                self.shared.counters.detached.fetch_add(1, Ordering::Relaxed);
+                let settlement = self.detach(pending.id, pending.permit.take(), reason);
+                Waited::Detached(failure, settlement)
+            }
+        }
+    }
+
+    // Queue the cancellation after the request line (the single writer completes a partial line first,
+    // §4.2) and hold the slot until it is written or the settlement deadline passes (§10.2).
+    fn detach(&self, id: u64, permit: Option<OwnedSemaphorePermit>, reason: AbandonReason) -> Settlement {
+        let line = cancellation_line(id, reason);
+        let (done, done_rx) = oneshot::channel();
+        let queued = self.out.send(Outgoing::Cancel { line, done }).is_ok();
+        let shared = self.shared.clone();
+        let deadline = Instant::now() + SETTLEMENT_DEADLINE;
+        Settlement(tokio::spawn(async move {
+            let _slot = permit;
+            let written = queued && matches!(tokio::time::timeout_at(deadline, done_rx).await, Ok(Ok(())));
+            // A transport that was lost or closed meanwhile has no writer left; its pending work is gone
+            // with the process, which counts as settled.
+            if written || shared.table().is_sealed() || shared.closing.load(Ordering::SeqCst) {
+                return Ok(());
+            }
+            shared.counters.settlement_timeouts.fetch_add(1, Ordering::Relaxed);
+            shared.cleanup_failed.send_replace(true);
+            Err(CallFailure::new(FailureClass::ProviderCleanupFailed, Dispatch::Unknown))
+        }))
+    }
+
+    /// The stderr ring's content and truncation flag.
+    pub fn stderr_tail(&self) -> (Vec<u8>, bool) {
+        self.shared.stderr.lock().unwrap_or_else(|p| p.into_inner()).snapshot()
+    }
+
+    /// The close procedure (§13.1), or the fast close of a probe process (§13.2) when `fast`.
+    pub async fn close(mut self, fast: bool) -> TransportEnd {
+        self.shared.closing.store(true, Ordering::SeqCst);
+        self.shared.table().seal(FailureClass::ProviderUnavailable);
+        if let Some(close) = self.close_stdin.take() {
+            let _ = close.send(());
+        }
+        // Step 2 closes stdin even when the writer is stuck on a full pipe (a child that stopped
+        // reading): aborting the writer drops its end.
+        if let Some(writer) = self.writer.take() {
+            writer.abort();
+            let _ = writer.await;
+        }
+        let stdin = None;
+        let Some(child) = self.child.take() else {
+            return self.end(TransportFault::TransportError, Exit::Unknown);
+        };
+        if fast {
+            child.fast_close(stdin).await;
+            return self.end(TransportFault::Close, Exit::Unknown);
+        }
+        let (step, exit) = child.close(stdin).await;
+        let fault = match (*self.shared.loss.borrow(), step) {
+            _ if *self.shared.cleanup_failed.borrow() => TransportFault::TransportError,
+            (_, CloseStep::Failed) => TransportFault::TransportError,
+            (Some(LossFault::TransportError), _) => TransportFault::TransportError,
+            (Some(LossFault::ProtocolError), _) => TransportFault::ProtocolError,
+            (Some(LossFault::ServerExit(_)), _) => TransportFault::ServerExit,
+            (Some(LossFault::ServerSignal), _) => TransportFault::ServerSignal,
+            (Some(LossFault::StdoutEof), _) => TransportFault::StdoutEof,
+            (None, CloseStep::Stdin) => TransportFault::Close,
+            (None, CloseStep::Term) => TransportFault::CloseTimeout,
+            (None, CloseStep::Kill) => TransportFault::Killed,
+        };
+        self.end(fault, exit)
+    }
+
+    fn end(&mut self, fault: TransportFault, exit: Exit) -> TransportEnd {
+        let (stderr, stderr_truncated) = self.stderr_tail();
+        let exit_status = match exit {
+            Exit::Code(code) => Some(code),
+            Exit::Signal(_) | Exit::Unknown => None,
+        };
+        TransportEnd { fault, exit_status, stderr, stderr_truncated }
+    }
+}
+
+impl Drop for StdioTransport {
+    fn drop(&mut self) {
+        // Kill on drop happens in `Child`; the reader tasks end with the pipes.
+        for task in &self.tasks {
+            task.abort();
+        }
+    }
+}
+
+fn cancellation_line(id: u64, reason: AbandonReason) -> Vec<u8> {
+    let mut params = Map::new();
+    params.insert("reason".to_owned(), Value::String(reason.wire().to_owned()));
+    params.insert("requestId".to_owned(), Value::Integer(i128::from(id)));
+    let mut message = Map::new();
+    message.insert("jsonrpc".to_owned(), Value::String("2.0".to_owned()));
+    message.insert("method".to_owned(), Value::String("notifications/cancelled".to_owned()));
+    message.insert("params".to_owned(), Value::Object(params));
+    json::to_deterministic(&Value::Object(message))
+}
+
+fn server_reply(id: Value, method: &str) -> Vec<u8> {
+    let mut message = Map::new();
+    message.insert("id".to_owned(), id);
+    message.insert("jsonrpc".to_owned(), Value::String("2.0".to_owned()));
+    if method == "ping" {
+        message.insert("result".to_owned(), Value::Object(Map::new()));
+    } else {
+        // The gateway declares no client capabilities (§4.3).
+        let mut error = Map::new();
+        error.insert("code".to_owned(), Value::Integer(-32601));
+        error.insert("message".to_owned(), Value::String("Method not found".to_owned()));
+        message.insert("error".to_owned(), Value::Object(error));
+    }
+    json::to_deterministic(&Value::Object(message))
+}
+
+async fn write_line(stdin: &mut ChildStdin, line: &[u8]) -> std::io::Result<()> {
+    stdin.write_all(line).await?;
+    stdin.write_all(b"\n").await?;
+    stdin.flush().await
+}
+
+// The single writer (§4.2): replies first (bounded queue), then requests, cancellations, notifications
+// in order. Returns stdin unless the close asked for it, so the close procedure can drop it (step 2).
+async fn write_loop(
+    shared: Arc<Shared>,
+    mut stdin: ChildStdin,
+    mut out: mpsc::UnboundedReceiver<Outgoing>,
+    mut replies: mpsc::Receiver<Vec<u8>>,
+    mut close: oneshot::Receiver<()>,
+) -> Option<ChildStdin> {
+    loop {
+        let result = tokio::select! {
+            biased;
+            _ = &mut close => return None,
+            Some(reply) = replies.recv() => write_line(&mut stdin, &reply).await,
+            item = out.recv() => match item {
+                None => return Some(stdin),
+                Some(Outgoing::Request { id, line }) => {
+                    if !shared.table().begin_write(id) {
+                        continue;
+                    }
+                    let written = write_line(&mut stdin, &line).await;
+                    shared.table().end_write(id);
+                    written
+                }
+                Some(Outgoing::Cancel { line, done }) => {
+                    let written = write_line(&mut stdin, &line).await;
+                    if written.is_ok() {
+                        let _ = done.send(());
+                    }
+                    written
+                }
+                Some(Outgoing::Notification(line)) => write_line(&mut stdin, &line).await,
+            },
+        };
+        if result.is_err() {
+            // EPIPE while open is transport-owner loss (§4.3).
+            shared.lose(LossFault::TransportError);
+            return None;
+        }
+    }
+}
+
+async fn read_loop(
+    shared: Arc<Shared>,
+    stdout: ChildStdout,
+    replies: mpsc::Sender<Vec<u8>>,
+    exit: watch::Receiver<Option<Exit>>,
+) {
+    let mut reader = BufReader::with_capacity(65_536, stdout);
+    read_messages(&shared, &mut reader, &replies, exit).await;
+    // After a loss stdout is still drained (responses discarded) until end of file, so the child never
+    // blocks on a full stdout pipe during the close procedure (§13.1 step 1).
+    let mut sink = vec![0u8; 65_536];
+    while let Ok(n) = reader.read(&mut sink).await {
+        if n == 0 {
+            return;
+        }
+    }
+}
+
+async fn read_messages(
+    shared: &Shared,
+    reader: &mut BufReader<ChildStdout>,
+    replies: &mpsc::Sender<Vec<u8>>,
+    mut exit: watch::Receiver<Option<Exit>>,
+) {
+    loop {
+        let line = match framing::read_line(reader).await {
+            Ok(Line::Bytes(line)) => line,
+            Ok(Line::TooLong) => return shared.lose(LossFault::ProtocolError),
+            Ok(Line::Eof) => {
+                let exited = tokio::time::timeout(EOF_EXIT_GRACE, exit.wait_for(|e| e.is_some())).await;
+                let fault = match exited.ok().and_then(|seen| seen.ok().and_then(|e| *e)) {
+                    Some(exit) => exit_fault(exit),
+                    None => LossFault::StdoutEof,
+                };
+                return shared.lose(fault);
+            }
+            Err(_) => return shared.lose(LossFault::TransportError),
+        };
+        if shared.closing.load(Ordering::SeqCst) {
+            continue;
+        }
+        let size = line.len();
+        let message = match framing::parse_message(&line) {
+            Ok(message) => message,
+            Err(_) => return shared.lose(LossFault::ProtocolError),
+        };
+        match message {
+            Message::Notification => {}
+            Message::Request { id, method } => {
+                if replies.try_send(server_reply(id, &method)).is_err() {
+                    return shared.lose(LossFault::ProtocolError);
+                }
+            }
+            Message::Result { ref id, .. } | Message::Error { ref id, .. } => {
+                let id = id.clone();
+                let routed = shared.table().route(&id, Reply { message, size });
+                if routed == super::table::Routed::Violation {
+                    return shared.lose(LossFault::ProtocolError);
+                }
+            }
+        }
+    }
+}
+
+fn exit_fault(exit: Exit) -> LossFault {
+    match exit {
+        Exit::Code(code) => LossFault::ServerExit(code),
+        Exit::Signal(_) => LossFault::ServerSignal,
+        Exit::Unknown => LossFault::TransportError,
+    }
+}
+
+// The leader exiting while open is loss even if a grandchild keeps stdout open (§12.1).
+async fn watch_exit(shared: Arc<Shared>, mut exit: watch::Receiver<Option<Exit>>) {
+    if let Ok(seen) = exit.wait_for(|e| e.is_some()).await {
+        if let Some(exit) = *seen {
+            shared.lose(exit_fault(exit));
+        }
+    }
+}
+
+// stderr is drained whatever else happens, so a chatty child never blocks (§4.2).
+async fn drain_stderr(shared: Arc<Shared>, mut stderr: ChildStderr) {
+    let mut buf = vec![0u8; 8192];
+    while let Ok(n) = stderr.read(&mut buf).await {
+        if n == 0 {
+            return;
+        }
+        shared.stderr.lock().unwrap_or_else(|p| p.into_inner()).push(&buf[..n]);
+    }
+}
