@@ -4,6 +4,7 @@
 
 pub mod apps;
 pub mod audit;
+pub mod calendar;
 pub mod call;
 pub mod cli;
 pub mod config;

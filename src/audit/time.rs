@@ -14,25 +14,7 @@ pub const LEN: usize = 24;
 pub fn format(t: SystemTime) -> String {
     let ms = t.duration_since(UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0);
     let ms = u64::try_from(ms).unwrap_or(u64::MAX);
-    let (secs, millis) = (ms / 1000, ms % 1000);
-    let (days, rem) = (secs / 86_400, secs % 86_400);
-    let (y, m, d) = civil_from_days(days);
-    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{millis:03}Z", rem / 3600, (rem % 3600) / 60, rem % 60)
-}
-
-/// Days since 1970-01-01 to (year, month, day) in the proleptic Gregorian calendar (H. Hinnant's
-/// `civil_from_days`, restricted to non-negative days).
-fn civil_from_days(days: u64) -> (u64, u64, u64) {
-    let z = days + 719_468;
-    let era = z / 146_097;
-    let doe = z % 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + u64::from(m <= 2);
-    (y, m, d)
+    format!("{}.{:03}Z", crate::calendar::utc_seconds(ms / 1000), ms % 1000)
 }
 
 /// Whether `s` has the exact shape of an audit timestamp (digits where digits belong, the separators,

@@ -14,33 +14,10 @@ fn micros(at: SystemTime) -> Option<u64> {
     (micros < 253_402_300_800_000_000).then_some(micros)
 }
 
-/// Civil date of a day count since 1970-01-01 (Howard Hinnant's `civil_from_days`, proleptic Gregorian).
-fn civil_from_days(days: u64) -> (u64, u64, u64) {
-    let z = days + 719_468;
-    let era = z / 146_097;
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + u64::from(month <= 2);
-    (year, month, day)
-}
-
 /// The 27-character event timestamp of `at`, or `None` when `at` cannot be written in the format.
 pub fn event_timestamp(at: SystemTime) -> Option<String> {
     let micros = micros(at)?;
-    let secs = micros / 1_000_000;
-    let (year, month, day) = civil_from_days(secs / 86_400);
-    let rem = secs % 86_400;
-    Some(format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:06}Z",
-        rem / 3_600,
-        rem % 3_600 / 60,
-        rem % 60,
-        micros % 1_000_000
-    ))
+    Some(format!("{}.{:06}Z", crate::calendar::utc_seconds(micros / 1_000_000), micros % 1_000_000))
 }
 
 #[cfg(test)]
