@@ -12,9 +12,7 @@ use std::time::{Duration, Instant};
 
 use ptc_actors::NotReadyCause;
 use ptc_gateway::audit::store::hooks;
-use ptc_gateway::cli::GatewayArgs;
-use ptc_gateway::config::Mode;
-use ptc_gateway::startup::serve::{self, Held, RunningGateway};
+use ptc_gateway::startup::serve::RunningGateway;
 use serde_json::{json, Value};
 use support::audit::{all_records, deployment, exchange, got_success};
 use support::{Deployment, TOKEN};
@@ -23,12 +21,7 @@ async fn start(d: &mut Deployment) -> RunningGateway {
     d.host["credentials"]["gateway"] = json!({"file": "token"});
     d.write_file("token", TOKEN);
     d.write_documents();
-    let args = GatewayArgs { config: d.config_path(), env_file: None, mode: Mode::Serve };
-    let mut held = Held::default();
-    match serve::start(&args, &mut held).await {
-        Ok(g) => g,
-        Err(code) => panic!("startup failed: {code}"),
-    }
+    support::start_inproc(d).await
 }
 
 async fn wait_until(what: &str, deadline: Duration, f: impl Fn() -> bool) {

@@ -6,9 +6,7 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use ptc_gateway::cli::GatewayArgs;
-use ptc_gateway::config::Mode;
-use ptc_gateway::startup::serve::{self, Held, RunningGateway};
+use ptc_gateway::startup::serve::RunningGateway;
 use serde_json::json;
 use support::{http_get, Deployment};
 
@@ -22,12 +20,7 @@ fn deployment() -> Deployment {
 }
 
 async fn start(d: &Deployment) -> RunningGateway {
-    let args = GatewayArgs { config: d.config_path(), env_file: None, mode: Mode::Serve };
-    let mut held = Held::default();
-    match serve::start(&args, &mut held).await {
-        Ok(gateway) => gateway,
-        Err(code) => panic!("startup failed: {code}"),
-    }
+    support::start_inproc(d).await
 }
 
 async fn status(addr: std::net::SocketAddr, path: &'static str) -> (u16, String) {

@@ -11,9 +11,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use ptc_gateway::cli::GatewayArgs;
-use ptc_gateway::config::Mode;
-use ptc_gateway::startup::serve::{self, Held};
 use serde_json::json;
 use support::{content_pin, http_get, Deployment, TOKEN};
 
@@ -61,12 +58,7 @@ fn exchange(addr: SocketAddr, id: usize) -> (u16, String) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_storm_of_64_calls_stays_within_its_bounds() {
     let d = deployment();
-    let args = GatewayArgs { config: d.config_path(), env_file: None, mode: Mode::Serve };
-    let mut held = Held::default();
-    let gateway = match serve::start(&args, &mut held).await {
-        Ok(g) => g,
-        Err(code) => panic!("startup failed: {code}"),
-    };
+    let gateway = support::start_inproc(&d).await;
     let addr = gateway.http_addr();
     let [runs, requests, _] = gateway.pools();
     let (runs, requests) = (runs.clone(), requests.clone());

@@ -7,10 +7,8 @@ use std::os::unix::net::UnixDatagram;
 use std::time::{Duration, Instant};
 
 use ptc_actors::AbnormalCause;
-use ptc_gateway::cli::GatewayArgs;
-use ptc_gateway::config::Mode;
 use ptc_gateway::notify::Notifier;
-use ptc_gateway::startup::serve::{self, Held, RunningGateway};
+use ptc_gateway::startup::serve::RunningGateway;
 use ptc_gateway::startup::watchdog;
 use serde_json::json;
 use support::Deployment;
@@ -24,12 +22,7 @@ fn deployment() -> Deployment {
 }
 
 async fn start(d: &Deployment) -> RunningGateway {
-    let args = GatewayArgs { config: d.config_path(), env_file: None, mode: Mode::Serve };
-    let mut held = Held::default();
-    match serve::start(&args, &mut held).await {
-        Ok(gateway) => gateway,
-        Err(code) => panic!("startup failed: {code}"),
-    }
+    support::start_inproc(d).await
 }
 
 /// A test-owned notify socket and the notifier aimed at it.

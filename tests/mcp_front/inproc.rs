@@ -8,9 +8,7 @@ use std::io::Write;
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
-use ptc_gateway::cli::GatewayArgs;
-use ptc_gateway::config::Mode;
-use ptc_gateway::startup::serve::{self, Held, RunningGateway};
+use ptc_gateway::startup::serve::RunningGateway;
 
 use crate::check;
 use crate::rows::Row;
@@ -18,12 +16,7 @@ use crate::support::mcp::{connect, discover_result, fixture, result, rpc_error, 
 use crate::support::{http_get, read_response, Deployment};
 
 async fn start(d: &Deployment) -> RunningGateway {
-    let args = GatewayArgs { config: d.config_path(), env_file: None, mode: Mode::Serve };
-    let mut held = Held::default();
-    match serve::start(&args, &mut held).await {
-        Ok(gateway) => gateway,
-        Err(code) => panic!("startup failed: {code}"),
-    }
+    crate::support::start_inproc(d).await
 }
 
 async fn wait_until(mut condition: impl FnMut() -> bool, what: &str) {
