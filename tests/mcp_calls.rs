@@ -280,3 +280,34 @@ fn a_client_that_half_closes_during_a_run_gets_nothing_more_and_frees_the_slot()
     }
     assert!(gone.elapsed() <= Duration::from_millis(1_000), "slot back after {:?}", gone.elapsed());
 }
+
+#[test]
+fn an_http_1_0_call_is_delimited_by_the_close() {
+    // execution.md §4.1: for HTTP/1.0 the head has `connection: close` instead of chunked coding, and the
+    // end of the body is the close; the status line is HTTP/1.1 (http-mcp.md §2.1).
+    let d = deployment(1);
+    let gw = start(&d);
+    let request = String::from_utf8(call_request(gw.addr, "echo", &json!({"text": "hi"}), 9)).unwrap();
+    let request = request.replacen("POST /mcp HTTP/1.1", "POST /mcp HTTP/1.0", 1);
+    let mut s = connect(gw.addr);
+    s.write_all(request.as_bytes()).unwrap();
+    let mut all = Vec::new();
+    s.read_to_end(&mut all).unwrap();
+    let head_end = find(&all, b"\r\n\r\n").unwrap();
+    let head = String::from_utf8_lossy(&all[..head_end]).to_ascii_lowercase();
+    assert!(head.starts_with("http/1.1 200 ok\r\n"), "{head}");
+    let mut names: Vec<&str> = head.lines().skip(1).filter(|l| !l.starts_with("date:")).collect();
+    names.sort();
+    assert_eq!(
+        names,
+        vec![
+            "cache-control: no-store",
+            "connection: close",
+            "content-type: text/event-stream; charset=utf-8",
+            "mcp-protocol-version: 2026-07-28",
+            "x-accel-buffering: no",
+        ]
+    );
+    let body = String::from_utf8(all[head_end + 4..].to_vec()).unwrap();
+    assert_eq!(body, success(9, r#"{"text":"hi"}"#));
+}
