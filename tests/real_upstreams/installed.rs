@@ -1,6 +1,6 @@
 //! Where `tests/third_party/install.sh` put the real upstream servers, and the failure when it did not.
 //!
-//! Owns: the paths of the installed `mcp-server-time` entry point, of server-everything's `bin` entry and
+//! Owns: the paths of the committed launchers of `mcp-server-time` and server-everything, and
 //! of the HTTP upstream script with the venv interpreter that runs it. Each path is required together with
 //! the install stamp of its part, so a half-finished install is a missing install. Does not own: the
 //! failure message (install.rs) or installing anything.
@@ -18,16 +18,20 @@ fn venv_file(rel: &str, what: &str) -> PathBuf {
     require(root().join("tests/python/.venv").join(rel), what)
 }
 
-/// The console script of the pinned `mcp-server-time` (its shebang names the venv's interpreter).
+/// The committed launcher of the pinned `mcp-server-time` (`tests/upstreams/bin/mcp-server-time`, which
+/// runs it from the venv; its bytes, unlike the venv's console script, do not depend on the clone path).
 pub fn time_server() -> PathBuf {
-    venv_file("bin/mcp-server-time", "mcp-server-time")
+    venv_file("bin/mcp-server-time", "mcp-server-time");
+    root().join("tests/upstreams/bin/mcp-server-time")
 }
 
-/// The `bin` link of the pinned server-everything (`dist/index.js`, run by the `node` on `PATH`).
+/// The committed launcher of the pinned server-everything (`tests/upstreams/bin/mcp-server-everything`,
+/// which runs its `dist/index.js` with the `node` on `PATH`).
 pub fn everything_server() -> PathBuf {
     let modules = root().join("tests/upstreams/everything/node_modules");
     require(modules.join(".ptc-installed"), "server-everything (pinned package-lock.json)");
-    require(modules.join(".bin/mcp-server-everything"), "server-everything")
+    require(modules.join("@modelcontextprotocol/server-everything/dist/index.js"), "server-everything");
+    root().join("tests/upstreams/bin/mcp-server-everything")
 }
 
 /// The venv's interpreter and the Streamable HTTP upstream script it runs.
