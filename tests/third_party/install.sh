@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Installs the third-party programs that tests/third_party runs against the gateway, from the pinned
 # files in this repository only:
-#   - tests/python/.venv: the official `mcp` Python SDK, `pip install --require-hashes` of
-#     tests/python/requirements.txt (generated from requirements.in with pip-compile --generate-hashes);
+#   - tests/python/.venv: the official `mcp` Python SDK and the official time server `mcp-server-time`
+#     (same closure), `pip install --require-hashes` of tests/python/requirements.txt (generated from
+#     requirements.in with pip-compile --generate-hashes);
 #   - tests/conformance/node_modules: `npm ci` of tests/conformance/package-lock.json (the MCP
-#     conformance suite and the Node.js 22 binary it needs, shipped as an npm package).
+#     conformance suite and the Node.js 22 binary it needs, shipped as an npm package);
+#   - tests/upstreams/everything/node_modules: `npm ci` of tests/upstreams/everything/package-lock.json
+#     (the official reference server `@modelcontextprotocol/server-everything`, a stdio upstream).
 # Idempotent: each part is skipped when a stamp records that the same pinned file was installed, so a
 # second run reaches no registry. Run from anywhere; `.ci/run` runs it before the test command.
 set -euo pipefail
@@ -15,9 +18,9 @@ stamp_of() { sha256sum "$1" | cut -d' ' -f1; }
 venv=tests/python/.venv
 want=$(stamp_of tests/python/requirements.txt)
 if [[ -x $venv/bin/python && "$(cat $venv/.ptc-installed 2>/dev/null || true)" == "$want" ]]; then
-  echo "python client: up to date ($venv)"
+  echo "python venv (mcp SDK, mcp-server-time): up to date ($venv)"
 else
-  echo "python client: installing into $venv"
+  echo "python venv (mcp SDK, mcp-server-time): installing into $venv"
   rm -rf "$venv"
   python3 -m venv "$venv"
   "$venv/bin/pip" install --quiet --disable-pip-version-check --no-deps --require-hashes \
@@ -25,12 +28,18 @@ else
   echo "$want" > "$venv/.ptc-installed"
 fi
 
-modules=tests/conformance/node_modules
-want=$(stamp_of tests/conformance/package-lock.json)
-if [[ -d $modules && "$(cat $modules/.ptc-installed 2>/dev/null || true)" == "$want" ]]; then
-  echo "conformance suite: up to date ($modules)"
-else
-  echo "conformance suite: npm ci in tests/conformance"
-  (cd tests/conformance && npm ci --no-audit --no-fund --loglevel=error)
-  echo "$want" > "$modules/.ptc-installed"
-fi
+# npm_ci DIR LABEL: `npm ci` in DIR unless its node_modules records the same package-lock.json.
+npm_ci() {
+  local dir=$1 label=$2 modules=$1/node_modules want
+  want=$(stamp_of "$dir/package-lock.json")
+  if [[ -d $modules && "$(cat "$modules/.ptc-installed" 2>/dev/null || true)" == "$want" ]]; then
+    echo "$label: up to date ($modules)"
+  else
+    echo "$label: npm ci in $dir"
+    (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
+    echo "$want" > "$modules/.ptc-installed"
+  fi
+}
+
+npm_ci tests/conformance "conformance suite"
+npm_ci tests/upstreams/everything "server-everything upstream"
