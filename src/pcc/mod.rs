@@ -8,6 +8,7 @@
 //! `crate::exec::pcc` over the same shared execution state as `/mcp`. This front does not own admission
 //! pools, the bearer's capture or execution itself.
 
+pub mod deadline;
 pub mod envelope;
 pub mod listener;
 pub mod methods;
