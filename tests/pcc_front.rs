@@ -1,6 +1,38 @@
 //! The PCC tool gateway front against the real binary (pcc.md §17), driven by a tonic client generated
 //! from the same `schemas/pcc_tool_gateway.proto`: the test-vector rows as a table, stream admission,
 //! cancellation, drain, and the same Luau tool over `/mcp` and over PCC.
+//!
+//! Every row of pcc.md §17 and the test that shows it (`vectors` = the table of `test_vector_rows`):
+//!
+//! | Rows | Test |
+//! | --- | --- |
+//! | V1–V6, V57 | `stream_start_metadata_rows` |
+//! | V7, V59 | `stream_admission_is_separate_from_mcp` |
+//! | V8–V11, V13–V35, V49, V55 | `vectors` (V36/V42/V43 also, with the read tool `hang`) |
+//! | V12 | `connect_timeout` |
+//! | V36, V43 (write tool, one audit record) | `writes::a_write_call_in_flight_refuses_a_second_and_leaves_one_record` |
+//! | V37–V39 | `apple_request_uuid_binds_the_call_id` |
+//! | V40 (and V36, V42, V44 on run capacity) | `cancellation_and_run_capacity` |
+//! | V41 | `pcc_inproc::a_fenced_domain_answers_list_and_call_unavailable` |
+//! | V42, V44 (audit `cancelled`, `disconnected` false / true) | `writes::cancelled_write_calls_are_audited_once_each` |
+//! | V45, V46 | not here: they need an upstream (providers); the trace id choice is `exec::trace` unit tests |
+//! | V47, V48 | `idle_timeout` |
+//! | V50 | `an_oversized_grpc_message_is_resource_exhausted` |
+//! | V51 | `drain::drain_ends_idle_streams` |
+//! | V52, V54 (black-box) | `drain::drain_answers_a_call_that_ends_before_the_deadline` |
+//! | V53 | `drain::drain_answers_the_call_in_flight_with_its_real_outcome` |
+//! | V54 (exact status) | `pcc_inproc::a_new_stream_during_a_drain_is_refused_draining` |
+//! | V56 | `drain::half_close_waits_for_the_call_in_flight` |
+//! | V58 (not the upstream part) | `writes::connect_metadata_never_leaves_the_stream` |
+//! | V60 | `admission::a_mcp_lease_is_not_a_stream_slot` |
+//! | V61 | `admission::the_stream_bound_leaves_mcp_alone` |
+//! | §5.2 invalid UTF-8 → -32700 | `connection::a_body_that_is_not_utf8_is_a_parse_error` |
+//! | §3 idle connection close | `connection::a_connection_without_streams_is_closed_after_30_s` |
+//! | §4 client deadline | `writes::the_client_deadline_cancels_the_stream` |
+//! | same `structuredContent` as `/mcp` | `the_same_tool_over_both_fronts_has_the_same_structured_content` |
+//!
+//! Without upstreams, §17's `beta` ("held until released") is two tools: `beta` runs until cancelled
+//! (the held call) and `delta` computes for a few seconds and returns `{"done":true}` (the released one).
 
 #[path = "pcc_front/admission.rs"]
 mod admission;
@@ -305,11 +337,17 @@ async fn an_oversized_grpc_message_is_resource_exhausted() {
     }
 }
 
-/// §5.1 and §17 V47: 60 s without an inbound message while no call is in flight.
+/// §5.1 and §17 V47, V48: 60 s without an inbound message while no call is in flight ends a stream; a
+/// stream whose held call is in flight is not timed out (its last message is older than the idle
+/// stream's, so once that one has ended, this one has been quiet for longer than 60 s too).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn idle_timeout() {
     let d = deployment(64, 4);
     let _gw = start(&d);
+    let mut busy = ready_stream(d.pcc_port).await;
+    busy.send(&call(r#""call-1""#, "beta", "{}")).await;
+    busy.send(&ping(1)).await;
+    assert_eq!(busy.next().await, pong(1));
     let mut conv = ready_stream(d.pcc_port).await;
     let started = Instant::now();
     let read = tokio::time::timeout(Duration::from_secs(90), conv.next_unbounded())
@@ -318,4 +356,13 @@ async fn idle_timeout() {
     assert_eq!(read, end(Code::DeadlineExceeded, "idle_timeout"), "V47");
     let after = started.elapsed();
     assert!(after >= Duration::from_millis(59_500), "after {after:?}");
+    // V48: the stream with the call in flight is still open and answers.
+    busy.send(&ping(2)).await;
+    assert_eq!(busy.next().await, pong(2), "V48: no idle timeout while a call is in flight");
+    busy.send(&body(
+        r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"call-1"}}"#,
+    ))
+    .await;
+    let records = fixture::audit_records(&d, 1).await;
+    assert_eq!(fixture::summary(&records[0]), ("beta", "cancelled", false));
 }

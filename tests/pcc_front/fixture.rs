@@ -33,6 +33,11 @@ fn delta_luau() -> String {
 
 /// The fixture with `admission.max_inflight_requests` and `max_concurrent_runs` as given.
 pub fn deployment(max_requests: u32, max_runs: u32) -> Deployment {
+    deployment_with(max_requests, max_runs, |_| {})
+}
+
+/// As [`deployment`], with `edit` applied before the documents are written.
+pub fn deployment_with(max_requests: u32, max_runs: u32, edit: impl FnOnce(&mut Deployment)) -> Deployment {
     let mut d = Deployment::baseline();
     let delta = delta_luau();
     let apps: [(&str, &str, &str, &str, &str, u64); 5] = [
@@ -75,6 +80,7 @@ pub fn deployment(max_requests: u32, max_runs: u32) -> Deployment {
         json!({"directory": "audit", "max_file_bytes": 1_048_576, "max_retained_files": 8});
     // The host ceiling allows the 120,000 ms run deadline of §17's `beta`.
     d.host["limits"] = json!({"run_duration_ms": 120_000});
+    edit(&mut d);
     d.write_documents();
     d
 }

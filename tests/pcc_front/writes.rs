@@ -14,7 +14,7 @@ use crate::fixture::{
 };
 use crate::support;
 
-/// §17 V36 with a write tool: `call_in_flight` at once, then the call's success, and one audit record.
+/// §17 V36 with a write tool, and V43: `call_in_flight` at once, then the call's success, and one audit record.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_write_call_in_flight_refuses_a_second_and_leaves_one_record() {
     let d = deployment(64, 4);
@@ -23,7 +23,9 @@ async fn a_write_call_in_flight_refuses_a_second_and_leaves_one_record() {
     conv.send(&call(r#""call-3""#, "delta", "{}")).await;
     conv.send(&alpha(r#""call-4""#)).await;
     assert_eq!(conv.next().await, err(-32600, "Invalid Request", Some("call_in_flight"), r#""call-4""#));
-    assert_eq!(conv.next().await, done(r#""call-3""#), "V36: the write call's success after it ends");
+    // V43: a cancellation naming another id is ignored.
+    conv.send(&body(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"other","reason":"user"}}"#)).await;
+    assert_eq!(conv.next().await, done(r#""call-3""#), "V36, V43: the write call's success after it ends");
     let records = audit_records(&d, 1).await;
     assert_eq!(summary(&records[0]), ("delta", "success", false), "V36");
 }
