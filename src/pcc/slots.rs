@@ -170,3 +170,23 @@ fn is_transient(error: &io::Error) -> bool {
         io::ErrorKind::ConnectionAborted | io::ErrorKind::ConnectionReset | io::ErrorKind::Interrupted
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_idle_clock_runs_only_without_streams() {
+        // pcc.md §3: idle from the accept, not while any stream is open, and again from the last end.
+        let activity = Activity::new();
+        let accepted = activity.idle_since().expect("idle from the accept");
+        let first = activity.open_stream();
+        let second = activity.open_stream();
+        assert_eq!(activity.idle_since(), None);
+        drop(first);
+        assert_eq!(activity.idle_since(), None, "one stream is still open");
+        drop(second);
+        let since = activity.idle_since().expect("idle again");
+        assert!(since >= accepted);
+    }
+}
