@@ -27,7 +27,7 @@
 //! | V60 | `admission::a_mcp_lease_is_not_a_stream_slot` |
 //! | V61 | `admission::the_stream_bound_leaves_mcp_alone` |
 //! | §5.2 invalid UTF-8 → -32700 | `connection::a_body_that_is_not_utf8_is_a_parse_error` |
-//! | §3 idle connection close | `connection::a_connection_without_streams_is_closed_after_30_s` |
+//! | §3 idle connection close | `connection::connections_without_streams_are_closed_after_30_s` |
 //! | §4 client deadline | `writes::the_client_deadline_cancels_the_stream` |
 //! | same `structuredContent` as `/mcp` | `the_same_tool_over_both_fronts_has_the_same_structured_content` |
 //!
