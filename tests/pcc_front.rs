@@ -1,71 +1,64 @@
 //! The PCC tool gateway front against the real binary (pcc.md §17), driven by a tonic client generated
 //! from the same `schemas/pcc_tool_gateway.proto`: the test-vector rows as a table, stream admission,
 //! cancellation, drain, and the same Luau tool over `/mcp` and over PCC.
+//!
+//! Every row of pcc.md §17 and the test that shows it (`vectors` = the table of `test_vector_rows`):
+//!
+//! | Rows | Test |
+//! | --- | --- |
+//! | V1–V6, V57 | `stream_start_metadata_rows` |
+//! | V7, V59 | `stream_admission_is_separate_from_mcp` |
+//! | V8–V11, V13–V35, V49, V55 | `vectors` (V36/V42/V43 also, with the read tool `hang`) |
+//! | V12 | `connect_timeout` |
+//! | V36, V43 (write tool, one audit record) | `writes::a_write_call_in_flight_refuses_a_second_and_leaves_one_record` |
+//! | V37–V39 | `apple_request_uuid_binds_the_call_id` |
+//! | V40 (and V36, V42, V44 on run capacity) | `cancellation_and_run_capacity` |
+//! | V41 | `pcc_inproc::a_fenced_domain_answers_list_and_call_unavailable` |
+//! | V42, V44 (audit `cancelled`, `disconnected` false / true) | `writes::cancelled_write_calls_are_audited_once_each` |
+//! | V45, V46 | not here: they need an upstream (providers); the trace id choice is `exec::trace` unit tests |
+//! | V47, V48 | `idle_timeout` |
+//! | V50 | `an_oversized_grpc_message_is_resource_exhausted` |
+//! | V51 | `drain::drain_ends_idle_streams` |
+//! | V52, V54 (black-box) | `drain::drain_answers_a_call_that_ends_before_the_deadline` |
+//! | V53 | `drain::drain_answers_the_call_in_flight_with_its_real_outcome` |
+//! | V54 (exact status) | `pcc_inproc::a_new_stream_during_a_drain_is_refused_draining` |
+//! | V56 | `drain::half_close_waits_for_the_call_in_flight` |
+//! | V58 (not the upstream part) | `writes::connect_metadata_never_leaves_the_stream` |
+//! | V60 | `admission::a_mcp_lease_is_not_a_stream_slot` |
+//! | V61 | `admission::the_stream_bound_leaves_mcp_alone` |
+//! | §5.2 invalid UTF-8 → -32700 | `connection::a_body_that_is_not_utf8_is_a_parse_error` |
+//! | §3 idle connection close | `connection::connections_without_streams_are_closed_after_30_s` |
+//! | §4 client deadline | `writes::the_client_deadline_cancels_the_stream` |
+//! | same `structuredContent` as `/mcp` | `the_same_tool_over_both_fronts_has_the_same_structured_content` |
+//!
+//! Without upstreams, §17's `beta` ("held until released") is two tools: `beta` runs until cancelled
+//! (the held call) and `delta` computes for a few seconds and returns `{"done":true}` (the released one).
 
+#[path = "pcc_front/admission.rs"]
+mod admission;
 #[path = "pcc_front/client.rs"]
 mod client;
+#[path = "pcc_front/connection.rs"]
+mod connection;
+#[path = "pcc_front/drain.rs"]
+mod drain;
+#[path = "pcc_front/fixture.rs"]
+mod fixture;
 mod support;
 #[path = "pcc_front/vectors.rs"]
 mod vectors;
+#[path = "pcc_front/writes.rs"]
+mod writes;
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use client::{bearer, body, c, call, end, err, h, initialized, open, ping, pong, In, Out};
-use serde_json::{json, Value};
+use fixture::{alpha_success, deployment, ready_stream, start};
+use serde_json::Value;
 use support::mcp::{exchange, Req};
-use support::{content_pin, Deployment, Gateway};
 use tonic::Code;
 use vectors::rows;
-
-const TEXT: &str = r#"{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}"#;
-const ANY: &str = r#"{"type":"object","properties":{"text":{"type":"string"}}}"#;
-const RETURN_INPUT: &str = "local M = {}\nfunction M.run(input) return input end\nreturn M\n";
-const HANG: &str =
-    "local M = {}\nfunction M.run(input) while true do local s = string.rep('x', 1000) end end\nreturn M\n";
-
-/// The fixture of §17 without providers: `alpha` (read, returns its input), `gamma` (read) and `hang`
-/// (read, runs until cancelled: the held call), with `pcc.servers` srv-1 = {hang, alpha}, srv-2 = {gamma}.
-fn deployment(max_requests: u32, max_runs: u32) -> Deployment {
-    let mut d = Deployment::baseline();
-    let apps = [
-        ("alpha", RETURN_INPUT, TEXT, 30_000),
-        ("gamma", RETURN_INPUT, ANY, 30_000),
-        ("hang", HANG, ANY, 30_000),
-    ];
-    let mut tools = Vec::new();
-    for (name, luau, input, run_ms) in apps {
-        let manifest = json!({
-            "version": 1,
-            "effect": "read",
-            "contracts": {"input_schema": {"path": "input.json"}, "result_schema": {"path": "result.json"}},
-            "workflow": {"components": [{"id": "app", "path": "app.luau"}], "entry": "app.run"},
-            "limits": {"run_duration_ms": run_ms},
-        });
-        d.write_file(&format!("{name}/ptc.json"), &serde_json::to_string_pretty(&manifest).unwrap());
-        d.write_file(&format!("{name}/app.luau"), luau);
-        d.write_file(&format!("{name}/input.json"), input);
-        d.write_file(&format!("{name}/result.json"), input);
-        tools.push(json!({
-            "name": name, "title": name, "description": "fixture",
-            "application": {"manifest": format!("{name}/ptc.json")},
-            "expected_application_content_digest": content_pin::of(&d.path(&format!("{name}/ptc.json"))),
-            "installation_config_pins": {}, "provider_snapshot_pins": {}
-        }));
-    }
-    d.gateway["tools"] = Value::Array(tools);
-    d.gateway["pcc"]["servers"] =
-        json!({"srv-1": {"tools": ["hang", "alpha"]}, "srv-2": {"tools": ["gamma"]}});
-    d.gateway["admission"]["max_inflight_requests"] = json!(max_requests);
-    d.gateway["admission"]["max_concurrent_runs"] = json!(max_runs);
-    d.write_documents();
-    d
-}
-
-fn start(d: &Deployment) -> Gateway {
-    let addr: SocketAddr = format!("127.0.0.1:{}", d.port).parse().unwrap();
-    Gateway::start(d.command(), addr)
-}
 
 /// The `/mcp` `tools/list` result's `tools` entries by name, as the gateway sends them (http-mcp.md §10.3).
 fn mcp_entries(port: u16) -> Vec<(String, String)> {
@@ -91,7 +84,7 @@ async fn test_vector_rows() {
     let meta = bearer();
     let meta: Vec<(&str, &str)> = meta.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let mcp = mcp_entries(d.port);
-    assert_eq!(mcp.len(), 3, "the /mcp listing has every served tool, gamma included");
+    assert_eq!(mcp.len(), 5, "the /mcp listing has every served tool, gamma included");
     for row in rows(&mcp) {
         let mut conv =
             open(d.pcc_port, &meta).await.unwrap_or_else(|s| panic!("{}: refused {s:?}", row.name));
@@ -199,23 +192,6 @@ async fn apple_request_uuid_binds_the_call_id() {
     }
 }
 
-async fn ready_stream(port: u16) -> client::Conv {
-    let auth = format!("Bearer {}", support::TOKEN);
-    let mut conv = open(port, &[("authorization", auth.as_str())]).await.unwrap();
-    for step in std::iter::once(c()).chain(h()) {
-        conv.send(&step).await;
-    }
-    assert_eq!(conv.next().await, Out::Connected);
-    assert_eq!(conv.next().await, initialized(0, "2025-11-25"));
-    conv
-}
-
-fn alpha_success(id: &str) -> Out {
-    Out::Json(format!(
-        r#"{{"id":{id},"jsonrpc":"2.0","result":{{"content":[{{"text":"{{\"text\":\"hi\"}}","type":"text"}}],"isError":false,"structuredContent":{{"text":"hi"}}}}}}"#
-    ))
-}
-
 /// Sends `alpha` calls with id `id` until one is accepted (a cancelled call's cleanup may still hold the
 /// stream or the run slot), within a deadline; every refusal must be one of `allowed`.
 async fn call_until_accepted(conv: &mut client::Conv, id: &str, allowed: &[Out]) {
@@ -283,7 +259,7 @@ async fn stream_admission_is_separate_from_mcp() {
         "V7"
     );
     // V59: the idle PCC stream holds no /mcp lease.
-    assert_eq!(mcp_entries(d.port).len(), 3, "V59");
+    assert_eq!(mcp_entries(d.port).len(), 5, "V59");
     // The slot returns when the stream ends.
     first.send(&In::HalfClose).await;
     assert_eq!(first.next().await, end(Code::Ok, ""));
@@ -344,20 +320,6 @@ async fn the_same_tool_over_both_fronts_has_the_same_structured_content() {
     assert!(structured(&pcc).starts_with(r#"{"text":"#), "{pcc}");
 }
 
-/// §15 and §17 V51: SIGTERM ends an idle stream with `UNAVAILABLE`, `draining`; the gateway exits 0.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn drain_ends_idle_streams() {
-    let d = deployment(64, 4);
-    let gw = start(&d);
-    let mut conv = ready_stream(d.pcc_port).await;
-    let waited = tokio::task::spawn_blocking(move || {
-        gw.signal_and_wait(nix::sys::signal::Signal::SIGTERM, Duration::from_secs(30))
-    });
-    assert_eq!(conv.next().await, end(Code::Unavailable, "draining"), "V51");
-    let (code, _, _, _) = waited.await.unwrap();
-    assert_eq!(code, Some(0));
-}
-
 /// §14 and §17 V50: an inbound gRPC message over 4,194,304 bytes ends the stream with the library's
 /// `RESOURCE_EXHAUSTED`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -375,11 +337,17 @@ async fn an_oversized_grpc_message_is_resource_exhausted() {
     }
 }
 
-/// §5.1 and §17 V47: 60 s without an inbound message while no call is in flight.
+/// §5.1 and §17 V47, V48: 60 s without an inbound message while no call is in flight ends a stream; a
+/// stream whose held call is in flight is not timed out (its last message is older than the idle
+/// stream's, so once that one has ended, this one has been quiet for longer than 60 s too).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn idle_timeout() {
     let d = deployment(64, 4);
     let _gw = start(&d);
+    let mut busy = ready_stream(d.pcc_port).await;
+    busy.send(&call(r#""call-1""#, "beta", "{}")).await;
+    busy.send(&ping(1)).await;
+    assert_eq!(busy.next().await, pong(1));
     let mut conv = ready_stream(d.pcc_port).await;
     let started = Instant::now();
     let read = tokio::time::timeout(Duration::from_secs(90), conv.next_unbounded())
@@ -388,47 +356,13 @@ async fn idle_timeout() {
     assert_eq!(read, end(Code::DeadlineExceeded, "idle_timeout"), "V47");
     let after = started.elapsed();
     assert!(after >= Duration::from_millis(59_500), "after {after:?}");
-}
-
-/// §15 and §17 V53: a call in flight at SIGTERM keeps its stream open (ping answered, `tools/list` and
-/// `tools/call` -31998), is answered with its real outcome once drain's cancel-all stops it, and then the
-/// stream ends `UNAVAILABLE`, `draining`; the gateway exits 70 (lifecycle.md §7.3: S3 had to cancel a run).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn drain_answers_the_call_in_flight_with_its_real_outcome() {
-    let d = deployment(64, 4);
-    let gw = start(&d);
-    let mut conv = ready_stream(d.pcc_port).await;
-    conv.send(&call(r#""call-9""#, "hang", "{}")).await;
-    conv.send(&ping(1)).await;
-    assert_eq!(conv.next().await, pong(1));
-    let pid = nix::unistd::Pid::from_raw(gw.child.id() as i32);
-    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
-    // Readiness turns false with the drain; poll until tools/list says so.
-    let unavailable = |id: &str| err(-31998, "Server unavailable", None, id);
-    let started = Instant::now();
-    loop {
-        conv.send(&body(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#)).await;
-        let got = conv.next().await;
-        if got == unavailable("2") {
-            break;
-        }
-        assert!(matches!(&got, Out::Json(j) if j.contains(r#""tools":["#)), "{got:?}");
-        assert!(started.elapsed() < Duration::from_secs(5), "readiness did not turn false");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    conv.send(&call("3", "alpha", r#"{"text":"hi"}"#)).await;
-    assert_eq!(conv.next().await, unavailable("3"));
-    conv.send(&ping(4)).await;
-    assert_eq!(conv.next().await, pong(4));
-    let cancelled = r#"{"id":"call-9","jsonrpc":"2.0","result":{"content":[{"text":"Tool execution was cancelled","type":"text"}],"isError":true,"structuredContent":{"outcome":"cancelled"}}}"#;
-    assert_eq!(
-        conv.next().await,
-        Out::Json(cancelled.into()),
-        "the cancelled result after the drain deadline"
-    );
-    assert_eq!(conv.next().await, end(Code::Unavailable, "draining"));
-    let waited = tokio::task::spawn_blocking(move || {
-        gw.signal_and_wait(nix::sys::signal::Signal::SIGTERM, Duration::from_secs(30))
-    });
-    assert_eq!(waited.await.unwrap().0, Some(70));
+    // V48: the stream with the call in flight is still open and answers.
+    busy.send(&ping(2)).await;
+    assert_eq!(busy.next().await, pong(2), "V48: no idle timeout while a call is in flight");
+    busy.send(&body(
+        r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"call-1"}}"#,
+    ))
+    .await;
+    let records = fixture::audit_records(&d, 1).await;
+    assert_eq!(fixture::summary(&records[0]), ("beta", "cancelled", false));
 }

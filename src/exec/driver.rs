@@ -143,7 +143,9 @@ async fn drive(
         }
     }
     let started_at = SystemTime::now();
-    let activation = shared.runner.activate(&shared.built, tool, arguments, deadline);
+    // execution.md §2: a `/mcp` call's trace id is 16 fresh random bytes.
+    let trace = super::trace::TraceId::fresh();
+    let activation = shared.runner.activate(&shared.built, tool, arguments, deadline, trace);
     let (ran, disconnected) = watch_run(activation, &mut writer, run, deadline).await;
     let classified = classify(shared, tool, id, ran);
     if classified.outcome == Outcome::InternalError {

@@ -10,6 +10,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::runner::{Activation, Ran, Runner};
+use super::trace::TraceId;
 use crate::apps::runtime::{run_workflow, CallLimits, CancelToken, RunEnd};
 use crate::apps::Built;
 use crate::json::Value;
@@ -18,7 +19,17 @@ use crate::json::Value;
 pub struct LuauRunner;
 
 impl Runner for LuauRunner {
-    fn activate(&self, built: &Arc<Built>, tool: usize, input: Value, deadline: Instant) -> Activation {
+    fn activate(
+        &self,
+        built: &Arc<Built>,
+        tool: usize,
+        input: Value,
+        deadline: Instant,
+        trace: TraceId,
+    ) -> Activation {
+        // The trace id is for the run's provider calls (providers.md §11); mission calls to upstreams are
+        // not wired into the runtime yet, so nothing reads it here so far.
+        let _ = trace;
         let token = CancelToken::new();
         let for_run = token.clone();
         let built = built.clone();

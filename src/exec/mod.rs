@@ -14,6 +14,7 @@ pub mod pcc;
 pub mod result;
 pub mod runner;
 pub mod stream;
+pub mod trace;
 
 use std::sync::Arc;
 

@@ -17,6 +17,7 @@ use tokio::sync::watch;
 use super::driver::{audit, AuditLost};
 use super::outcome::{fixed_text, Dispatch, Outcome};
 use super::runner::Ran;
+use super::trace::TraceId;
 use super::Shared;
 use crate::audit::CallId;
 use crate::config::manifest::Effect;
@@ -33,6 +34,20 @@ pub enum Stop {
     Disconnected,
     /// `notifications/cancelled` for this call: no response is sent; not disconnected.
     Requested,
+}
+
+/// One PCC `tools/call` as the stream hands it to execution (§7.5 steps 6–7).
+pub struct PccCall {
+    /// The served tool: an index into the built templates.
+    pub tool: usize,
+    /// The `arguments` object, `{}` when absent.
+    pub arguments: Value,
+    /// The caller's JSON-RPC id, echoed in the response.
+    pub id: RequestId,
+    /// The stream's trace id (§12): the run's provider calls carry it in `_meta.traceparent`.
+    pub trace: TraceId,
+    /// The client deadline (`grpc-timeout`) of the whole stream, if any (§4, §7.5 step 7).
+    pub client_deadline: Option<Instant>,
 }
 
 /// The start of a call (§7.5 step 6).
@@ -59,8 +74,9 @@ pub struct Settled {
     pub tool: usize,
 }
 
-/// Reserves and starts `tool` for `arguments` with the caller's `id`.
-pub fn begin(shared: &Arc<Shared>, tool: usize, arguments: Value, id: RequestId) -> Begun {
+/// Reserves and starts `call`.
+pub fn begin(shared: &Arc<Shared>, call: PccCall) -> Begun {
+    let PccCall { tool, arguments, id, trace, client_deadline } = call;
     let Some(template) = shared.built.templates.get(tool) else { return Begun::Refused(PccError::Internal) };
     // execution.md §3.1: invalid input is answered without a run slot, even while every slot is used.
     if !template.input.is_valid(&arguments) {
@@ -75,33 +91,61 @@ pub fn begin(shared: &Arc<Shared>, tool: usize, arguments: Value, id: RequestId)
         Err(Refusal::Exhausted) => return Begun::Refused(PccError::RunCapacityExhausted),
         Err(Refusal::Quiescing | Refusal::Unavailable) => return Begun::Refused(PccError::Unavailable),
     };
-    let deadline = Instant::now() + Duration::from_millis(template.run_duration_ms);
+    let run_deadline = Instant::now() + Duration::from_millis(template.run_duration_ms);
+    let deadlines = Deadlines { run: run_deadline, client: client_deadline };
     let (stop_tx, stop_rx) = watch::channel(None);
     let (done_tx, done_rx) = tokio::sync::oneshot::channel();
     let shared = shared.clone();
     tokio::spawn(async move {
-        let response = drive(&shared, tool, &id, arguments, &run, deadline, stop_rx).await;
+        let activation = Activation { tool, arguments, trace, deadlines };
+        let response = drive(&shared, activation, &id, &run, stop_rx).await;
         // The stream may be gone already; the slot is then released here.
         let _ = done_tx.send(Settled { response, run, tool });
     });
     Begun::Running(Running { done: done_rx, stop: stop_tx })
 }
 
+/// The two deadlines of a call (§7.5 step 7): the run deadline of execution.md and the client's.
+struct Deadlines {
+    run: Instant,
+    client: Option<Instant>,
+}
+
+impl Deadlines {
+    /// The run is bounded by the earlier of the two.
+    fn earliest(&self) -> Instant {
+        self.client.map_or(self.run, |c| c.min(self.run))
+    }
+
+    /// §11, audit-events.md §2.2: an expired client deadline counts as a disconnect.
+    fn client_expired(&self) -> bool {
+        self.client.is_some_and(|c| Instant::now() >= c)
+    }
+}
+
+/// What the spawned task activates.
+struct Activation {
+    tool: usize,
+    arguments: Value,
+    trace: TraceId,
+    deadlines: Deadlines,
+}
+
 /// Runs, classifies and audits one reserved call; the response, unless a stop applied or the audit
 /// was lost.
 async fn drive(
     shared: &Arc<Shared>,
-    tool: usize,
+    activation: Activation,
     id: &RequestId,
-    arguments: Value,
     run: &Lease,
-    deadline: Instant,
     mut stop: watch::Receiver<Option<Stop>>,
 ) -> Option<String> {
+    let Activation { tool, arguments, trace, deadlines } = activation;
     let call_id = CallId::random();
     let started_at = SystemTime::now();
+    let deadline = deadlines.earliest();
     let super::runner::Activation { mut settled, cancel } =
-        shared.runner.activate(&shared.built, tool, arguments, deadline);
+        shared.runner.activate(&shared.built, tool, arguments, deadline, trace);
     let deadline = tokio::time::Instant::from_std(deadline);
     let mut stopped = None;
     let mut cancelled = false;
@@ -117,6 +161,11 @@ async fn drive(
             _ = tokio::time::sleep_until(deadline), if !cancelled => { cancelled = true; cancel(); }
         }
     };
+    // The client deadline may be seen here first (the run stopped at it) or by the stream (which then
+    // stops the call): either way the call is disconnected and nothing is sent (§5.2, §11).
+    if stopped.is_none() && deadlines.client_expired() {
+        stopped = Some(Stop::Disconnected);
+    }
     let (outcome, dispatch, response) = classify(shared, tool, id, ran);
     if outcome == Outcome::InternalError {
         shared.runs.fence();

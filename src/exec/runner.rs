@@ -10,6 +10,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Instant;
 
+use super::trace::TraceId;
 use crate::apps::Built;
 use crate::json::Value;
 
@@ -41,6 +42,15 @@ pub struct Activation {
 /// Starts runs.
 pub trait Runner: Send + Sync + 'static {
     /// Activates tool `tool` of `built` for `input` (already valid against the input contract), bounded
-    /// by `deadline`. Called only after the commit is complete (§4.2).
-    fn activate(&self, built: &Arc<Built>, tool: usize, input: Value, deadline: Instant) -> Activation;
+    /// by `deadline`. Called only after the commit is complete (§4.2). `trace` is the call's trace id
+    /// (§2): every provider call the run makes carries it in `_meta.traceparent` (providers.md §11); on
+    /// the PCC front it is the stream's (pcc.md §12).
+    fn activate(
+        &self,
+        built: &Arc<Built>,
+        tool: usize,
+        input: Value,
+        deadline: Instant,
+        trace: TraceId,
+    ) -> Activation;
 }

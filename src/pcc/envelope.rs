@@ -26,12 +26,15 @@ pub enum Inbound {
     Response,
 }
 
-/// Classifies `body`, or the error to answer (with the id when one was determined).
-pub fn classify(body: &str) -> Result<Inbound, (PccError, Option<RequestId>)> {
+/// Classifies `body` (the raw bytes of `request_body`, see `crate::pcc::proto::served`), or the error to
+/// answer (with the id when one was determined). The size is judged before the text: a too-large body
+/// is `request_too_large` whatever it holds (§5.2 row order); invalid UTF-8 is `-32700` like any other
+/// text the strict decoder refuses (§6).
+pub fn classify(body: &[u8]) -> Result<Inbound, (PccError, Option<RequestId>)> {
     if body.len() > MAX_REQUEST_BODY_BYTES {
         return Err((PccError::RequestTooLarge, None));
     }
-    let value = decode(body.as_bytes(), Limits::REQUEST).map_err(|_| (PccError::ParseError, None))?;
+    let value = decode(body, Limits::REQUEST).map_err(|_| (PccError::ParseError, None))?;
     let object = match value {
         Value::Object(object) => object,
         Value::Array(_) => return Err((PccError::BatchUnsupported, None)),
@@ -79,46 +82,52 @@ mod tests {
     #[test]
     fn classification_vectors() {
         use PccError::*;
-        let errors: Vec<(&str, PccError, Option<RequestId>)> = vec![
-            ("{", ParseError, None),
-            (r#"{"jsonrpc":"2.0","id":1,"method":"ping","method":"ping"}"#, ParseError, None),
-            (r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#, BatchUnsupported, None),
-            (r#"{"jsonrpc":"2.0","id":"","method":"ping"}"#, InvalidEnvelope, None),
-            (r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#, InvalidEnvelope, None),
-            (r#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#, InvalidEnvelope, None),
-            (r#"{"jsonrpc":"2.0","id":9007199254740992,"method":"ping"}"#, InvalidEnvelope, None),
-            (r#"{"jsonrpc":"1.0","id":1,"method":"ping"}"#, InvalidEnvelope, Some(RequestId::Integer(1))),
+        let errors: Vec<(&[u8], PccError, Option<RequestId>)> = vec![
+            (b"{", ParseError, None),
+            // §5.2: invalid UTF-8 text is a parse error, in a string and outside one.
+            (b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"p\xffng\"}", ParseError, None),
+            (b"\xc3\x28", ParseError, None),
+            (b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\xed\xa0\x80\"}", ParseError, None),
+            (br#"{"jsonrpc":"2.0","id":1,"method":"ping","method":"ping"}"#, ParseError, None),
+            (br#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#, BatchUnsupported, None),
+            (br#"{"jsonrpc":"2.0","id":"","method":"ping"}"#, InvalidEnvelope, None),
+            (br#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#, InvalidEnvelope, None),
+            (br#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#, InvalidEnvelope, None),
+            (br#"{"jsonrpc":"2.0","id":9007199254740992,"method":"ping"}"#, InvalidEnvelope, None),
+            (br#"{"jsonrpc":"1.0","id":1,"method":"ping"}"#, InvalidEnvelope, Some(RequestId::Integer(1))),
             (
-                r#"{"jsonrpc":"2.0","id":1,"method":"ping","x":1}"#,
+                br#"{"jsonrpc":"2.0","id":1,"method":"ping","x":1}"#,
                 InvalidEnvelope,
                 Some(RequestId::Integer(1)),
             ),
             (
-                r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":[]}"#,
+                br#"{"jsonrpc":"2.0","id":1,"method":"ping","params":[]}"#,
                 InvalidEnvelope,
                 Some(RequestId::Integer(1)),
             ),
-            (r#"{"jsonrpc":"2.0","id":1,"method":7}"#, InvalidEnvelope, Some(RequestId::Integer(1))),
+            (br#"{"jsonrpc":"2.0","id":1,"method":7}"#, InvalidEnvelope, Some(RequestId::Integer(1))),
             (
-                r#"{"jsonrpc":"2.0","id":5,"result":{},"error":{}}"#,
+                br#"{"jsonrpc":"2.0","id":5,"result":{},"error":{}}"#,
                 InvalidEnvelope,
                 Some(RequestId::Integer(5)),
             ),
-            (r#"{"jsonrpc":"2.0","result":{}}"#, InvalidEnvelope, None),
-            ("7", InvalidEnvelope, None),
+            (br#"{"jsonrpc":"2.0","result":{}}"#, InvalidEnvelope, None),
+            (b"7", InvalidEnvelope, None),
         ];
         for (body, error, id) in errors {
-            assert_eq!(classify(body), Err((error, id)), "{body}");
+            assert_eq!(classify(body), Err((error, id)), "{}", String::from_utf8_lossy(body));
         }
         let big = format!(r#"{{"jsonrpc":"2.0","method":"x","params":{{"s":"{}"}}}}"#, "a".repeat(2_097_152));
-        assert_eq!(classify(&big), Err((RequestTooLarge, None)));
-        assert_eq!(classify(r#"{"jsonrpc":"2.0","id":5,"result":{}}"#), Ok(Inbound::Response));
+        assert_eq!(classify(big.as_bytes()), Err((RequestTooLarge, None)));
+        // The size is judged first, whatever the bytes are.
+        assert_eq!(classify(&vec![0xff; MAX_REQUEST_BODY_BYTES + 1]), Err((RequestTooLarge, None)));
+        assert_eq!(classify(br#"{"jsonrpc":"2.0","id":5,"result":{}}"#), Ok(Inbound::Response));
         assert_eq!(
-            classify(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#),
+            classify(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#),
             Ok(Inbound::Notification { method: "notifications/initialized".into(), params: None })
         );
         assert_eq!(
-            classify(r#"{"jsonrpc":"2.0","id":"a","method":"ping","params":{}}"#),
+            classify(br#"{"jsonrpc":"2.0","id":"a","method":"ping","params":{}}"#),
             Ok(Inbound::Request {
                 id: RequestId::String("a".into()),
                 method: "ping".into(),

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 
-use crate::pcc::proto::pcc_tool_gateway_server::PccToolGatewayServer;
+use crate::pcc::proto::served::pcc_tool_gateway_server::PccToolGatewayServer;
 use crate::pcc::service::{Drain, PccService};
 
 /// §14: the largest inbound gRPC message (decoded); larger is `RESOURCE_EXHAUSTED`.

@@ -3,11 +3,13 @@
 //!
 //! [`proto`] is the generated code of `schemas/pcc_tool_gateway.proto`, [`listener`] serves it over
 //! the connection slots of [`slots`],
-//! [`service`] makes the checks of stream start, [`stream`] runs the state machine, [`envelope`],
+//! [`service`] makes the checks of stream start (with [`deadline`], the client deadline), [`stream`]
+//! runs the state machine, [`envelope`],
 //! [`methods`], [`result`] and [`wire`] own the message shapes. A call made here is executed by
 //! `crate::exec::pcc` over the same shared execution state as `/mcp`. This front does not own admission
 //! pools, the bearer's capture or execution itself.
 
+pub mod deadline;
 pub mod envelope;
 pub mod listener;
 pub mod methods;

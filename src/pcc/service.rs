@@ -14,9 +14,11 @@ use tonic::{Request, Response, Status, Streaming};
 
 use crate::exec::Shared;
 use crate::mcp::bearer::{authorized, BearerDigest};
+use crate::pcc::deadline::client_deadline;
 use crate::pcc::methods::Server;
-use crate::pcc::proto::pcc_tool_gateway_server::PccToolGateway;
-use crate::pcc::proto::{CreateMcpTransportRequest, CreateMcpTransportResponse};
+use crate::pcc::proto::served::pcc_tool_gateway_server::PccToolGateway;
+use crate::pcc::proto::served::{CreateMcpTransportRequest, CreateMcpTransportResponse};
+use crate::pcc::slots::ConnectionInfo;
 use crate::pcc::stream::{self, StreamContext};
 use crate::pcc::wire::End;
 
@@ -96,6 +98,10 @@ impl PccToolGateway for PccService {
     ) -> Result<Response<Outbound>, Status> {
         // Check 1 (the method path) is the router's: any other path is UNIMPLEMENTED.
         let (slot, request_uuid) = self.admit(request.metadata()).map_err(End::status)?;
+        // §4: the client deadline applies to the whole stream, not only to the response headers (which
+        // is all tonic's own timeout layer bounds for a streaming method).
+        let client_deadline = client_deadline(request.metadata(), std::time::Instant::now());
+        let connection = request.extensions().get::<ConnectionInfo>().map(|c| c.activity.open_stream());
         let inbound = request.into_inner();
         let (out, rx) = mpsc::channel(OUTBOUND_QUEUE);
         let context = StreamContext {
@@ -104,8 +110,13 @@ impl PccToolGateway for PccService {
             exec: self.exec.clone(),
             drain: self.drain.clone(),
             request_uuid,
+            client_deadline,
         };
-        tokio::spawn(stream::run(context, inbound, out, slot));
+        tokio::spawn(async move {
+            stream::run(context, inbound, out, slot).await;
+            // §3: the connection's idle clock starts when its last stream ends.
+            drop(connection);
+        });
         Ok(Response::new(ReceiverStream::new(rx)))
     }
 }

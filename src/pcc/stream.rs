@@ -14,14 +14,15 @@ use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 use tonic::{Status, Streaming};
 
-use crate::exec::pcc::{begin, Begun, Settled, Stop};
+use crate::exec::pcc::{begin, Begun, PccCall, Settled, Stop};
+use crate::exec::trace::TraceId;
 use crate::exec::Shared;
 use crate::mcp::rpc::RequestId;
 use crate::pcc::envelope::{classify, Inbound};
 use crate::pcc::methods::{self, Server};
-use crate::pcc::proto::create_mcp_transport_request::{Connect, Request};
-use crate::pcc::proto::create_mcp_transport_response::{Connected, Response};
-use crate::pcc::proto::{CreateMcpTransportRequest, CreateMcpTransportResponse};
+use crate::pcc::proto::served::create_mcp_transport_request::{Connect, Request};
+use crate::pcc::proto::served::create_mcp_transport_response::{Connected, Response};
+use crate::pcc::proto::served::{CreateMcpTransportRequest, CreateMcpTransportResponse};
 use crate::pcc::service::Drain;
 use crate::pcc::wire::{End, PccError};
 
@@ -42,6 +43,8 @@ pub struct StreamContext {
     pub drain: watch::Receiver<Drain>,
     /// §13: every `tools/call` id must equal it when present.
     pub request_uuid: Option<String>,
+    /// §4: the client deadline (`grpc-timeout`) of the whole stream.
+    pub client_deadline: Option<std::time::Instant>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -68,6 +71,8 @@ struct Conversation {
     out: Out,
     state: State,
     server: Option<String>,
+    /// §12: the stream's trace id, fixed by the `connect`.
+    trace: Option<TraceId>,
     call: Option<InFlight>,
     half_closed: bool,
 }
@@ -76,6 +81,14 @@ struct Conversation {
 enum Step {
     Continue,
     End(End),
+}
+
+/// Never completes without a deadline.
+async fn sleep_until_some(deadline: Option<Instant>) {
+    match deadline {
+        Some(deadline) => tokio::time::sleep_until(deadline).await,
+        None => std::future::pending().await,
+    }
 }
 
 fn json(text: String) -> CreateMcpTransportResponse {
@@ -89,8 +102,15 @@ pub async fn run(
     out: Out,
     slot: Lease,
 ) {
-    let mut conv =
-        Conversation { ctx, out, state: State::Open, server: None, call: None, half_closed: false };
+    let mut conv = Conversation {
+        ctx,
+        out,
+        state: State::Open,
+        server: None,
+        trace: None,
+        call: None,
+        half_closed: false,
+    };
     let end = conv.drive(&mut inbound).await;
     if let Some(call) = conv.call.take() {
         // The stream ends with a call in flight: it is cancelled and counts as disconnected (§5.2, §11).
@@ -109,6 +129,7 @@ impl Conversation {
     async fn drive(&mut self, inbound: &mut Streaming<CreateMcpTransportRequest>) -> Option<End> {
         let mut timer = Instant::now() + CONNECT_TIMEOUT;
         let mut drain = self.ctx.drain.clone();
+        let client_deadline = self.ctx.client_deadline.map(Instant::from_std);
         loop {
             let draining = *drain.borrow();
             if draining == Drain::Cutoff || (draining == Drain::Draining && self.call.is_none()) {
@@ -151,6 +172,8 @@ impl Conversation {
                 _ = tokio::time::sleep_until(timer), if timing => {
                     return Some(if self.state == State::Open { End::ConnectTimeout } else { End::IdleTimeout });
                 }
+                // §4, §11: the client deadline cancels the stream; an in-flight call is disconnected.
+                _ = sleep_until_some(client_deadline) => return Some(End::ClientDeadline),
                 _ = drain.changed() => {}
                 _ = self.out.closed() => return None,
             }
@@ -186,6 +209,7 @@ impl Conversation {
             Some(Request::Connect(connect)) => self.on_connect(connect).await,
             Some(Request::RequestBody(_)) if self.state == State::Open => Step::End(End::ConnectRequired),
             Some(Request::RequestBody(body)) => {
+                // `body` is the raw bytes of the string field (`proto::served`): UTF-8 is judged here.
                 match classify(&body) {
                     Err((error, id)) => self.send(error.body(id.as_ref())).await,
                     Ok(Inbound::Response) => {}
@@ -215,6 +239,9 @@ impl Conversation {
         if connect.request_id.is_empty() || connect.request_id.len() > MAX_REQUEST_ID_BYTES {
             return Step::End(End::InvalidConnect);
         }
+        // §12: only a valid trace id of the connect counts; otherwise a fresh one, never an error.
+        let given = connect.trace_context.as_ref().map(|t| t.trace_id.as_str());
+        self.trace = Some(TraceId::from_connect(given));
         // §13: request_id, tenant_info and server_cloudos_version are validated and dropped here.
         let connected = CreateMcpTransportResponse { response: Some(Response::Connected(Connected {})) };
         let _ = self.out.send(Ok(connected)).await;
@@ -307,7 +334,14 @@ impl Conversation {
         if !self.ctx.readiness.is_ready() {
             return Some(PccError::Unavailable.body(Some(id)));
         }
-        match begin(&self.ctx.exec, tool, arguments, id.clone()) {
+        let call = PccCall {
+            tool,
+            arguments,
+            id: id.clone(),
+            trace: self.trace.unwrap_or_else(TraceId::fresh),
+            client_deadline: self.ctx.client_deadline,
+        };
+        match begin(&self.ctx.exec, call) {
             Begun::Answered(answer) => Some(answer),
             Begun::Refused(error) => Some(error.body(Some(id))),
             Begun::Running(running) => {

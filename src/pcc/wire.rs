@@ -117,6 +117,8 @@ pub enum End {
     Unavailable,
     ConnectTimeout,
     IdleTimeout,
+    /// The client deadline (`grpc-timeout`) expired (§4, §11); see docs/decisions.md for the status.
+    ClientDeadline,
     InternalError,
 }
 
@@ -137,6 +139,8 @@ impl End {
             End::Unavailable => (Code::Unavailable, "unavailable"),
             End::ConnectTimeout => (Code::DeadlineExceeded, "connect_timeout"),
             End::IdleTimeout => (Code::DeadlineExceeded, "idle_timeout"),
+            // §9.2 lists no message for it: the client has given up already, and no detail is added.
+            End::ClientDeadline => (Code::DeadlineExceeded, ""),
             End::InternalError => (Code::Internal, "internal_error"),
         };
         Status::new(code, message)

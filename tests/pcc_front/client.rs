@@ -23,6 +23,8 @@ pub enum In {
     Body(String),
     /// A message with neither field set.
     Empty,
+    /// Any message as built by the test (for example a `connect` with `tenant_info`).
+    Raw(CreateMcpTransportRequest),
     HalfClose,
 }
 
@@ -75,6 +77,7 @@ fn message(step: &In) -> Option<CreateMcpTransportRequest> {
         })),
         In::Body(s) => Some(Request::RequestBody(s.clone())),
         In::Empty => None,
+        In::Raw(m) => return Some(m.clone()),
         In::HalfClose => return None,
     };
     Some(CreateMcpTransportRequest { request })
@@ -89,11 +92,16 @@ pub struct Conv {
 /// Opens a stream with `metadata` (name, value; repeated names are appended). `Err` is the status of a
 /// trailers-only refusal.
 pub async fn open(port: u16, metadata: &[(&str, &str)]) -> Result<Conv, Status> {
+    try_open(port, metadata).await.map_err(|e| e.unwrap_or_else(|| panic!("no connection to {port}")))
+}
+
+/// As [`open`], but a failed connection is `Err(None)` (the listener is closed during a drain).
+pub async fn try_open(port: u16, metadata: &[(&str, &str)]) -> Result<Conv, Option<Status>> {
     let channel = tonic::transport::Endpoint::from_shared(format!("http://127.0.0.1:{port}"))
         .unwrap()
         .connect()
         .await
-        .unwrap();
+        .map_err(|_| None)?;
     let mut client = PccToolGatewayClient::new(channel)
         .max_decoding_message_size(8 << 20)
         .max_encoding_message_size(8 << 20);
@@ -103,7 +111,7 @@ pub async fn open(port: u16, metadata: &[(&str, &str)]) -> Result<Conv, Status> 
         let key: tonic::metadata::MetadataKey<tonic::metadata::Ascii> = name.parse().unwrap();
         request.metadata_mut().append(key, MetadataValue::try_from(*value).unwrap());
     }
-    let response = client.create_mcp_transport(request).await?;
+    let response = client.create_mcp_transport(request).await.map_err(Some)?;
     Ok(Conv { tx: Some(tx), rx: response.into_inner() })
 }
 

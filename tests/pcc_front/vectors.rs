@@ -20,7 +20,7 @@ fn with_h(rest: Vec<In>) -> Vec<In> {
 pub fn rows(mcp: &[(String, String)]) -> Vec<Row> {
     let v = "2025-11-25";
     let entry = |name: &str| mcp.iter().find(|(n, _)| n == name).map(|(_, e)| e.clone()).unwrap();
-    let (alpha, hang) = (entry("alpha"), entry("hang"));
+    let (alpha, beta, delta, hang) = (entry("alpha"), entry("beta"), entry("delta"), entry("hang"));
     vec![
         Row { name: "V8", inbound: vec![ping(1)], outbound: vec![end(Code::FailedPrecondition, "connect_required")] },
         Row { name: "V9", inbound: vec![In::Connect("srv-9", "r")], outbound: vec![end(Code::NotFound, "unknown_server")] },
@@ -80,7 +80,7 @@ pub fn rows(mcp: &[(String, String)]) -> Vec<Row> {
         Row {
             name: "V25",
             inbound: with_h(vec![body(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#)]),
-            outbound: vec![Out::Connected, initialized(0, v), Out::Json(format!(r#"{{"id":2,"jsonrpc":"2.0","result":{{"tools":[{alpha},{hang}]}}}}"#))],
+            outbound: vec![Out::Connected, initialized(0, v), Out::Json(format!(r#"{{"id":2,"jsonrpc":"2.0","result":{{"tools":[{alpha},{beta},{delta},{hang}]}}}}"#))],
         },
         Row {
             name: "V26",

@@ -1,0 +1,119 @@
+//! Drain and half-close with a call in flight (pcc.md §15, §5.2; §17 V51–V54, V56): the in-flight call is
+//! answered with its real outcome, then the stream ends; the gateway exits within the drain deadlines.
+
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{kill, Signal};
+use tonic::Code;
+
+use crate::client::{body, call, end, err, ping, pong, try_open, In, Out};
+use crate::fixture::{audit_records, auth, deployment, done, ready_stream, start, summary};
+
+/// lifecycle.md §7.2: the drain deadline (10 s after the signal) plus the cleanup deadline (10 s) and
+/// the slack of the shutdown stages bound every exit after SIGTERM.
+const EXIT_BOUND: Duration = Duration::from_secs(30);
+
+/// Polls `tools/list` until the drain has made readiness false (§15 step 3: -31998).
+async fn until_unavailable(conv: &mut crate::client::Conv) {
+    let started = Instant::now();
+    loop {
+        conv.send(&body(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#)).await;
+        let got = conv.next().await;
+        if got == err(-31998, "Server unavailable", None, "2") {
+            return;
+        }
+        assert!(matches!(&got, Out::Json(j) if j.contains(r#""tools":["#)), "{got:?}");
+        assert!(started.elapsed() < Duration::from_secs(5), "readiness did not turn false");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// §17 V52 and V54: a write call in flight at SIGTERM that ends before the drain deadline is answered
+/// with its success, then `UNAVAILABLE draining`; a new stream meanwhile is refused; exit 0 (no run had
+/// to be cancelled, lifecycle.md §7.3).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn drain_answers_a_call_that_ends_before_the_deadline() {
+    let d = deployment(64, 4);
+    let gw = start(&d);
+    let mut conv = ready_stream(d.pcc_port).await;
+    conv.send(&call(r#""call-1""#, "delta", "{}")).await;
+    conv.send(&ping(1)).await;
+    assert_eq!(conv.next().await, pong(1));
+    kill(nix::unistd::Pid::from_raw(gw.child.id() as i32), Signal::SIGTERM).unwrap();
+    let signalled = Instant::now();
+    until_unavailable(&mut conv).await;
+    // V54: the listener is closed (no connection), or a stream that still reaches the service is refused
+    // `UNAVAILABLE` `draining` (the exact status is asserted in-process, tests/pcc_inproc.rs).
+    let auth = auth();
+    match try_open(d.pcc_port, &[("authorization", auth.as_str())]).await {
+        Err(None) => {}
+        Err(Some(status)) => assert_eq!(status.code(), Code::Unavailable, "V54: {status:?}"),
+        Ok(mut late) => assert_eq!(late.next().await, end(Code::Unavailable, "draining"), "V54"),
+    }
+    assert_eq!(conv.next().await, done(r#""call-1""#), "V52: the real outcome");
+    assert_eq!(conv.next().await, end(Code::Unavailable, "draining"), "V52");
+    assert!(signalled.elapsed() < Duration::from_secs(10), "the call ended before the drain deadline");
+    let records = audit_records(&d, 1).await;
+    assert_eq!(summary(&records[0]), ("delta", "success", false));
+    let waited = tokio::task::spawn_blocking(move || gw.signal_and_wait(Signal::SIGTERM, EXIT_BOUND));
+    assert_eq!(waited.await.unwrap().0, Some(0));
+}
+
+/// §15 and §17 V53: a held write call at SIGTERM keeps its stream open (ping answered, `tools/list` and
+/// `tools/call` -31998), is answered with its real outcome once drain's cancel-all stops it (the
+/// write-effects text), and then the stream ends `UNAVAILABLE`, `draining`; the gateway exits 70
+/// (lifecycle.md §7.3: S3 had to cancel a run) within the deadlines.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn drain_answers_the_call_in_flight_with_its_real_outcome() {
+    let d = deployment(64, 4);
+    let gw = start(&d);
+    let mut conv = ready_stream(d.pcc_port).await;
+    conv.send(&call(r#""call-9""#, "beta", "{}")).await;
+    conv.send(&ping(1)).await;
+    assert_eq!(conv.next().await, pong(1));
+    kill(nix::unistd::Pid::from_raw(gw.child.id() as i32), Signal::SIGTERM).unwrap();
+    until_unavailable(&mut conv).await;
+    conv.send(&call("3", "alpha", r#"{"text":"hi"}"#)).await;
+    assert_eq!(conv.next().await, err(-31998, "Server unavailable", None, "3"));
+    conv.send(&ping(4)).await;
+    assert_eq!(conv.next().await, pong(4));
+    assert_eq!(
+        conv.next().await,
+        crate::fixture::write_cancelled(r#""call-9""#),
+        "V53: the cancelled result after the drain deadline"
+    );
+    assert_eq!(conv.next().await, end(Code::Unavailable, "draining"));
+    let records = audit_records(&d, 1).await;
+    assert_eq!(summary(&records[0]), ("beta", "cancelled", false), "drain's cancel is no disconnect");
+    let waited = tokio::task::spawn_blocking(move || gw.signal_and_wait(Signal::SIGTERM, EXIT_BOUND));
+    assert_eq!(waited.await.unwrap().0, Some(70));
+}
+
+/// §15 and §17 V51: SIGTERM ends an idle stream with `UNAVAILABLE`, `draining`; the gateway exits 0
+/// within the deadlines.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn drain_ends_idle_streams() {
+    let d = deployment(64, 4);
+    let gw = start(&d);
+    let mut conv = ready_stream(d.pcc_port).await;
+    let waited = tokio::task::spawn_blocking(move || gw.signal_and_wait(Signal::SIGTERM, EXIT_BOUND));
+    assert_eq!(conv.next().await, end(Code::Unavailable, "draining"), "V51");
+    let (code, _, _, _) = waited.await.unwrap();
+    assert_eq!(code, Some(0));
+}
+
+/// §5.2 and §17 V56: a half-close with a call in flight ends the stream `OK` once the call's response
+/// has been sent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn half_close_waits_for_the_call_in_flight() {
+    let d = deployment(64, 4);
+    let _gw = start(&d);
+    let mut conv = ready_stream(d.pcc_port).await;
+    conv.send(&call(r#""call-2""#, "delta", "{}")).await;
+    conv.send(&ping(1)).await;
+    assert_eq!(conv.next().await, pong(1));
+    conv.send(&In::HalfClose).await;
+    assert_eq!(conv.next().await, done(r#""call-2""#), "V56");
+    assert_eq!(conv.next().await, end(Code::Ok, ""), "V56");
+    assert_eq!(summary(&audit_records(&d, 1).await[0]), ("delta", "success", false));
+}

@@ -1,0 +1,161 @@
+//! Write tools over the PCC stream (pcc.md §16, audit-events.md §2.2): exactly one audit record per
+//! dispatched write call, `disconnected` as §11 defines it, the client deadline, and the privacy rule of
+//! §13 (V58).
+
+use std::time::{Duration, Instant};
+
+use ptc_gateway::pcc::proto::create_mcp_transport_request::{Connect, Request};
+use ptc_gateway::pcc::proto::{CreateMcpTransportRequest, TenantInfo, TraceContext};
+use tonic::Code;
+
+use crate::client::{body, call, end, err, h, initialized, open, ping, pong, In, Out};
+use crate::fixture::{
+    alpha, alpha_success, audit_records, auth, deployment, done, ready_stream, start, summary,
+};
+use crate::support;
+
+/// §17 V36 with a write tool, and V43: `call_in_flight` at once, then the call's success, and one audit record.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_call_in_flight_refuses_a_second_and_leaves_one_record() {
+    let d = deployment(64, 4);
+    let _gw = start(&d);
+    let mut conv = ready_stream(d.pcc_port).await;
+    conv.send(&call(r#""call-3""#, "delta", "{}")).await;
+    conv.send(&alpha(r#""call-4""#)).await;
+    assert_eq!(conv.next().await, err(-32600, "Invalid Request", Some("call_in_flight"), r#""call-4""#));
+    // V43: a cancellation naming another id is ignored.
+    conv.send(&body(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"other","reason":"user"}}"#)).await;
+    assert_eq!(conv.next().await, done(r#""call-3""#), "V36, V43: the write call's success after it ends");
+    let records = audit_records(&d, 1).await;
+    assert_eq!(summary(&records[0]), ("delta", "success", false), "V36");
+}
+
+/// §17 V42 and V44: a held write call cancelled by `notifications/cancelled` (no response, `disconnected`
+/// false, the next call accepted), and one cancelled by a reset (`disconnected` true).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelled_write_calls_are_audited_once_each() {
+    let d = deployment(64, 4);
+    let _gw = start(&d);
+    let mut a = ready_stream(d.pcc_port).await;
+    a.send(&call(r#""call-6""#, "beta", "{}")).await;
+    a.send(&body(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"call-6","reason":"user"}}"#)).await;
+    // No response for call-6: the next message is the answer to a later call (or the refusal while the
+    // cancelled call's cleanup still holds the stream, §11).
+    let started = Instant::now();
+    loop {
+        a.send(&alpha(r#""call-7""#)).await;
+        let got = a.next().await;
+        if got == alpha_success(r#""call-7""#) {
+            break;
+        }
+        assert_eq!(got, err(-32600, "Invalid Request", Some("call_in_flight"), r#""call-7""#), "V42");
+        assert!(started.elapsed() < Duration::from_secs(20), "V42: no call accepted within 20 s");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let records = audit_records(&d, 1).await;
+    assert_eq!(summary(&records[0]), ("beta", "cancelled", false), "V42");
+    // V44: the client resets the stream with the call in flight.
+    let mut b = ready_stream(d.pcc_port).await;
+    b.send(&call(r#""call-8""#, "beta", "{}")).await;
+    b.send(&ping(1)).await;
+    assert_eq!(b.next().await, pong(1), "the call is in flight once the ping after it is answered");
+    drop(b);
+    let records = audit_records(&d, 2).await;
+    assert_eq!(summary(&records[1]), ("beta", "cancelled", true), "V44");
+}
+
+/// §4 and §11: the client deadline (`grpc-timeout`) bounds the whole stream, enforced by the server: a
+/// held write call is cancelled as disconnected, and an idle stream ends.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_client_deadline_cancels_the_stream() {
+    let d = deployment(64, 4);
+    let _gw = start(&d);
+    let auth = auth();
+    // Sent as plain metadata, so that only the server enforces it (the tonic client sets no timer).
+    let meta = [("authorization", auth.as_str()), ("grpc-timeout", "3S")];
+    let mut conv = open(d.pcc_port, &meta).await.unwrap();
+    for step in std::iter::once(crate::client::c()).chain(h()) {
+        conv.send(&step).await;
+    }
+    let started = Instant::now();
+    assert_eq!(conv.next().await, Out::Connected);
+    assert_eq!(conv.next().await, initialized(0, "2025-11-25"));
+    conv.send(&call(r#""call-1""#, "beta", "{}")).await;
+    assert_eq!(conv.next().await, end(Code::DeadlineExceeded, ""));
+    assert!(started.elapsed() < Duration::from_secs(15), "after {:?}", started.elapsed());
+    let records = audit_records(&d, 1).await;
+    assert_eq!(summary(&records[0]), ("beta", "cancelled", true), "a client deadline is a disconnect");
+    // An idle stream ends at its deadline too, before the 10 s connect timer.
+    let meta = [("authorization", auth.as_str()), ("grpc-timeout", "1500m")];
+    let mut idle = open(d.pcc_port, &meta).await.unwrap();
+    assert_eq!(idle.next().await, end(Code::DeadlineExceeded, ""));
+}
+
+const SENTINELS: [&str; 6] = [
+    "sentinel-bundle-7f3a",
+    "sentinel-feature-7f3a",
+    "sentinel-client-info-7f3a",
+    "sentinel-request-id-7f3a",
+    "sentinel-cloudos-7f3a",
+    "sentinel-uuid-7f3a",
+];
+
+/// §13, §16 and §17 V58: tenant information, `request_id`, `server_cloudos_version`,
+/// `apple-request-uuid` (here also the call's id) and the bearer appear nowhere: not in the event log,
+/// the audit, stderr, stdout or any other file of the deployment.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connect_metadata_never_leaves_the_stream() {
+    let d = deployment(64, 4);
+    let gw = start(&d);
+    let auth = auth();
+    let meta = [("authorization", auth.as_str()), ("apple-request-uuid", SENTINELS[5])];
+    let mut conv = open(d.pcc_port, &meta).await.unwrap();
+    let connect = Connect {
+        server_id: "srv-1".into(),
+        request_id: SENTINELS[3].into(),
+        trace_context: Some(TraceContext {
+            trace_id: "4bf92f3577b34da6a3ce929d0e0e4736".into(),
+            span_id: "00f067aa0ba902b7".into(),
+        }),
+        tenant_info: Some(TenantInfo {
+            bundle_id: SENTINELS[0].into(),
+            feature_id: SENTINELS[1].into(),
+            client_info: SENTINELS[2].into(),
+            automated_device_group: "sentinel-group-7f3a".into(),
+        }),
+        server_cloudos_version: SENTINELS[4].into(),
+    };
+    conv.send(&In::Raw(CreateMcpTransportRequest { request: Some(Request::Connect(connect)) })).await;
+    for step in h() {
+        conv.send(&step).await;
+    }
+    assert_eq!(conv.next().await, Out::Connected);
+    assert_eq!(conv.next().await, initialized(0, "2025-11-25"));
+    let id = format!("\"{}\"", SENTINELS[5]);
+    conv.send(&call(&id, "delta", "{}")).await;
+    assert_eq!(conv.next().await, done(&id));
+    conv.send(&In::HalfClose).await;
+    assert_eq!(conv.next().await, end(Code::Ok, ""));
+    assert_eq!(audit_records(&d, 1).await.len(), 1);
+    let (code, _, stdout, stderr) = tokio::task::spawn_blocking(move || {
+        gw.signal_and_wait(nix::sys::signal::Signal::SIGTERM, Duration::from_secs(30))
+    })
+    .await
+    .unwrap();
+    assert_eq!(code, Some(0));
+    let mut texts = vec![("stdout".to_owned(), stdout), ("stderr".to_owned(), stderr)];
+    for path in d.tree() {
+        if path.is_file() {
+            texts.push((path.display().to_string(), std::fs::read(&path).unwrap()));
+        }
+    }
+    assert!(texts.iter().any(|(p, _)| p.contains("audit")), "the audit is among the files read");
+    let mut forbidden: Vec<&str> = SENTINELS.to_vec();
+    forbidden.extend(["sentinel-group-7f3a", support::TOKEN]);
+    for (path, content) in &texts {
+        let content = String::from_utf8_lossy(content);
+        for s in &forbidden {
+            assert!(!content.contains(s), "V58: {path} contains a sentinel");
+        }
+    }
+}
