@@ -175,3 +175,54 @@ async fn reap(inner: Weak<Inner>) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hyper::service::service_fn;
+    use hyper::{Request, Response};
+
+    // A loopback HTTP/1.1 server that answers every request with an empty 200.
+    async fn server() -> u16 {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        tokio::spawn(async move {
+            while let Ok((tcp, _)) = listener.accept().await {
+                tokio::spawn(async move {
+                    let service = service_fn(|_req: Request<hyper::body::Incoming>| async {
+                        Ok::<_, std::convert::Infallible>(Response::new(Full::new(Bytes::new())))
+                    });
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .serve_connection(TokioIo::new(tcp), service)
+                        .await;
+                });
+            }
+        });
+        port
+    }
+
+    #[tokio::test]
+    async fn at_most_four_connections_stay_idle_and_idle_ones_are_reused() {
+        let port = server().await;
+        let endpoint = Endpoint::parse(&format!("http://127.0.0.1:{port}/"), true).unwrap();
+        let pool = Pool::new(endpoint);
+        let mut conns = Vec::new();
+        for _ in 0..6 {
+            conns.push(pool.checkout().await.unwrap());
+        }
+        for mut conn in conns {
+            let request =
+                Request::builder().uri("/").header("host", "x").body(Full::new(Bytes::new())).unwrap();
+            let response = conn.sender.send_request(request).await.unwrap();
+            http_body_util::BodyExt::collect(response.into_body()).await.unwrap();
+            conn.sender.ready().await.unwrap();
+            pool.checkin(conn);
+        }
+        assert_eq!(pool.idle_count(), MAX_IDLE);
+        let reused = pool.checkout().await.unwrap();
+        assert_eq!(pool.idle_count(), MAX_IDLE - 1);
+        drop(reused);
+        pool.close_idle();
+        assert_eq!(pool.idle_count(), 0);
+    }
+}

@@ -200,32 +200,33 @@ impl HttpTransport {
         let progress = Arc::new(Progress::default());
         let ctx = s.wire.ctx.clone();
         let running = progress.clone();
-        let mut task = tokio::spawn(async move { exchange::post(&ctx, post, &running).await });
+        // Owned by this call: if the issuing task ends, dropping the guard aborts the exchange, which closes
+        // its connection (§10.1 "abandoned as if cancelled"; the modern cancellation).
+        let mut task = Running(Some(tokio::spawn(async move { exchange::post(&ctx, post, &running).await })));
         let mut loss = s.loss.subscribe();
         let mut closing = s.closing.subscribe();
         let reason = tokio::select! {
-            joined = &mut task => {
-                let answer = joined.unwrap_or(Answer::Failed {
-                    failure: CallFailure::new(FailureClass::McpTransportError, Dispatch::Unknown),
-                    session_lost: false,
-                });
+            answer = task.handle() => {
                 return self.answered(answer, &request, generation);
             }
             () = tokio::time::sleep_until(request.deadline) => AbandonReason::Timeout,
             () = &mut cancel => AbandonReason::Cancelled,
             _ = loss.wait_for(Option::is_some) => {
-                task.abort();
+                drop(task);
                 return failure(CallFailure::new(s.loss_class(), sent_dispatch(&progress)));
             }
             _ = closing.wait_for(|c| *c) => {
-                task.abort();
+                drop(task);
                 return match progress.sent() {
                     false => refused(FailureClass::ProviderUnavailable),
                     true => failure(CallFailure::new(FailureClass::McpTransportError, progress.dispatch())),
                 };
             }
         };
-        self.abandon(reason, task, &progress, permit, formed.id, session_id)
+        match task.0.take() {
+            Some(task) => self.abandon(reason, task, &progress, permit, formed.id, session_id),
+            None => refused(reason.class()),
+        }
     }
 
     fn form(&self, request: &CallRequest<'_>) -> Option<Formed> {
@@ -369,6 +370,30 @@ impl HttpTransport {
             _ => TransportFault::Close,
         };
         end(fault)
+    }
+}
+
+/// A spawned exchange that is aborted when its owner drops it.
+struct Running(Option<JoinHandle<Answer>>);
+
+impl Running {
+    async fn handle(&mut self) -> Answer {
+        let failed = || Answer::Failed {
+            failure: CallFailure::new(FailureClass::McpTransportError, Dispatch::Unknown),
+            session_lost: false,
+        };
+        match self.0.as_mut() {
+            Some(task) => task.await.unwrap_or_else(|_| failed()),
+            None => failed(),
+        }
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Some(task) = self.0.take() {
+            task.abort();
+        }
     }
 }
 
