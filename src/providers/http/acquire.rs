@@ -44,6 +44,38 @@ pub struct HttpSpec {
     pub version: String,
 }
 
+/// The acquisition bound when the transport has no `start_timeout_ms` key (config.md §5.4.1 default).
+pub const DEFAULT_START_TIMEOUT_MS: u64 = 5_000;
+
+impl HttpSpec {
+    /// The spec of one installation: its `streamable_http` transport with each header's captured
+    /// credential. `None` when a binding was not captured (capture refuses that first, config.md §8).
+    pub fn from_config(
+        transport: &crate::config::host::HttpTransport,
+        credentials: &crate::config::credentials::CapturedCredentials,
+        tools: BTreeMap<String, ToolMapping>,
+        version: &str,
+    ) -> Option<HttpSpec> {
+        let headers = transport
+            .headers
+            .iter()
+            .map(|h| {
+                let value = credentials.get(&h.binding)?.clone();
+                Some(CredentialHeader { name: h.name.clone(), scheme: h.scheme, value })
+            })
+            .collect::<Option<Vec<_>>>()?;
+        Some(HttpSpec {
+            endpoint: transport.endpoint.clone(),
+            allow_insecure_loopback: transport.allow_insecure_loopback,
+            headers,
+            protocol: transport.protocol,
+            start_timeout_ms: DEFAULT_START_TIMEOUT_MS,
+            tools,
+            version: version.to_owned(),
+        })
+    }
+}
+
 /// A live HTTP acquisition.
 pub struct HttpAcquired {
     pub transport: HttpTransport,
