@@ -420,19 +420,29 @@ async fn cancellation_closes_the_stream_or_posts_a_cancellation_per_era() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_issuing_task_that_ends_abandons_its_exchange() {
-    // §10.1: the transport owner owns the request; the issuer going away closes the modern stream.
-    let up = Upstream::start("modern");
-    let acquired = std::sync::Arc::new(up.acquire(ProtocolEra::Auto).await);
-    let issuer = {
-        let acquired = acquired.clone();
-        tokio::spawn(async move { call(&acquired, "slow", args(&[]), 60_000).await })
-    };
-    up.wait_for("the slow call", |e| e.iter().any(|e| e["method"] == "tools/call")).await;
-    issuer.abort();
-    up.wait_for("the closed connection", |e| e.iter().any(|e| e["event"] == "conn_closed")).await;
-    echo_succeeds(&acquired).await;
-    let acquired = std::sync::Arc::into_inner(acquired).unwrap();
-    assert_eq!(acquired.transport.close().await.fault, TransportFault::Close);
+    // §10.1: the transport owner owns the request; the issuer going away abandons it as cancelled.
+    for mode in ["modern", "legacy,session"] {
+        let up = Upstream::start(mode);
+        let acquired = std::sync::Arc::new(up.acquire(ProtocolEra::Auto).await);
+        let issuer = {
+            let acquired = acquired.clone();
+            tokio::spawn(async move { call(&acquired, "slow", args(&[]), 60_000).await })
+        };
+        up.wait_for("the slow call", |e| e.iter().any(|e| e["method"] == "tools/call")).await;
+        issuer.abort();
+        up.wait_for("the closed connection", |e| e.iter().any(|e| e["event"] == "conn_closed")).await;
+        let cancelled = up.of("cancelled");
+        if mode == "modern" {
+            assert!(cancelled.is_empty());
+        } else {
+            up.wait_for("the cancellation", |e| e.iter().any(|e| e["event"] == "cancelled")).await;
+            assert_eq!(up.of("cancelled")[0]["reason"], "cancelled");
+        }
+        assert_eq!(acquired.transport.counters().detached.load(Ordering::Relaxed), 1);
+        echo_succeeds(&acquired).await;
+        let acquired = std::sync::Arc::into_inner(acquired).unwrap();
+        assert_eq!(acquired.transport.close().await.fault, TransportFault::Close);
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

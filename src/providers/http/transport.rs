@@ -200,22 +200,33 @@ impl HttpTransport {
         let progress = Arc::new(Progress::default());
         let ctx = s.wire.ctx.clone();
         let running = progress.clone();
-        // Owned by this call: if the issuing task ends, dropping the guard aborts the exchange, which closes
-        // its connection (§10.1 "abandoned as if cancelled"; the modern cancellation).
-        let mut task = Running(Some(tokio::spawn(async move { exchange::post(&ctx, post, &running).await })));
+        let exchange = tokio::spawn(async move { exchange::post(&ctx, post, &running).await });
+        // Owned by this call; if the issuing task ends, the guard abandons the exchange as if cancelled
+        // (§10.1), keeping the slot until it settles.
+        let detach = Detach {
+            shared: s.clone(),
+            progress: progress.clone(),
+            permit,
+            id: formed.id,
+            session: session_id,
+        };
+        let mut task = Running { task: Some(exchange), detach: Some(detach) };
         let mut loss = s.loss.subscribe();
         let mut closing = s.closing.subscribe();
         let reason = tokio::select! {
             answer = task.handle() => {
+                task.detach = None;
                 return self.answered(answer, &request, generation);
             }
             () = tokio::time::sleep_until(request.deadline) => AbandonReason::Timeout,
             () = &mut cancel => AbandonReason::Cancelled,
             _ = loss.wait_for(Option::is_some) => {
+                task.detach = None;
                 drop(task);
                 return failure(CallFailure::new(s.loss_class(), sent_dispatch(&progress)));
             }
             _ = closing.wait_for(|c| *c) => {
+                task.detach = None;
                 drop(task);
                 return match progress.sent() {
                     false => refused(FailureClass::ProviderUnavailable),
@@ -223,10 +234,7 @@ impl HttpTransport {
                 };
             }
         };
-        match task.0.take() {
-            Some(task) => self.abandon(reason, task, &progress, permit, formed.id, session_id),
-            None => refused(reason.class()),
-        }
+        task.abandon(reason)
     }
 
     fn form(&self, request: &CallRequest<'_>) -> Option<Formed> {
@@ -305,52 +313,6 @@ impl HttpTransport {
         }
     }
 
-    // §10.1–§10.2: nothing written → the exchange is dropped; otherwise detached until the era's
-    // cancellation is done and the exchange has ended, within the settlement deadline.
-    fn abandon(
-        &self,
-        reason: AbandonReason,
-        task: JoinHandle<Answer>,
-        progress: &Progress,
-        permit: OwnedSemaphorePermit,
-        id: u64,
-        session: Option<Arc<str>>,
-    ) -> CallOutcome {
-        if !progress.sent() {
-            task.abort();
-            return refused(reason.class());
-        }
-        let s = self.shared.clone();
-        s.counters.detached.fetch_add(1, Ordering::Relaxed);
-        let dispatch = progress.dispatch();
-        let settlement = tokio::spawn(async move {
-            let _slot = permit;
-            let work = async {
-                if s.era == Era::Legacy {
-                    // POSTed with the legacy headers, then the response stream is closed (§10.1).
-                    if let Some(headers) = s.wire.headers(&s.legacy_headers(session.as_deref()).era(), None) {
-                        exchange::auxiliary(&s.wire.ctx, &headers, cancellation_line(id, reason)).await;
-                    }
-                }
-                task.abort();
-                let _ = task.await;
-            };
-            if tokio::time::timeout(SETTLEMENT_DEADLINE, work).await.is_ok() || *s.closing.borrow() {
-                return Ok(());
-            }
-            s.counters.settlement_timeouts.fetch_add(1, Ordering::Relaxed);
-            s.cleanup_failed.send_replace(true);
-            Err(CallFailure::new(FailureClass::ProviderCleanupFailed, Dispatch::Unknown))
-        });
-        CallOutcome {
-            result: Err(CallError {
-                failure: CallFailure::new(reason.class(), dispatch),
-                tool_content: None,
-            }),
-            settlement: Some(Settlement::from_task(settlement)),
-        }
-    }
-
     /// The orderly close (§13.1, HTTP paragraph): seal, drop in-progress exchanges, `DELETE` a legacy
     /// session, drop the pool. The fault is `close` unless a loss or cleanup failure was recorded.
     pub async fn close(self) -> TransportEnd {
@@ -373,8 +335,21 @@ impl HttpTransport {
     }
 }
 
-/// A spawned exchange that is aborted when its owner drops it.
-struct Running(Option<JoinHandle<Answer>>);
+/// What an abandonment needs besides the exchange itself.
+struct Detach {
+    shared: Arc<Shared>,
+    progress: Arc<Progress>,
+    permit: OwnedSemaphorePermit,
+    id: u64,
+    session: Option<Arc<str>>,
+}
+
+/// A call's spawned exchange. Dropped while still armed (the issuing task ended), it is abandoned as
+/// cancelled; disarmed (answered, lost, closing), dropping it only aborts the exchange.
+struct Running {
+    task: Option<JoinHandle<Answer>>,
+    detach: Option<Detach>,
+}
 
 impl Running {
     async fn handle(&mut self) -> Answer {
@@ -382,18 +357,62 @@ impl Running {
             failure: CallFailure::new(FailureClass::McpTransportError, Dispatch::Unknown),
             session_lost: false,
         };
-        match self.0.as_mut() {
+        match self.task.as_mut() {
             Some(task) => task.await.unwrap_or_else(|_| failed()),
             None => failed(),
+        }
+    }
+
+    fn abandon(mut self, reason: AbandonReason) -> CallOutcome {
+        match (self.task.take(), self.detach.take()) {
+            (Some(task), Some(detach)) => abandon(reason, task, detach),
+            _ => refused(reason.class()),
         }
     }
 }
 
 impl Drop for Running {
     fn drop(&mut self) {
-        if let Some(task) = self.0.take() {
-            task.abort();
+        match (self.task.take(), self.detach.take()) {
+            (Some(task), Some(detach)) => drop(abandon(AbandonReason::Cancelled, task, detach)),
+            (Some(task), None) => task.abort(),
+            _ => {}
         }
+    }
+}
+
+// §10.1–§10.2: nothing written → the exchange is dropped; otherwise detached until the era's cancellation
+// is done and the exchange has ended, within the settlement deadline.
+fn abandon(reason: AbandonReason, task: JoinHandle<Answer>, detach: Detach) -> CallOutcome {
+    let Detach { shared: s, progress, permit, id, session } = detach;
+    if !progress.sent() {
+        task.abort();
+        return refused(reason.class());
+    }
+    s.counters.detached.fetch_add(1, Ordering::Relaxed);
+    let dispatch = progress.dispatch();
+    let settlement = tokio::spawn(async move {
+        let _slot = permit;
+        let work = async {
+            if s.era == Era::Legacy {
+                // POSTed with the legacy headers, then the response stream is closed (§10.1).
+                if let Some(headers) = s.wire.headers(&s.legacy_headers(session.as_deref()).era(), None) {
+                    exchange::auxiliary(&s.wire.ctx, &headers, cancellation_line(id, reason)).await;
+                }
+            }
+            task.abort();
+            let _ = task.await;
+        };
+        if tokio::time::timeout(SETTLEMENT_DEADLINE, work).await.is_ok() || *s.closing.borrow() {
+            return Ok(());
+        }
+        s.counters.settlement_timeouts.fetch_add(1, Ordering::Relaxed);
+        s.cleanup_failed.send_replace(true);
+        Err(CallFailure::new(FailureClass::ProviderCleanupFailed, Dispatch::Unknown))
+    });
+    CallOutcome {
+        result: Err(CallError { failure: CallFailure::new(reason.class(), dispatch), tool_content: None }),
+        settlement: Some(Settlement::from_task(settlement)),
     }
 }
 
