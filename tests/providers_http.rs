@@ -304,6 +304,49 @@ async fn probe_statuses_decide_the_era_or_the_failure() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn silence_bad_annotations_and_bad_sessions_fail_the_acquisition() {
+    use FailureClass::*;
+    // (mode, protocol, start_timeout_ms, Ok = acquired legacy | Err = class) — §6.2 silent probe, §7.1,
+    // §7.3 x-mcp-header, §5.4 session id rule, §6.3 step 4 over HTTP.
+    let rows: &[(&str, ProtocolEra, u64, Result<(), FailureClass>)] = &[
+        ("legacy,discover_silent", ProtocolEra::Auto, 2_000, Ok(())),
+        ("legacy,discover_silent", ProtocolEra::Modern, 1_000, Err(ProviderAcquisitionTimeout)),
+        ("modern,bad_header", ProtocolEra::Auto, 5_000, Err(ProviderToolMissing)),
+        ("legacy,session,bad_session", ProtocolEra::Legacy, 5_000, Err(McpProtocolError)),
+        ("legacy,old_version", ProtocolEra::Legacy, 5_000, Err(ProviderProtocolVersionUnsupported)),
+    ];
+    for (mode, protocol, timeout, expected) in rows {
+        let up = Upstream::start(mode);
+        let mut spec = up.spec(*protocol, "s3cret");
+        spec.start_timeout_ms = *timeout;
+        let started = Instant::now();
+        let got = acquire_http(&spec).await;
+        let elapsed = started.elapsed();
+        match (got, expected) {
+            (Ok(acquired), Ok(())) => {
+                // The probe window is min(floor(2000 / 2), 10000) = 1000 ms.
+                assert!(elapsed >= Duration::from_millis(1_000), "{mode}: the probe window was not waited");
+                assert_eq!(acquired.facts.era, Era::Legacy);
+                acquired.transport.close().await;
+            }
+            (Err(error), Err(class)) => {
+                assert_eq!(error.class(), Some(*class), "{mode}");
+                assert!(elapsed < Duration::from_millis(timeout + 2_000), "{mode}: too slow");
+            }
+            (got, _) => panic!("{mode}: {:?}", got.err()),
+        }
+        if mode.contains("silent") {
+            // The abandoned probe's connection was closed, not left open.
+            up.wait_for("the probe's closed connection", |e| e.iter().any(|e| e["event"] == "conn_closed"))
+                .await;
+        }
+        if mode.contains("bad_session") {
+            assert!(up.of("delete").is_empty(), "an invalid id is never sent back");
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_wrong_credential_is_an_authentication_failure_at_the_probe() {
     // F30, probe half: no fallback and no initialize.
     for protocol in [ProtocolEra::Auto, ProtocolEra::Modern] {

@@ -345,9 +345,18 @@ pub async fn delete(ctx: &Ctx, session: &str) {
     if let Ok(uri) = endpoint.target.parse() {
         *request.uri_mut() = uri;
     }
+    // As in `send`: a request handed back unsent by a just-closed idle connection goes on a fresh one.
     let exchange = async {
-        if let Ok(mut conn) = ctx.pool.checkout().await {
-            let _ = conn.sender.send_request(request).await;
+        let mut request = request;
+        for _ in 0..2 {
+            let Ok(mut conn) = ctx.pool.checkout().await else { return };
+            match conn.sender.try_send_request(request).await {
+                Ok(_) => return,
+                Err(mut error) => match error.take_message() {
+                    Some(unsent) => request = unsent,
+                    None => return,
+                },
+            }
         }
     };
     let _ = tokio::time::timeout(AUXILIARY_TIMEOUT, exchange).await;
