@@ -33,13 +33,31 @@ pub struct AcquireSpec {
     pub version: String,
 }
 
-/// The facts of §7.4 for a stdio acquisition.
+/// The `transport` fact (§7.4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TransportKind {
+    Stdio,
+    StreamableHttp,
+}
+
+impl TransportKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TransportKind::Stdio => "stdio",
+            TransportKind::StreamableHttp => "streamable_http",
+        }
+    }
+}
+
+/// The facts of §7.4 of one acquisition (stdio or Streamable HTTP).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Facts {
+    pub transport: TransportKind,
     pub era: Era,
     pub protocol_version: String,
     pub server_info: Value,
-    pub executable_digest: String,
+    /// stdio: `sha256:` + hex of the resolved executable; HTTP: `None` (`null`).
+    pub executable_digest: Option<String>,
     pub tools: Vec<Value>,
 }
 
@@ -48,11 +66,12 @@ impl Facts {
     pub fn to_value(&self) -> Value {
         let mut map = Map::new();
         map.insert("era".to_owned(), Value::String(self.era.as_str().to_owned()));
-        map.insert("executable_digest".to_owned(), Value::String(self.executable_digest.clone()));
+        let digest = self.executable_digest.clone().map_or(Value::Null, Value::String);
+        map.insert("executable_digest".to_owned(), digest);
         map.insert("protocol_version".to_owned(), Value::String(self.protocol_version.clone()));
         map.insert("server_info".to_owned(), self.server_info.clone());
         map.insert("tools".to_owned(), Value::Array(self.tools.clone()));
-        map.insert("transport".to_owned(), Value::String("stdio".to_owned()));
+        map.insert("transport".to_owned(), Value::String(self.transport.as_str().to_owned()));
         Value::Object(map)
     }
 }
@@ -141,7 +160,14 @@ pub async fn acquire(spec: &AcquireSpec) -> Result<Acquired, AcquireError> {
     match list(&transport, spec, era, deadline).await {
         Ok(tools) => Ok(Acquired {
             transport,
-            facts: Facts { era, protocol_version, server_info, executable_digest: digest, tools },
+            facts: Facts {
+                transport: TransportKind::Stdio,
+                era,
+                protocol_version,
+                server_info,
+                executable_digest: Some(digest),
+                tools,
+            },
             spawns,
         }),
         Err(class) => Err(fail_closing(transport, class).await),

@@ -1,4 +1,5 @@
-//! The upstream MCP client layer for stdio providers (providers.md §4, §6, §7, §8, §10, §12–§14).
+//! The upstream MCP client layer (providers.md §4–§8, §10, §12–§14): stdio here, Streamable HTTP in
+//! [`http`].
 //!
 //! This module owns a stdio child and its protocol: spawning (`child`), the environment rule (`env`),
 //! framing (`framing`), the request table (`table`), the transport owner with its in-flight bound,
@@ -7,7 +8,7 @@
 //! failure classes (`failure`).
 //!
 //! It does not own startup wiring (startup still refuses provider declarations), readiness, event
-//! records, provider-call admission (§9) or the Streamable HTTP transport; the integrator connects
+//! records or provider-call admission (§9); the integrator connects
 //! [`transport::TransportEvents`] to the domain's fence.
 
 pub mod acquire;
@@ -15,6 +16,7 @@ pub mod child;
 pub mod env;
 pub mod failure;
 pub mod framing;
+pub mod http;
 pub mod listing;
 pub mod negotiate;
 pub mod provider_call;

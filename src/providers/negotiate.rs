@@ -15,6 +15,8 @@ pub const MODERN: &str = "2026-07-28";
 pub const LEGACY_OFFERED: &str = "2025-11-25";
 /// Legacy revisions accepted on stdio (§6.3 step 4; `2024-11-05` is stdio only).
 pub const LEGACY_ACCEPTED_STDIO: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+/// Legacy revisions accepted over Streamable HTTP (§6.3 step 4: `2024-11-05` predates that transport).
+pub const LEGACY_ACCEPTED_HTTP: [&str; 3] = ["2025-11-25", "2025-06-18", "2025-03-26"];
 
 fn string(s: &str) -> Value {
     Value::String(s.to_owned())
@@ -77,6 +79,11 @@ pub enum ProbeEvent {
 
 /// Classify a probe outcome for `mode` (`Auto` or `Modern`), the table of §6.2 for stdio.
 pub fn classify_probe(mode: ProtocolEra, event: ProbeEvent) -> ProbeVerdict {
+    classify_probe_for(mode, event, &LEGACY_ACCEPTED_STDIO)
+}
+
+/// [`classify_probe`] with the transport's accepted legacy revisions (a `-32022` names one, §6.2).
+pub fn classify_probe_for(mode: ProtocolEra, event: ProbeEvent, accepted: &[&str]) -> ProbeVerdict {
     let auto = mode == ProtocolEra::Auto;
     let legacy_signal =
         |fallback_class| if auto { ProbeVerdict::Fallback } else { ProbeVerdict::Fail(fallback_class) };
@@ -87,7 +94,7 @@ pub fn classify_probe(mode: ProtocolEra, event: ProbeEvent) -> ProbeVerdict {
         ProbeEvent::Exited => legacy_signal(FailureClass::McpTransportError),
         ProbeEvent::Violation => ProbeVerdict::Fail(FailureClass::McpProtocolError),
         ProbeEvent::Answer(Message::Error { code: -32022, data, .. }) => {
-            if supports_accepted_legacy(data.as_ref()) {
+            if supports_accepted_legacy(data.as_ref(), accepted) {
                 legacy_signal(unsupported)
             } else {
                 ProbeVerdict::Fail(unsupported)
@@ -102,12 +109,10 @@ pub fn classify_probe(mode: ProtocolEra, event: ProbeEvent) -> ProbeVerdict {
     }
 }
 
-fn supports_accepted_legacy(data: Option<&Value>) -> bool {
+fn supports_accepted_legacy(data: Option<&Value>, accepted: &[&str]) -> bool {
     let supported =
         data.and_then(Value::as_object).and_then(|d| d.get("supported")).and_then(Value::as_array);
-    supported.is_some_and(|versions| {
-        versions.iter().filter_map(Value::as_str).any(|v| LEGACY_ACCEPTED_STDIO.contains(&v))
-    })
+    supported.is_some_and(|versions| versions.iter().filter_map(Value::as_str).any(|v| accepted.contains(&v)))
 }
 
 fn classify_discover(result: &Value, auto: bool) -> ProbeVerdict {
@@ -151,8 +156,13 @@ pub fn reduce_server_info(info: Option<&Value>) -> Value {
     Value::Object(reduced)
 }
 
-/// The negotiated legacy version and server identity, or the failure class (§6.3 steps 3–4).
+/// The negotiated legacy version and server identity, or the failure class (§6.3 steps 3–4), for stdio.
 pub fn check_initialize(message: Message) -> Result<(String, Value), FailureClass> {
+    check_initialize_for(message, &LEGACY_ACCEPTED_STDIO)
+}
+
+/// [`check_initialize`] with the transport's accepted legacy revisions.
+pub fn check_initialize_for(message: Message, accepted: &[&str]) -> Result<(String, Value), FailureClass> {
     let result = match message {
         Message::Result { result, .. } => result,
         Message::Error { .. } => return Err(FailureClass::ProviderProtocolError),
@@ -174,7 +184,7 @@ pub fn check_initialize(message: Message) -> Result<(String, Value), FailureClas
         }
         Some(_) => return Err(FailureClass::McpProtocolError),
     };
-    if !LEGACY_ACCEPTED_STDIO.contains(&version) {
+    if !accepted.contains(&version) {
         return Err(FailureClass::ProviderProtocolVersionUnsupported);
     }
     Ok((version.to_owned(), server_info))

@@ -163,14 +163,14 @@ pub enum AbandonReason {
 }
 
 impl AbandonReason {
-    fn wire(self) -> &'static str {
+    pub(crate) fn wire(self) -> &'static str {
         match self {
             AbandonReason::Timeout => "timeout",
             AbandonReason::Cancelled => "cancelled",
         }
     }
 
-    fn class(self) -> FailureClass {
+    pub(crate) fn class(self) -> FailureClass {
         match self {
             AbandonReason::Timeout => FailureClass::McpTimeout,
             AbandonReason::Cancelled => FailureClass::McpCancelled,
@@ -183,6 +183,11 @@ impl AbandonReason {
 pub struct Settlement(JoinHandle<Result<(), CallFailure>>);
 
 impl Settlement {
+    /// A settlement computed by another transport's task (the HTTP layer, §10.2).
+    pub(crate) fn from_task(task: JoinHandle<Result<(), CallFailure>>) -> Settlement {
+        Settlement(task)
+    }
+
     pub async fn settled(self) -> Result<(), CallFailure> {
         self.0.await.unwrap_or(Err(CallFailure::new(FailureClass::ProviderCleanupFailed, Dispatch::Unknown)))
     }
@@ -415,7 +420,7 @@ impl Drop for StdioTransport {
     }
 }
 
-fn cancellation_line(id: u64, reason: AbandonReason) -> Vec<u8> {
+pub(crate) fn cancellation_line(id: u64, reason: AbandonReason) -> Vec<u8> {
     let mut params = Map::new();
     params.insert("reason".to_owned(), Value::String(reason.wire().to_owned()));
     params.insert("requestId".to_owned(), Value::Integer(i128::from(id)));
@@ -426,7 +431,7 @@ fn cancellation_line(id: u64, reason: AbandonReason) -> Vec<u8> {
     json::to_deterministic(&Value::Object(message))
 }
 
-fn server_reply(id: Value, method: &str) -> Vec<u8> {
+pub(crate) fn server_reply(id: Value, method: &str) -> Vec<u8> {
     let mut message = Map::new();
     message.insert("id".to_owned(), id);
     message.insert("jsonrpc".to_owned(), Value::String("2.0".to_owned()));

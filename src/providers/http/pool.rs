@@ -1,0 +1,228 @@
+//! The connection pool of one HTTP acquisition (providers.md §5.1, §3 A6): direct connections only (no
+//! proxy variable is ever read, no redirect is ever followed: hyper's connection API has neither), at most
+//! 4 idle connections, each closed after 30,000 ms idle.
+//!
+//! This file owns connecting (resolution, TCP, TLS, the HTTP/1.1 handshake) and the idle list. A checked
+//! out [`Conn`] belongs to one exchange; dropping it closes the connection (its driver task is aborted,
+//! which drops the socket), which is how modern cancellation closes a response stream (§10.1). It does not
+//! build requests or read responses (`exchange.rs`).
+
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::Full;
+use hyper::client::conn::http1::{self, SendRequest};
+use hyper_util::rt::TokioIo;
+use tokio::net::TcpStream;
+use tokio::sync::Notify;
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+
+use super::endpoint::Endpoint;
+use super::tls;
+
+/// Idle connections kept per acquisition (§5.1, §15).
+pub const MAX_IDLE: usize = 4;
+/// An idle connection is closed after this (§5.1, §15).
+pub const IDLE_TIMEOUT: Duration = Duration::from_millis(30_000);
+
+/// One open HTTP/1.1 connection.
+pub struct Conn {
+    pub sender: SendRequest<Full<Bytes>>,
+    driver: JoinHandle<()>,
+}
+
+impl Drop for Conn {
+    fn drop(&mut self) {
+        // Aborting the driver drops the socket: the connection is closed, not left half-used.
+        self.driver.abort();
+    }
+}
+
+struct Idle {
+    conn: Conn,
+    since: Instant,
+}
+
+struct Inner {
+    endpoint: Endpoint,
+    idle: Mutex<Vec<Idle>>,
+    wake: Notify,
+}
+
+impl Inner {
+    fn idle(&self) -> std::sync::MutexGuard<'_, Vec<Idle>> {
+        // No update spans a panic point; a poisoned list is still consistent.
+        self.idle.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// The pool. Dropping it closes every idle connection and stops its reaper.
+pub struct Pool {
+    inner: Arc<Inner>,
+    reaper: JoinHandle<()>,
+}
+
+impl Drop for Pool {
+    fn drop(&mut self) {
+        self.reaper.abort();
+        self.inner.idle().clear();
+    }
+}
+
+impl Pool {
+    pub fn new(endpoint: Endpoint) -> Pool {
+        let inner = Arc::new(Inner { endpoint, idle: Mutex::new(Vec::new()), wake: Notify::new() });
+        let reaper = tokio::spawn(reap(Arc::downgrade(&inner)));
+        Pool { inner, reaper }
+    }
+
+    pub fn endpoint(&self) -> &Endpoint {
+        &self.inner.endpoint
+    }
+
+    /// Close every idle connection now (the acquisition is closing, §13.1).
+    pub fn close_idle(&self) {
+        self.inner.idle().clear();
+    }
+
+    /// Idle connections now (for tests of the bound).
+    pub fn idle_count(&self) -> usize {
+        self.inner.idle().len()
+    }
+
+    /// The most recently used live idle connection, or a new one. An error means nothing was written.
+    pub async fn checkout(&self) -> std::io::Result<Conn> {
+        loop {
+            let candidate = self.inner.idle().pop();
+            match candidate {
+                Some(idle) if idle.since.elapsed() < IDLE_TIMEOUT && idle.conn.sender.is_ready() => {
+                    return Ok(idle.conn)
+                }
+                Some(_) => continue,
+                None => break,
+            }
+        }
+        connect(&self.inner.endpoint).await
+    }
+
+    /// Return a connection whose exchange completed; kept only if reusable and fewer than 4 are idle.
+    pub fn checkin(&self, conn: Conn) {
+        if conn.sender.is_closed() || !conn.sender.is_ready() {
+            return;
+        }
+        let mut idle = self.inner.idle();
+        if idle.len() < MAX_IDLE {
+            idle.push(Idle { conn, since: Instant::now() });
+            drop(idle);
+            self.inner.wake.notify_one();
+        }
+    }
+}
+
+async fn connect(endpoint: &Endpoint) -> std::io::Result<Conn> {
+    let tcp = open_tcp(endpoint).await?;
+    let _ = tcp.set_nodelay(true);
+    if endpoint.tls {
+        let stream = tls::handshake(tcp, endpoint.bare_host()).await?;
+        handshake(TokioIo::new(stream)).await
+    } else {
+        handshake(TokioIo::new(tcp)).await
+    }
+}
+
+// Resolution through the system resolver, then the addresses in order; no proxy is consulted (§5.1).
+async fn open_tcp(endpoint: &Endpoint) -> std::io::Result<TcpStream> {
+    let mut last = std::io::Error::other("no address");
+    for addr in tokio::net::lookup_host((endpoint.bare_host(), endpoint.port)).await? {
+        match TcpStream::connect(addr).await {
+            Ok(tcp) => return Ok(tcp),
+            Err(e) => last = e,
+        }
+    }
+    Err(last)
+}
+
+async fn handshake<T>(io: TokioIo<T>) -> std::io::Result<Conn>
+where
+    T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + Unpin + 'static,
+{
+    let (sender, connection) = http1::handshake(io).await.map_err(std::io::Error::other)?;
+    let driver = tokio::spawn(async move {
+        let _ = connection.await;
+    });
+    Ok(Conn { sender, driver })
+}
+
+// Closes idle connections at their 30 s mark; sleeps until the earliest one or until a check-in.
+async fn reap(inner: Weak<Inner>) {
+    loop {
+        let Some(pool) = inner.upgrade() else { return };
+        let next = {
+            let mut idle = pool.idle();
+            idle.retain(|i| i.since.elapsed() < IDLE_TIMEOUT);
+            idle.iter().map(|i| i.since + IDLE_TIMEOUT).min()
+        };
+        match next {
+            Some(at) => {
+                tokio::select! {
+                    () = tokio::time::sleep_until(at) => {}
+                    () = pool.wake.notified() => {}
+                }
+            }
+            None => pool.wake.notified().await,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hyper::service::service_fn;
+    use hyper::{Request, Response};
+
+    // A loopback HTTP/1.1 server that answers every request with an empty 200.
+    async fn server() -> u16 {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        tokio::spawn(async move {
+            while let Ok((tcp, _)) = listener.accept().await {
+                tokio::spawn(async move {
+                    let service = service_fn(|_req: Request<hyper::body::Incoming>| async {
+                        Ok::<_, std::convert::Infallible>(Response::new(Full::new(Bytes::new())))
+                    });
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .serve_connection(TokioIo::new(tcp), service)
+                        .await;
+                });
+            }
+        });
+        port
+    }
+
+    #[tokio::test]
+    async fn at_most_four_connections_stay_idle_and_idle_ones_are_reused() {
+        let port = server().await;
+        let endpoint = Endpoint::parse(&format!("http://127.0.0.1:{port}/"), true).unwrap();
+        let pool = Pool::new(endpoint);
+        let mut conns = Vec::new();
+        for _ in 0..6 {
+            conns.push(pool.checkout().await.unwrap());
+        }
+        for mut conn in conns {
+            let request =
+                Request::builder().uri("/").header("host", "x").body(Full::new(Bytes::new())).unwrap();
+            let response = conn.sender.send_request(request).await.unwrap();
+            http_body_util::BodyExt::collect(response.into_body()).await.unwrap();
+            conn.sender.ready().await.unwrap();
+            pool.checkin(conn);
+        }
+        assert_eq!(pool.idle_count(), MAX_IDLE);
+        let reused = pool.checkout().await.unwrap();
+        assert_eq!(pool.idle_count(), MAX_IDLE - 1);
+        drop(reused);
+        pool.close_idle();
+        assert_eq!(pool.idle_count(), 0);
+    }
+}
