@@ -316,7 +316,7 @@ fn granted_names_from_allow() {
 /// `tools/list` page give the §11.4 pin: this module reads exactly what providers.md §7.4 writes.
 #[test]
 fn facts_from_the_stdio_layer() {
-    use crate::providers::acquire::Facts;
+    use crate::providers::acquire::{Facts, TransportKind};
     use crate::providers::framing::parse_message;
     use crate::providers::listing::{Era, Listing};
     let page = r#"{"jsonrpc":"2.0","id":2,"result":{"tools":[
@@ -331,10 +331,11 @@ fn facts_from_the_stdio_layer() {
     let mapping = ToolMapping { alias: "notes.read".into(), effect: ToolEffect::Read, description: None };
     let tools = BTreeMap::from([("read_text_file".to_owned(), mapping)]);
     let facts = Facts {
+        transport: TransportKind::Stdio,
         era: Era::Modern,
         protocol_version: "2026-07-28".into(),
         server_info: parse(r#"{"name":"mcp-server-fs","title":"Filesystem","version":"1.0.0"}"#),
-        executable_digest: sha256_qualified(EXECUTABLE),
+        executable_digest: Some(sha256_qualified(EXECUTABLE)),
         tools: listing.mapped_facts(&tools).unwrap(),
     };
     let granted = granted_upstream_names(None, &tools);
