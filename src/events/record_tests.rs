@@ -68,6 +68,7 @@ fn exact_lines() {
             Record::Counter {
                 kind: CounterKind::PublicationFailed,
                 tool: Some("echo".into()),
+                provider: None,
                 count: 2,
                 interval_ms: 1000,
             },
@@ -77,7 +78,61 @@ fn exact_lines() {
             ),
         ),
         (
-            Record::Counter { kind: CounterKind::DroppedEvents, tool: None, count: 44, interval_ms: 17 },
+            Record::Counter {
+                kind: CounterKind::Busy,
+                tool: Some("briefs".into()),
+                provider: Some("notes".into()),
+                count: 3,
+                interval_ms: 1000,
+            },
+            format!(
+                "{{\"count\":3,\"interval_ms\":1000,\"kind\":\"busy\",\"provider\":\"notes\",\
+                 {TS},\"tool\":\"briefs\"}}"
+            ),
+        ),
+        (
+            Record::Transport {
+                tool: "briefs".into(),
+                provider: "notes".into(),
+                fault: crate::providers::transport::TransportFault::ServerExit,
+                exit_status: Some(3),
+            },
+            format!(
+                "{{\"exit_status\":3,\"fault\":\"server_exit\",\"kind\":\"transport\",\"provider\":\"notes\",\
+                 {TS},\"tool\":\"briefs\"}}"
+            ),
+        ),
+        (
+            Record::PairNotReady {
+                cause: NotReadyCause::ProviderRuntimeLost,
+                tool: "briefs".into(),
+                provider: "notes".into(),
+            },
+            format!(
+                "{{\"cause\":\"provider_runtime_lost\",\"kind\":\"readiness\",\"provider\":\"notes\",\
+                 {TS},\"tool\":\"briefs\",\"transition\":\"not_ready\"}}"
+            ),
+        ),
+        (
+            Record::StderrTail {
+                tool: "briefs".into(),
+                provider: "notes".into(),
+                text: "fatal\n".into(),
+                truncated: false,
+            },
+            format!(
+                "{{\"kind\":\"stderr_tail\",\"provider\":\"notes\",\"text\":\"fatal\\n\",\
+                 {TS},\"tool\":\"briefs\",\"truncated\":false}}"
+            ),
+        ),
+        (
+            Record::Counter {
+                kind: CounterKind::DroppedEvents,
+                tool: None,
+                provider: None,
+                count: 44,
+                interval_ms: 17,
+            },
             format!(
                 "{{\"count\":44,\"interval_ms\":17,\"kind\":\"dropped_events\",\"provider\":null,\
                  {TS},\"tool\":null}}"
@@ -107,8 +162,13 @@ fn exact_lines() {
 
 #[test]
 fn values_outside_their_domain_do_not_validate() {
-    let counter =
-        |count, interval_ms| Record::Counter { kind: CounterKind::Busy, tool: None, count, interval_ms };
+    let counter = |count, interval_ms| Record::Counter {
+        kind: CounterKind::Busy,
+        tool: None,
+        provider: None,
+        count,
+        interval_ms,
+    };
     let table: Vec<Record> = vec![
         counter(0, 1000),
         counter(MAX_COUNT + 1, 1000),

@@ -143,7 +143,9 @@ async fn drive(
         }
     }
     let started_at = SystemTime::now();
-    let activation = shared.runner.activate(&shared.built, tool, arguments, deadline);
+    // §3.4: on `/mcp` a fresh trace id per call.
+    let trace = crate::providers::trace::TraceId::random();
+    let activation = shared.runner.activate(&shared.built, tool, arguments, deadline, trace);
     let (ran, disconnected) = watch_run(activation, &mut writer, run, deadline).await;
     let classified = classify(shared, tool, id, ran);
     if classified.outcome == Outcome::InternalError {
@@ -289,6 +291,7 @@ fn classify(shared: &Shared, tool: usize, id: &RequestId, ran: Ran) -> Classifie
         }
         Ran::Cancelled => failure(effect, id, Outcome::Cancelled, Dispatch::True, None),
         Ran::Lost => failure(effect, id, Outcome::InternalError, Dispatch::Unknown, None),
+        Ran::CleanupFailed => failure(effect, id, Outcome::CleanupFailed, Dispatch::Unknown, None),
     }
 }
 

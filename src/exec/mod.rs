@@ -7,6 +7,7 @@
 //! [`Shared::audit`] before publication. It does not own HTTP validation (`crate::mcp`), the runtime's
 //! sandbox (`crate::apps`) or the audit's files and durability (`crate::audit`).
 
+pub mod borrow;
 pub mod driver;
 pub mod luau_runner;
 pub mod outcome;

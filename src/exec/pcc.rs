@@ -24,6 +24,7 @@ use crate::json::Value;
 use crate::mcp::rpc::RequestId;
 use crate::pcc::result::{success, tool_error};
 use crate::pcc::wire::PccError;
+use crate::providers::trace::TraceId;
 
 /// Why the stream stopped a call in flight (pcc.md §11).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -60,7 +61,7 @@ pub struct Settled {
 }
 
 /// Reserves and starts `tool` for `arguments` with the caller's `id`.
-pub fn begin(shared: &Arc<Shared>, tool: usize, arguments: Value, id: RequestId) -> Begun {
+pub fn begin(shared: &Arc<Shared>, tool: usize, arguments: Value, id: RequestId, trace: TraceId) -> Begun {
     let Some(template) = shared.built.templates.get(tool) else { return Begun::Refused(PccError::Internal) };
     // execution.md §3.1: invalid input is answered without a run slot, even while every slot is used.
     if !template.input.is_valid(&arguments) {
@@ -80,7 +81,7 @@ pub fn begin(shared: &Arc<Shared>, tool: usize, arguments: Value, id: RequestId)
     let (done_tx, done_rx) = tokio::sync::oneshot::channel();
     let shared = shared.clone();
     tokio::spawn(async move {
-        let response = drive(&shared, tool, &id, arguments, &run, deadline, stop_rx).await;
+        let response = drive(&shared, (tool, trace), &id, arguments, &run, deadline, stop_rx).await;
         // The stream may be gone already; the slot is then released here.
         let _ = done_tx.send(Settled { response, run, tool });
     });
@@ -91,7 +92,7 @@ pub fn begin(shared: &Arc<Shared>, tool: usize, arguments: Value, id: RequestId)
 /// was lost.
 async fn drive(
     shared: &Arc<Shared>,
-    tool: usize,
+    (tool, trace): (usize, TraceId),
     id: &RequestId,
     arguments: Value,
     run: &Lease,
@@ -101,7 +102,7 @@ async fn drive(
     let call_id = CallId::random();
     let started_at = SystemTime::now();
     let super::runner::Activation { mut settled, cancel } =
-        shared.runner.activate(&shared.built, tool, arguments, deadline);
+        shared.runner.activate(&shared.built, tool, arguments, deadline, trace);
     let deadline = tokio::time::Instant::from_std(deadline);
     let mut stopped = None;
     let mut cancelled = false;
@@ -158,5 +159,6 @@ fn classify(shared: &Shared, tool: usize, id: &RequestId, ran: Ran) -> (Outcome,
         Ran::Failed { detail } => fail(Outcome::ExecutionFailed, Dispatch::True, detail.as_deref()),
         Ran::Cancelled => fail(Outcome::Cancelled, Dispatch::True, None),
         Ran::Lost => fail(Outcome::InternalError, Dispatch::Unknown, None),
+        Ran::CleanupFailed => fail(Outcome::CleanupFailed, Dispatch::Unknown, None),
     }
 }

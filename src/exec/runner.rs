@@ -12,6 +12,7 @@ use std::time::Instant;
 
 use crate::apps::Built;
 use crate::json::Value;
+use crate::providers::trace::TraceId;
 
 /// How a run settled, before the driver classifies it (execution.md §6.1).
 #[derive(Debug, PartialEq)]
@@ -28,6 +29,9 @@ pub enum Ran {
     /// The task executing the run was lost (a panic) before it settled: `internal_error`, dispatch
     /// `unknown` (§6.2).
     Lost,
+    /// The run's provider work did not settle within the settlement deadline (providers.md §10.2):
+    /// `cleanup_failed`, dispatch `unknown`; it beats every other condition (§6.3).
+    CleanupFailed,
 }
 
 /// One started run.
@@ -41,6 +45,14 @@ pub struct Activation {
 /// Starts runs.
 pub trait Runner: Send + Sync + 'static {
     /// Activates tool `tool` of `built` for `input` (already valid against the input contract), bounded
-    /// by `deadline`. Called only after the commit is complete (§4.2).
-    fn activate(&self, built: &Arc<Built>, tool: usize, input: Value, deadline: Instant) -> Activation;
+    /// by `deadline`, with the call's trace id (execution.md §3.4). Called only after the commit is
+    /// complete (§4.2).
+    fn activate(
+        &self,
+        built: &Arc<Built>,
+        tool: usize,
+        input: Value,
+        deadline: Instant,
+        trace: TraceId,
+    ) -> Activation;
 }

@@ -24,6 +24,7 @@ use crate::pcc::proto::create_mcp_transport_response::{Connected, Response};
 use crate::pcc::proto::{CreateMcpTransportRequest, CreateMcpTransportResponse};
 use crate::pcc::service::Drain;
 use crate::pcc::wire::{End, PccError};
+use crate::providers::trace::TraceId;
 
 /// §5.1: from stream start to the first message.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_millis(10_000);
@@ -70,6 +71,8 @@ struct Conversation {
     server: Option<String>,
     call: Option<InFlight>,
     half_closed: bool,
+    /// §12: `Connect.trace_context.trace_id` when valid, else a fresh one; every call of the stream uses it.
+    trace: TraceId,
 }
 
 /// What the inbound branch decided.
@@ -89,8 +92,15 @@ pub async fn run(
     out: Out,
     slot: Lease,
 ) {
-    let mut conv =
-        Conversation { ctx, out, state: State::Open, server: None, call: None, half_closed: false };
+    let mut conv = Conversation {
+        ctx,
+        out,
+        state: State::Open,
+        server: None,
+        call: None,
+        half_closed: false,
+        trace: TraceId::random(),
+    };
     let end = conv.drive(&mut inbound).await;
     if let Some(call) = conv.call.take() {
         // The stream ends with a call in flight: it is cancelled and counts as disconnected (§5.2, §11).
@@ -215,6 +225,9 @@ impl Conversation {
         if connect.request_id.is_empty() || connect.request_id.len() > MAX_REQUEST_ID_BYTES {
             return Step::End(End::InvalidConnect);
         }
+        // §12: the stream's trace id; an invalid one is replaced silently.
+        let given = connect.trace_context.as_ref().and_then(|t| TraceId::parse(&t.trace_id));
+        self.trace = given.unwrap_or_else(TraceId::random);
         // §13: request_id, tenant_info and server_cloudos_version are validated and dropped here.
         let connected = CreateMcpTransportResponse { response: Some(Response::Connected(Connected {})) };
         let _ = self.out.send(Ok(connected)).await;
@@ -307,7 +320,7 @@ impl Conversation {
         if !self.ctx.readiness.is_ready() {
             return Some(PccError::Unavailable.body(Some(id)));
         }
-        match begin(&self.ctx.exec, tool, arguments, id.clone()) {
+        match begin(&self.ctx.exec, tool, arguments, id.clone(), self.trace) {
             Begun::Answered(answer) => Some(answer),
             Begun::Refused(error) => Some(error.body(Some(id))),
             Begun::Running(running) => {

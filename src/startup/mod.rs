@@ -7,6 +7,8 @@ pub mod discovery;
 pub mod documents;
 pub mod fault;
 pub mod listeners;
+pub mod pin_seam;
+pub mod providers;
 pub mod serve;
 pub mod shutdown;
 pub mod templates;
