@@ -17,7 +17,11 @@ use support::sse::{read_stream, success};
 use support::{http_get, Gateway};
 
 fn start(fx: &Fx) -> Gateway {
-    Gateway::start(fx.d.command(), fx.addr())
+    start_with(fx, "none")
+}
+
+fn start_with(fx: &Fx, flags: &str) -> Gateway {
+    Gateway::start(fx.command(flags), fx.addr())
 }
 
 /// SIGTERM, exit `code`, stdout empty, every recorded process gone.
@@ -139,5 +143,313 @@ fn f1_child_crash_fences_the_domain_with_records() {
         .map(|e| e["kind"].as_str().unwrap().to_owned())
         .collect();
     assert_eq!(kinds[..3], ["transport", "readiness", "stderr_tail"], "{kinds:?}");
+    stop(&fx, gateway, 0);
+}
+
+fn counter(fx: &Fx, kind: &str) -> u64 {
+    fx.events()
+        .iter()
+        .filter(|e| e["kind"] == kind && e["tool"] == "mission" && e["provider"] == "fx")
+        .map(|e| e["count"].as_u64().unwrap())
+        .sum()
+}
+
+fn sigusr1(pid: i32) {
+    let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), Signal::SIGUSR1);
+}
+
+/// The pid of the fixture serving `mission` (its spawn has the mission tool's marker; the forward tool's
+/// transport spawned first, in tool-name order).
+fn mission_pid(fx: &Fx) -> i32 {
+    let events = fx.wait_marker("two spawns", |e| e.iter().filter(|e| e["event"] == "spawn").count() >= 2);
+    let spawns: Vec<&Value> = events.iter().filter(|e| e["event"] == "spawn").collect();
+    spawns[1]["pid"].as_i64().unwrap() as i32
+}
+
+#[test]
+fn an_external_kill_of_the_child_fences_within_one_second() {
+    let mut fx = Fx::new("modern");
+    fx.pin();
+    let gateway = start(&fx);
+    let pid = mission_pid(&fx);
+    let killed = Instant::now();
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), Signal::SIGKILL).unwrap();
+    wait("ready 503", Duration::from_secs(5), || {
+        http_get(fx.addr(), "/health/ready").ok().filter(|r| r.status == 503)
+    });
+    assert!(killed.elapsed() < Duration::from_secs(1), "fenced after {:?}", killed.elapsed());
+    let transport = fx.wait_event("transport", |e| e["kind"] == "transport" && e["tool"] == "mission");
+    assert_eq!(
+        (transport["fault"].clone(), transport["exit_status"].clone()),
+        (json!("server_signal"), Value::Null)
+    );
+    stop(&fx, gateway, 0);
+}
+
+#[test]
+fn f3_f4_a_timed_out_call_is_cancelled_upstream_and_a_late_answer_is_discarded() {
+    for flags in ["none", "late_answer"] {
+        let mut fx = Fx::new("modern");
+        fx.ceilings(500, 262144);
+        fx.pin();
+        let gateway = start_with(&fx, flags);
+        let began = Instant::now();
+        let (_, text) = call(fx.addr(), "mission", 1, &mission_args("fx.slow", json!({})));
+        assert!(began.elapsed() >= Duration::from_millis(500));
+        assert_eq!(mission_error(&text), ("mcp_timeout".into(), "unknown".into(), false), "{flags}");
+        let events = fx.wait_marker("cancellation", |e| e.iter().any(|e| e["event"] == "cancelled"));
+        let call_id = events.iter().find(|e| e["method"] == "tools/call").unwrap()["id"].clone();
+        let cancelled = events.iter().find(|e| e["event"] == "cancelled").unwrap();
+        assert_eq!(
+            (cancelled["requestId"].clone(), cancelled["reason"].clone()),
+            (call_id, json!("timeout"))
+        );
+        // The next call gets its own result; readiness stays green.
+        let (_, text) = call(fx.addr(), "mission", 2, &mission_args("fx.echo", json!({"n": 2})));
+        assert_eq!(structured(&text).unwrap()["value"], json!({"n": 2}), "{flags}: {text}");
+        assert_eq!(http_get(fx.addr(), "/health/ready").unwrap().status, 200);
+        wait("detached counter", Duration::from_secs(5), || (counter(&fx, "detached") == 1).then_some(()));
+        stop(&fx, gateway, 0);
+        assert_eq!(counter(&fx, "settlement_timeout"), 0);
+        assert_eq!(counter(&fx, "detached"), 1);
+    }
+}
+
+#[test]
+fn f5_an_unsettled_request_is_cleanup_failed_and_shutdown_exits_70() {
+    let mut fx = Fx::new("modern");
+    fx.ceilings(500, 262144);
+    fx.pin();
+    let gateway = start(&fx);
+    // The fixture stops reading stdin; the next request (1 MiB) can never be written completely.
+    let (_, text) = call(fx.addr(), "mission", 1, &mission_args("fx.stall", json!({})));
+    assert_eq!(mission_error(&text).0, "mcp_timeout");
+    fx.wait_marker("stalled", |e| e.iter().any(|e| e["event"] == "stalled"));
+    let pad = "x".repeat(1 << 20);
+    let began = Instant::now();
+    let (_, text) = call(fx.addr(), "mission", 2, &mission_args("fx.echo", json!({"pad": pad})));
+    assert!(began.elapsed() >= Duration::from_secs(10), "settlement deadline: {:?}", began.elapsed());
+    assert!(text.contains(r#""isError":true"#) && structured(&text).is_none(), "cleanup_failed: {text}");
+    let readiness =
+        fx.wait_event("readiness", |e| e["kind"] == "readiness" && e["transition"] == "not_ready");
+    assert_eq!(
+        (readiness["cause"].clone(), readiness["tool"].clone(), readiness["provider"].clone()),
+        (json!("provider_cleanup_failed"), json!("mission"), json!("fx"))
+    );
+    wait("settlement_timeout", Duration::from_secs(5), || {
+        (counter(&fx, "settlement_timeout") == 1).then_some(())
+    });
+    stop(&fx, gateway, 70);
+}
+
+#[test]
+fn startup_failures_report_their_class_and_close_everything() {
+    // F7 (a banner line before reading) and F16 (a mapped tool not listed): 78 with the public code, the
+    // §14 class in the event log, and the failed transport's record.
+    for (flags, class) in [("banner", "mcp_protocol_error"), ("hide_echo", "provider_tool_missing")] {
+        let mut fx = Fx::new("modern");
+        fx.pin();
+        let out = support::run_with_deadline(fx.command(flags), Duration::from_secs(30));
+        support::assert_startup_error(&out, "provider_runtime_unavailable", flags);
+        let failed = fx.events().into_iter().find(|e| e["kind"] == "startup_failed").expect("startup_failed");
+        assert_eq!(
+            (failed["code"].clone(), failed["reason_class"].clone()),
+            (json!("provider_runtime_unavailable"), json!(class))
+        );
+        assert!(fx.events().iter().any(|e| e["kind"] == "transport" && e["tool"] == "fwd"), "{flags}");
+        assert!(
+            !fx.events().iter().any(|e| e["kind"] == "startup_stage" && e["stage"] == "listener"),
+            "{flags}"
+        );
+        fx.assert_all_gone();
+    }
+}
+
+#[test]
+fn f18_an_oversized_result_fails_only_the_call() {
+    let mut fx = Fx::new("modern");
+    fx.ceilings(5000, 1024);
+    fx.pin();
+    let gateway = start(&fx);
+    let (_, text) = call(fx.addr(), "mission", 1, &mission_args("fx.big", json!({"size": 2048})));
+    assert_eq!(mission_error(&text), ("mcp_result_too_large".into(), "true".into(), false));
+    let (_, text) = call(fx.addr(), "mission", 2, &mission_args("fx.echo", json!({})));
+    assert_eq!(structured(&text).unwrap()["ok"], true, "{text}");
+    assert_eq!(http_get(fx.addr(), "/health/ready").unwrap().status, 200);
+    stop(&fx, gateway, 0);
+}
+
+#[test]
+fn f19_the_129th_concurrent_call_is_busy_and_all_slots_return() {
+    let mut fx = Fx::new("modern");
+    fx.ceilings(60000, 262144);
+    let admission = json!({"max_inflight_requests": 200, "max_concurrent_runs": 200,
+                           "max_active_provider_calls": 1, "max_waiting_provider_calls": 200});
+    fx.d.gateway["admission"] = admission;
+    fx.d.host["limits"] = json!({"run_duration_ms": 120000});
+    fx.pin();
+    let gateway = start(&fx);
+    let pid = mission_pid(&fx);
+    let addr = fx.addr();
+    let calls: Vec<_> = (0..129)
+        .map(|i| std::thread::spawn(move || call(addr, "mission", i, &mission_args("fx.slow", json!({})))))
+        .collect();
+    // Exactly one is refused at once, before anything is released.
+    let busy = fx.wait_event("busy counter", |e| e["kind"] == "busy" && e["tool"] == "mission");
+    assert_eq!(busy["count"], 1);
+    assert_eq!(fx.calls_received(), 1, "one active slot: one tools/call before release");
+    assert_eq!(http_get(fx.addr(), "/health/ready").unwrap().status, 200);
+    // Release one at a time (the fixture answers pending `slow` calls on SIGUSR1).
+    for n in 1..=128 {
+        wait(&format!("answer {n}"), Duration::from_secs(30), || {
+            sigusr1(pid);
+            std::thread::sleep(Duration::from_millis(20));
+            let answered =
+                fx.marker().iter().filter(|e| e["event"] == "signal" && e["signal"] == "SIGUSR1").count();
+            (fx.calls_received() > n || (n == 128 && answered >= 128)).then_some(())
+        });
+    }
+    let results: Vec<String> = calls.into_iter().map(|c| c.join().unwrap().1).collect();
+    let busy: Vec<&String> = results.iter().filter(|t| t.contains("mcp_transport_busy")).collect();
+    assert_eq!(busy.len(), 1);
+    assert_eq!(mission_error(busy[0]), ("mcp_transport_busy".into(), "false".into(), true));
+    let ok = results.iter().filter(|t| structured(t).is_some_and(|v| v["ok"] == true)).count();
+    assert_eq!(ok, 128);
+    assert_eq!(fx.calls_received(), 128);
+    stop(&fx, gateway, 0);
+}
+
+#[test]
+fn f20_f21_provider_admission_refuses_and_times_out_waiters() {
+    // F20: one active slot, no queue: the second concurrent call is refused.
+    let mut fx = Fx::new("modern");
+    let hold_marker = fx.add_holder();
+    fx.d.gateway["admission"]["max_active_provider_calls"] = json!(1);
+    fx.d.gateway["admission"]["max_waiting_provider_calls"] = json!(0);
+    fx.pin();
+    let gateway = start(&fx);
+    let addr = fx.addr();
+    let holder = std::thread::spawn(move || call(addr, "holder", 1, &mission_args("fx.slow", json!({}))));
+    wait("holder dispatched", Duration::from_secs(10), || {
+        std::fs::read_to_string(&hold_marker).ok().filter(|t| t.contains("tools/call")).map(|_| ())
+    });
+    let (_, text) = call(fx.addr(), "mission", 2, &mission_args("fx.echo", json!({})));
+    assert_eq!(mission_error(&text), ("provider_capacity_exhausted".into(), "false".into(), true));
+    wait("provider_busy", Duration::from_secs(5), || (counter(&fx, "provider_busy") == 1).then_some(()));
+    drop(gateway);
+    let _ = holder.join();
+
+    // F21: one waiter, timeout 300 ms, the active slot held elsewhere: the waiter times out undispatched.
+    let mut fx = Fx::new("modern");
+    let hold_marker = fx.add_holder();
+    fx.ceilings(300, 262144);
+    fx.d.gateway["admission"]["max_active_provider_calls"] = json!(1);
+    fx.d.gateway["admission"]["max_waiting_provider_calls"] = json!(1);
+    fx.pin();
+    let gateway = start(&fx);
+    let addr = fx.addr();
+    let holder = std::thread::spawn(move || call(addr, "holder", 1, &mission_args("fx.slow", json!({}))));
+    wait("holder dispatched", Duration::from_secs(10), || {
+        std::fs::read_to_string(&hold_marker).ok().filter(|t| t.contains("tools/call")).map(|_| ())
+    });
+    let (_, text) = call(fx.addr(), "mission", 2, &mission_args("fx.echo", json!({})));
+    assert_eq!(mission_error(&text), ("mcp_timeout".into(), "false".into(), false));
+    assert_eq!(fx.calls_received(), 0, "the waiter's request never reached the fixture");
+    drop(gateway);
+    let _ = holder.join();
+}
+
+#[test]
+fn f23_the_child_environment_through_the_gateway() {
+    // inherit_environment false: exactly the binding plus PATH.
+    let mut fx = Fx::new("modern");
+    fx.pin();
+    let gateway = start_with(&fx, "dump_env");
+    let events = fx.wait_marker("spawn", |e| e.iter().any(|e| e["event"] == "spawn"));
+    let env = events.iter().find(|e| e["event"] == "spawn").unwrap()["env"].as_object().unwrap().clone();
+    let names: Vec<&str> = env.keys().map(String::as_str).filter(|k| *k != "LC_CTYPE").collect();
+    assert_eq!(names, ["FIXTURE_FLAGS", "PATH"]);
+    assert_eq!(env["FIXTURE_FLAGS"], "dump_env");
+    stop(&fx, gateway, 0);
+
+    // inherit_environment true: inherited variables stay; the bearer's variable and env-file-only
+    // variables never reach the child.
+    let mut fx = Fx::new("modern");
+    fx.d.host["install"]["fx"]["transport"]["inherit_environment"] = json!(true);
+    fx.d.write_file("extra.env", "ENVFILE_ONLY=from-file\n");
+    fx.pin();
+    let mut cmd = fx.command("dump_env");
+    cmd.arg("--env-file").arg("extra.env").env("INHERITED_VAR", "yes");
+    let gateway = Gateway::start(cmd, fx.addr());
+    let events = fx.wait_marker("spawn", |e| e.iter().any(|e| e["event"] == "spawn"));
+    let env = events.iter().find(|e| e["event"] == "spawn").unwrap()["env"].as_object().unwrap().clone();
+    assert_eq!(env.get("INHERITED_VAR"), Some(&json!("yes")));
+    assert!(!env.contains_key("GATEWAY_TOKEN"), "the bearer's variable leaked");
+    assert!(!env.contains_key("FX_FLAGS"), "a credential variable leaked");
+    assert!(!env.contains_key("ENVFILE_ONLY"), "an env-file value leaked");
+    stop(&fx, gateway, 0);
+}
+
+#[test]
+fn f24_a_sigterm_ignoring_child_and_its_grandchild_are_killed_at_shutdown() {
+    let mut fx = Fx::new("modern");
+    fx.pin();
+    let gateway = start_with(&fx, "grandchild,ignore_term,ignore_eof");
+    fx.wait_marker("grandchildren", |e| e.iter().filter(|e| e["event"] == "grandchild").count() == 2);
+    stop(&fx, gateway, 0);
+    let faults: Vec<Value> =
+        fx.events().into_iter().filter(|e| e["kind"] == "transport").map(|e| e["fault"].clone()).collect();
+    assert_eq!(faults, [json!("killed"), json!("killed")]);
+}
+
+#[test]
+fn f25_a_killed_gateway_takes_its_children_with_it() {
+    let mut fx = Fx::new("modern");
+    fx.pin();
+    let mut gateway = start(&fx);
+    let pids: Vec<i32> = fx
+        .wait_marker("two spawns", |e| e.iter().filter(|e| e["event"] == "spawn").count() == 2)
+        .iter()
+        .filter(|e| e["event"] == "spawn")
+        .map(|e| e["pid"].as_i64().unwrap() as i32)
+        .collect();
+    gateway.child.kill().unwrap();
+    let killed = Instant::now();
+    let _ = gateway.child.wait();
+    // Dead is enough: the orphaned zombie is reaped by init (a container's init may take its time).
+    let dead = |pid: i32| {
+        std::fs::read_to_string(format!("/proc/{pid}/status"))
+            .map_or(true, |s| s.lines().any(|l| l.starts_with("State:") && l.contains("Z (zombie)")))
+    };
+    for pid in pids {
+        wait("fixture dead", Duration::from_secs(5), || dead(pid).then_some(()));
+    }
+    let after = killed.elapsed();
+    assert!(
+        after < Duration::from_millis(1000),
+        "children outlived the gateway by {after:?}: {:?}",
+        fx.marker()
+    );
+}
+
+#[test]
+fn pins_refuse_a_changed_upstream_or_declaration_and_discovery_restores_serving() {
+    let mut fx = Fx::new("modern");
+    fx.pin();
+    // A changed tool description ("rug pull"): provider_pin_mismatch after acquisition.
+    let out = support::run_with_deadline(fx.command("desc_changed"), Duration::from_secs(30));
+    support::assert_startup_error(&out, "provider_pin_mismatch", "description changed");
+    fx.assert_all_gone();
+    // A changed declaration: installation_pin_mismatch before anything is spawned.
+    let _ = std::fs::remove_file(&fx.marker);
+    fx.d.host["install"]["fx"]["tools"]["echo"]["description"] = json!("Echo, described by the operator.");
+    fx.d.write_documents();
+    let out = support::run_with_deadline(fx.command("none"), Duration::from_secs(30));
+    support::assert_startup_error(&out, "installation_pin_mismatch", "declaration changed");
+    assert!(fx.marker().is_empty(), "nothing was launched: {:?}", fx.marker());
+    // Discovery's output makes serving start again.
+    let pins = fx.pin();
+    assert!(pins["fwd"]["provider_snapshot_pins"]["mission/fx"].is_string());
+    let gateway = start(&fx);
     stop(&fx, gateway, 0);
 }

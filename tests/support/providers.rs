@@ -52,9 +52,12 @@ impl Fx {
         d.host["install"] = json!({"fx": {
             "source": "mcp", "installation_revision": "fixture-1",
             "transport": {"type": "stdio", "command": python(),
-                          "args": [script.display().to_string(), mode, marker.display().to_string()]},
+                          "args": [script.display().to_string(), mode, marker.display().to_string()],
+                          "env": {"FIXTURE_FLAGS": {"binding": "flags"}}},
             "tools": tools
         }});
+        // Extra fixture flags through a credential (FX_FLAGS, see `Fx::command`): no pin covers them.
+        d.host["credentials"]["flags"] = json!({"env": "FX_FLAGS"});
         let mission = json!({
             "version": 1, "effect": "read",
             "contracts": {"input_schema": {"path": "open.json"}, "result_schema": {"path": "open.json"}},
@@ -87,6 +90,28 @@ impl Fx {
         Fx { d, marker }
     }
 
+    /// A second installation `hold` (the same fixture, its own marker, `timeout_ms` 60000) and a mission
+    /// tool `holder` over it: a provider call that holds an admission slot as long as a test wants.
+    pub fn add_holder(&mut self) -> PathBuf {
+        let marker = self.d.path("holder.jsonl");
+        let mut hold = self.d.host["install"]["fx"].clone();
+        hold["transport"]["args"][2] = json!(marker.display().to_string());
+        hold["ceilings"] = json!({"timeout_ms": 60000});
+        self.d.host["install"]["hold"] = hold;
+        let manifest = std::fs::read_to_string(self.d.path("mission/ptc.json")).expect("manifest");
+        let manifest = manifest.replace("\"fx\"", "\"hold\"");
+        self.d.write_file("holder/ptc.json", &manifest);
+        self.d.write_file("holder/open.json", OPEN);
+        self.d.write_file("holder/app.luau", APP);
+        self.d.write_file("holder/calls.luau", CALLS);
+        let mut tool = self.d.gateway["tools"][1].clone();
+        tool["name"] = json!("holder");
+        tool["application"]["manifest"] = json!("holder/ptc.json");
+        tool["expected_application_content_digest"] = json!(content_pin::of(&self.d.path("holder/ptc.json")));
+        self.d.gateway["tools"].as_array_mut().expect("tools").push(tool);
+        marker
+    }
+
     /// `ceilings` of the installation.
     pub fn ceilings(&mut self, timeout_ms: u64, max_result_bytes: u64) {
         self.d.host["install"]["fx"]["ceilings"] =
@@ -116,9 +141,16 @@ impl Fx {
     }
 
     pub fn print_pins(&self) -> Output {
-        let mut cmd = self.d.command();
+        let mut cmd = self.command("none");
         cmd.arg("--print-pins").env_remove("GATEWAY_TOKEN");
         run_with_deadline(cmd, Duration::from_secs(30))
+    }
+
+    /// `ptc gateway` with extra fixture `flags` (comma-separated; "none" for none).
+    pub fn command(&self, flags: &str) -> std::process::Command {
+        let mut cmd = self.d.command();
+        cmd.env("FX_FLAGS", flags);
+        cmd
     }
 
     pub fn addr(&self) -> SocketAddr {
