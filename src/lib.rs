@@ -17,6 +17,7 @@ pub mod logging;
 pub mod mcp;
 pub mod notify;
 pub mod pcc;
+pub mod pins;
 pub mod providers;
 pub mod signals;
 pub mod startup;
