@@ -7,7 +7,6 @@ pub mod discovery;
 pub mod documents;
 pub mod fault;
 pub mod listeners;
-pub mod pin_seam;
 pub mod providers;
 pub mod serve;
 pub mod shutdown;

@@ -5,8 +5,8 @@
 //! at a time in (tool, declaration) byte order — launch spec from the start environment and the captured
 //! credentials, acquisition, identity, snapshot-pin comparison — and "the first failure closes every
 //! acquisition made so far before it is reported", with the failed transport's records and the §14
-//! reason class. Does not own the transports (`providers`), the digests (`pin_seam`, then `pins`) or
-//! provider-call admission (stage 9c in `serve.rs`).
+//! reason class. Does not own the transports (`providers`), the digests and comparisons (`crate::pins`)
+//! or provider-call admission (stage 9c in `serve.rs`).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -15,6 +15,7 @@ use crate::apps::{Built, Template};
 use crate::config::credentials::CapturedCredentials;
 use crate::config::host::{CredentialSource, HostConfig, InstallationKind, McpInstallation, McpTransport};
 use crate::events::{EventLog, ReasonClass};
+use crate::pins::{self, PinMap};
 use crate::providers::acquire::{self, AcquireError, AcquireSpec};
 use crate::providers::child::LaunchSpec;
 use crate::providers::env::{child_environment, EnvInputs};
@@ -22,7 +23,6 @@ use crate::providers::sites::{finish_all, Site};
 use crate::providers::upstream::Upstream;
 use crate::providers::FailureClass;
 use crate::startup::documents::Documents;
-use crate::startup::pin_seam;
 use crate::startup::StartupCode;
 
 /// Whether configured snapshot pins are compared (serving) or collected (discovery).
@@ -59,13 +59,9 @@ fn start_environment() -> BTreeMap<String, String> {
 }
 
 /// `installation_config_pins` expected for `template` (pins.md §7.2).
-fn expected_installation_pins(host: &HostConfig, template: &Template) -> BTreeMap<String, String> {
-    template
-        .selections
-        .declarations
-        .iter()
-        .filter_map(|alias| Some((alias.clone(), pin_seam::installation_pin(host.install.get(alias)?))))
-        .collect()
+fn expected_installation_pins(host: &HostConfig, template: &Template) -> Result<PinMap, StartupCode> {
+    let aliases = template.selections.declarations.iter().map(String::as_str);
+    pins::expected_installation_map(aliases, host).map_err(|e| e.code())
 }
 
 /// pins.md §9.2 and §9.3 step 1, for every tool in name order, before any site is acquired.
@@ -74,15 +70,12 @@ pub fn check_installation_pins(docs: &Documents, built: &Built) -> Result<(), St
         let Some(tool) = docs.gateway.tools.iter().find(|t| t.name == template.name) else {
             return Err(StartupCode::InternalError);
         };
-        let configured = tool.installation_config_pins.clone().unwrap_or_default();
-        if template.selections.declarations.is_empty() {
-            let snapshot = tool.provider_snapshot_pins.as_ref().is_some_and(|m| !m.is_empty());
-            if !configured.is_empty() || snapshot {
-                return Err(StartupCode::ProviderPinMismatch);
-            }
-        } else if configured != expected_installation_pins(&docs.host, template) {
-            return Err(StartupCode::InstallationPinMismatch);
-        }
+        let expected = expected_installation_pins(&docs.host, template)?;
+        pins::check_tool_first_pass(
+            tool.installation_config_pins.as_ref(),
+            tool.provider_snapshot_pins.as_ref(),
+            &expected,
+        )?;
     }
     Ok(())
 }
@@ -168,34 +161,29 @@ async fn acquire_into(
     acquired: &mut Acquired,
 ) -> Result<(), Refused> {
     for (index, template) in built.templates.iter().enumerate() {
-        let configured = docs
-            .gateway
-            .tools
-            .iter()
-            .find(|t| t.name == template.name)
-            .and_then(|t| t.provider_snapshot_pins.clone())
-            .unwrap_or_default();
+        let tool = docs.gateway.tools.iter().find(|t| t.name == template.name);
+        let configured = tool.and_then(|t| t.provider_snapshot_pins.as_ref());
         let mut actual = BTreeMap::new();
         for declaration in &template.selections.declarations {
-            let site = acquire_site(docs, credentials, events, (template, index), declaration).await?;
-            let (site, facts) = site;
+            let (site, facts) =
+                acquire_site(docs, credentials, events, (template, index), declaration).await?;
             acquired.sites.push(site);
-            let Some(pin) = pin_seam::snapshot_pin(&facts, &granted(template, declaration)) else {
-                return Err(StartupCode::ProviderPinUnavailable.into());
-            };
-            let key = format!("mission/{declaration}");
-            if purpose == Purpose::Serve && configured.get(&key) != Some(&pin) {
-                return Err(StartupCode::ProviderPinMismatch.into());
+            // §9.3 steps 3–4: the identity, then the configured pin.
+            let identity =
+                pins::identity(&facts.to_value(), &granted(template, declaration)).map_err(|e| e.code())?;
+            let pin = pins::snapshot_pin(&identity);
+            let key = pins::site_key(declaration);
+            if purpose == Purpose::Serve {
+                pins::check_site_snapshot(configured, &key, &pin)?;
             }
             actual.insert(key, pin);
         }
         // pins.md §9.3: after the tool's last site, no configured key may name none of its sites.
-        if purpose == Purpose::Serve && configured.keys().any(|k| !actual.contains_key(k)) {
-            return Err(StartupCode::ProviderPinMismatch.into());
+        if purpose == Purpose::Serve {
+            pins::check_no_extra_sites(configured, actual.keys().map(String::as_str))?;
         }
-        acquired
-            .installation_pins
-            .insert(template.name.clone(), expected_installation_pins(&docs.host, template));
+        let expected = expected_installation_pins(&docs.host, template)?;
+        acquired.installation_pins.insert(template.name.clone(), expected);
         acquired.snapshot_pins.insert(template.name.clone(), actual);
     }
     Ok(())
