@@ -4,6 +4,9 @@
 //! Every scenario ends by asserting that no process of any group the fixture's marker recorded remains
 //! and that the gateway wrote nothing on stdout.
 
+#[path = "pcc_front/client.rs"]
+#[allow(dead_code)]
+mod client;
 mod support;
 
 use std::io::Write;
@@ -452,4 +455,41 @@ fn pins_refuse_a_changed_upstream_or_declaration_and_discovery_restores_serving(
     assert!(pins["fwd"]["provider_snapshot_pins"]["mission/fx"].is_string());
     let gateway = start(&fx);
     stop(&fx, gateway, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn f33_the_pcc_stream_trace_id_reaches_every_provider_call() {
+    let mut fx = Fx::new("modern");
+    fx.pin();
+    let gateway = start(&fx);
+    let auth = format!("Bearer {}", support::TOKEN);
+    let mut conv = client::open(fx.d.pcc_port, &[("authorization", auth.as_str())]).await.unwrap();
+    for step in std::iter::once(client::c()).chain(client::h()) {
+        conv.send(&step).await;
+    }
+    assert_eq!(conv.next().await, client::Out::Connected);
+    assert_eq!(conv.next().await, client::initialized(0, "2025-11-25"));
+    for id in ["1", "2"] {
+        conv.send(&client::call(id, "mission", r#"{"alias":"fx.echo","args":{}}"#)).await;
+        let client::Out::Json(answer) = conv.next().await else { panic!("no answer") };
+        assert!(answer.contains(r#""ok":true"#), "{answer}");
+    }
+    drop(conv);
+    let events =
+        fx.wait_marker("two calls", |e| e.iter().filter(|e| e["method"] == "tools/call").count() == 2);
+    let parents: Vec<String> = events
+        .iter()
+        .filter(|e| e["method"] == "tools/call")
+        .map(|e| e["params"]["_meta"]["traceparent"].as_str().unwrap().to_owned())
+        .collect();
+    for tp in &parents {
+        let (trace, parent) = (&tp[..36], &tp[36..52]);
+        assert_eq!(trace, "00-4bf92f3577b34da6a3ce929d0e0e4736-", "{tp}");
+        assert!(
+            parent.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)) && tp.ends_with("-01"),
+            "{tp}"
+        );
+    }
+    assert_ne!(parents[0], parents[1], "a fresh parent id per provider call");
+    tokio::task::spawn_blocking(move || stop(&fx, gateway, 0)).await.unwrap();
 }

@@ -95,7 +95,7 @@ impl ShutdownOutcome {
     }
 }
 
-/// `startup_failed.reason_class` (§4.1). Provider acquisition classes arrive with the providers.
+/// `startup_failed.reason_class` (§4.1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ReasonClass {
     /// A public startup code, when no finer class applies.

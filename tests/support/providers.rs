@@ -85,7 +85,7 @@ impl Fx {
                    "installation_config_pins": {}, "provider_snapshot_pins": {}})
         };
         d.gateway["tools"] = json!([tool("fwd"), tool("mission")]);
-        d.gateway["pcc"]["servers"]["briefs"]["tools"] = json!(["mission"]);
+        d.gateway["pcc"]["servers"] = json!({"srv-1": {"tools": ["mission"]}});
         d.gateway["artifacts"]["events"]["stderr"] = json!(true);
         Fx { d, marker }
     }
