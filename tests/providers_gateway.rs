@@ -111,42 +111,53 @@ fn forward_and_mission_tools_answer_exact_streams() {
 }
 
 #[test]
-fn f1_child_crash_fences_the_domain_with_records() {
-    let mut fx = Fx::new("modern");
-    fx.pin();
-    let gateway = start(&fx);
-    let (_, text) = call(fx.addr(), "mission", 1, &mission_args("fx.crash", json!({})));
-    assert_eq!(mission_error(&text), ("mcp_transport_error".into(), "unknown".into(), false));
-    let ready = wait("ready 503", Duration::from_secs(1), || {
-        http_get(fx.addr(), "/health/ready").ok().filter(|r| r.status == 503)
-    });
-    assert_eq!(ready.status, 503);
-    assert_eq!(http_get(fx.addr(), "/health/live").unwrap().status, 200);
-    let (status, text) = call(fx.addr(), "mission", 2, &mission_args("fx.echo", json!({})));
-    assert_eq!(status, 503, "{text}");
-    assert!(text.contains("-31998"), "{text}");
-    let transport = fx.wait_event("transport record", |e| e["kind"] == "transport" && e["tool"] == "mission");
-    assert_eq!(
-        (transport["fault"].clone(), transport["exit_status"].clone()),
-        (json!("server_exit"), json!(3))
-    );
-    let readiness =
-        fx.wait_event("readiness", |e| e["kind"] == "readiness" && e["transition"] == "not_ready");
-    assert_eq!(
-        (readiness["cause"].clone(), readiness["tool"].clone(), readiness["provider"].clone()),
-        (json!("provider_runtime_lost"), json!("mission"), json!("fx"))
-    );
-    let tail = fx.wait_event("stderr tail", |e| e["kind"] == "stderr_tail" && e["tool"] == "mission");
-    assert!(tail["text"].as_str().unwrap().contains("crashing now"), "{tail}");
-    // Order of §12.1 step 4: transport, readiness, stderr_tail.
-    let kinds: Vec<String> = fx
-        .events()
-        .into_iter()
-        .filter(|e| e["tool"] == "mission" && e["kind"] != "busy")
-        .map(|e| e["kind"].as_str().unwrap().to_owned())
-        .collect();
-    assert_eq!(kinds[..3], ["transport", "readiness", "stderr_tail"], "{kinds:?}");
-    stop(&fx, gateway, 0);
+fn f1_f2_f6_a_lost_child_fences_the_domain_with_records() {
+    // (tool, class the mission sees, transport fault, exit status, a stderr line of the fixture)
+    let table = [
+        ("fx.crash", "mcp_transport_error", "server_exit", json!(3), Some("crashing now")),
+        ("fx.segv", "mcp_transport_error", "server_signal", Value::Null, None),
+        ("fx.garbage", "mcp_protocol_error", "protocol_error", json!(0), None),
+    ];
+    for (alias, class, fault, exit_status, stderr) in table {
+        let mut fx = Fx::new("modern");
+        fx.pin();
+        let gateway = start(&fx);
+        let (_, text) = call(fx.addr(), "mission", 1, &mission_args(alias, json!({})));
+        assert_eq!(mission_error(&text), (class.into(), "unknown".into(), false), "{alias}");
+        let ready = wait("ready 503", Duration::from_secs(1), || {
+            http_get(fx.addr(), "/health/ready").ok().filter(|r| r.status == 503)
+        });
+        assert_eq!(ready.status, 503);
+        assert_eq!(http_get(fx.addr(), "/health/live").unwrap().status, 200);
+        let (status, text) = call(fx.addr(), "mission", 2, &mission_args("fx.echo", json!({})));
+        assert_eq!(status, 503, "{text}");
+        assert!(text.contains("-31998"), "{text}");
+        let transport =
+            fx.wait_event("transport record", |e| e["kind"] == "transport" && e["tool"] == "mission");
+        assert_eq!(
+            (transport["fault"].clone(), transport["exit_status"].clone()),
+            (json!(fault), exit_status)
+        );
+        let readiness =
+            fx.wait_event("readiness", |e| e["kind"] == "readiness" && e["transition"] == "not_ready");
+        assert_eq!(
+            (readiness["cause"].clone(), readiness["tool"].clone(), readiness["provider"].clone()),
+            (json!("provider_runtime_lost"), json!("mission"), json!("fx"))
+        );
+        let tail = fx.wait_event("stderr tail", |e| e["kind"] == "stderr_tail" && e["tool"] == "mission");
+        if let Some(line) = stderr {
+            assert!(tail["text"].as_str().unwrap().contains(line), "{tail}");
+        }
+        // Order of §12.1 step 4: transport, readiness, stderr_tail.
+        let kinds: Vec<String> = fx
+            .events()
+            .into_iter()
+            .filter(|e| e["tool"] == "mission" && e["kind"] != "busy")
+            .map(|e| e["kind"].as_str().unwrap().to_owned())
+            .collect();
+        assert_eq!(kinds[..3], ["transport", "readiness", "stderr_tail"], "{kinds:?}");
+        stop(&fx, gateway, 0);
+    }
 }
 
 fn counter(fx: &Fx, kind: &str) -> u64 {
@@ -220,7 +231,9 @@ fn f3_f4_a_timed_out_call_is_cancelled_upstream_and_a_late_answer_is_discarded()
 
 #[test]
 fn f5_an_unsettled_request_is_cleanup_failed_and_shutdown_exits_70() {
+    // A write tool, so that its audit record shows the uncertain cleanup.
     let mut fx = Fx::new("modern");
+    fx.make_mission_write();
     fx.ceilings(500, 262144);
     fx.pin();
     let gateway = start(&fx);

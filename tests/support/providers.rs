@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 use super::{content_pin, run_with_deadline, Deployment};
 
 /// The fixture's tools, all mapped as `fx.<name>`.
-pub const TOOLS: [&str; 6] = ["echo", "slow", "crash", "big", "stall", "garbage"];
+pub const TOOLS: [&str; 7] = ["echo", "slow", "crash", "segv", "big", "stall", "garbage"];
 
 /// The mission tool's workflow: hands `{alias, args}` to the mission, returns what `tool` returned.
 const APP: &str = "local M = {}\nfunction M.run(input)\n  return mission(\"default\"):call(\"calls.run\", input)\nend\nreturn M\n";
@@ -110,6 +110,43 @@ impl Fx {
         tool["expected_application_content_digest"] = json!(content_pin::of(&self.d.path("holder/ptc.json")));
         self.d.gateway["tools"].as_array_mut().expect("tools").push(tool);
         marker
+    }
+
+    /// Makes `mission` a write tool (config.md §6.8: `allow_write`, `private_audit` in `audit/`, the write
+    /// alias reachable only through an explicit `config.allow`): `fx.echo` becomes a write alias.
+    pub fn make_mission_write(&mut self) {
+        self.d.host["install"]["fx"]["tools"]["echo"]["effect"] = json!("write");
+        let path = self.d.path("mission/ptc.json");
+        let mut manifest: Value =
+            serde_json::from_slice(&std::fs::read(&path).expect("manifest")).expect("json");
+        manifest["effect"] = json!("write");
+        let allow: Vec<String> = TOOLS.iter().map(|n| format!("fx.{n}")).collect();
+        manifest["providers"]["mission"] = json!([{"name": "fx", "config": {"allow": allow}}]);
+        self.d.write_file("mission/ptc.json", &serde_json::to_string_pretty(&manifest).expect("json"));
+        // The forward tool (read) no longer reaches `fx.echo`: it forwards to the read alias `fx.big`.
+        let fwd = self.d.path("fwd/ptc.json");
+        let mut forward: Value =
+            serde_json::from_slice(&std::fs::read(&fwd).expect("manifest")).expect("json");
+        forward["workflow"]["forward"]["tool"] = json!("fx.big");
+        let read: Vec<String> = TOOLS.iter().filter(|n| **n != "echo").map(|n| format!("fx.{n}")).collect();
+        forward["providers"]["mission"] = json!([{"name": "fx", "config": {"allow": read}}]);
+        self.d.write_file("fwd/ptc.json", &serde_json::to_string_pretty(&forward).expect("json"));
+        let dir = self.d.dir.path().to_path_buf();
+        for tool in self.d.gateway["tools"].as_array_mut().expect("tools") {
+            let name = tool["name"].as_str().expect("name").to_owned();
+            tool["expected_application_content_digest"] =
+                json!(content_pin::of(&dir.join(format!("{name}/ptc.json"))));
+            if name == "mission" {
+                tool["allow_write"] = json!(true);
+            }
+        }
+        self.d.gateway["private_audit"] =
+            json!({"directory": "audit", "max_file_bytes": 1048576, "max_retained_files": 4});
+    }
+
+    /// Every record of the private audit, in file order.
+    pub fn audit_records(&self) -> Vec<Value> {
+        super::audit::all_records(&self.d.path("audit"))
     }
 
     /// `ceilings` of the installation.
