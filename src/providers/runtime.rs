@@ -24,6 +24,7 @@ use super::provider_call::CallRequest;
 use super::result::{CallError, CallSuccess};
 use super::sites::{finish_all, Site};
 use super::trace::TraceId;
+use super::transport::LossFault;
 use crate::events::record::CounterKind;
 use crate::events::EventLog;
 use crate::json::Value;
@@ -135,6 +136,13 @@ impl ProviderRuntime {
                 return refused(failure.class);
             }
         };
+        // §12.1 step 1: a request that waited while its transport was lost fails as the loss did, unsent.
+        if let Some(fault) = *site.upstream.events().loss.borrow() {
+            return refused(match fault {
+                LossFault::ProtocolError => FailureClass::McpProtocolError,
+                _ => FailureClass::McpTransportError,
+            });
+        }
         let traceparent = trace.traceparent();
         let request = CallRequest {
             era: site.era,
