@@ -234,4 +234,38 @@ mod tests {
             counters.readings().into_iter().map(|r| (r.kind, r.tool, r.count)).collect();
         assert_eq!(left, vec![(CounterKind::PublicationFailed, Some("beta".into()), 1)]);
     }
+
+    #[test]
+    fn pair_slots_report_by_kind_then_tool_then_provider() {
+        let counters = Counters::new(vec!["alpha".into()]);
+        let b_y = counters.register_pair("beta", "y");
+        let a_z = counters.register_pair("alpha", "z");
+        let a_x = counters.register_pair("alpha", "x");
+        b_y.bump(CounterKind::Busy);
+        a_z.bump(CounterKind::Busy);
+        a_x.bump(CounterKind::Detached);
+        a_x.bump(CounterKind::Busy);
+        a_x.bump(CounterKind::Busy);
+        a_x.bump(CounterKind::PublicationFailed); // not a pair kind: ignored
+        counters.dropped();
+        let readings = counters.readings();
+        let view: Vec<(CounterKind, Option<&str>, Option<&str>, u64)> =
+            readings.iter().map(|r| (r.kind, r.tool.as_deref(), r.provider.as_deref(), r.count)).collect();
+        assert_eq!(
+            view,
+            vec![
+                (CounterKind::Busy, Some("alpha"), Some("x"), 2),
+                (CounterKind::Busy, Some("alpha"), Some("z"), 1),
+                (CounterKind::Busy, Some("beta"), Some("y"), 1),
+                (CounterKind::Detached, Some("alpha"), Some("x"), 1),
+                (CounterKind::DroppedEvents, None, None, 1),
+            ]
+        );
+        a_x.bump(CounterKind::Busy);
+        for r in &readings {
+            counters.subtract(r);
+        }
+        assert_eq!(a_x.value(CounterKind::Busy), 1, "an increment after the reading stays");
+        assert_eq!(counters.readings().len(), 1);
+    }
 }

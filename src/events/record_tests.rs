@@ -206,3 +206,21 @@ fn shutdown_stage_names_and_s8() {
     assert_eq!(names, want.map(|n| n.map(str::to_owned)));
     assert_eq!(ShutdownOutcome::of(StageOutcome::Skipped), None);
 }
+
+#[test]
+fn stderr_text_follows_section_3_8() {
+    // (bytes, ring truncated, max_file_bytes, text, truncated)
+    let big = vec![b'e'; 60 * 1024];
+    let cases: Vec<(&[u8], bool, u64, String, bool)> = vec![
+        (b"fatal: index out of range\n", false, 1_048_576, "fatal: index out of range\n".into(), false),
+        (b"kept", true, 1_048_576, "kept".into(), true),
+        // EV8: N = floor((1024 - 512) / 6) = 85 newest bytes.
+        (&big, false, 1024, "e".repeat(85), true),
+        // A split UTF-8 sequence at the cut loses its continuation bytes; invalid bytes become U+FFFD.
+        ("xé".as_bytes(), false, 512 + 6, String::new(), true),
+        (b"a\xffb", false, 1_048_576, "a\u{fffd}b".into(), false),
+    ];
+    for (bytes, ring, max, text, truncated) in cases {
+        assert_eq!(stderr_text(bytes, ring, max), (text, truncated), "{bytes:?}");
+    }
+}

@@ -20,6 +20,7 @@ pub mod failure;
 pub mod framing;
 pub mod listing;
 pub mod negotiate;
+pub mod outgoing;
 pub mod provider_call;
 pub mod result;
 pub mod runtime;

@@ -20,6 +20,7 @@ use tokio::time::Instant;
 use super::child::{Child, CloseStep, Exit, Pipes};
 use super::failure::{CallFailure, Dispatch, FailureClass};
 use super::framing::{self, Line, Message};
+use super::outgoing::{cancellation_line, server_reply};
 use super::stderr_ring::StderrRing;
 use super::table::{Reply, Table, WriteState};
 use crate::json::{self, Map, Value};
@@ -166,7 +167,7 @@ pub enum AbandonReason {
 }
 
 impl AbandonReason {
-    fn wire(self) -> &'static str {
+    pub(super) fn wire(self) -> &'static str {
         match self {
             AbandonReason::Timeout => "timeout",
             AbandonReason::Cancelled => "cancelled",
@@ -447,33 +448,6 @@ impl Drop for StdioTransport {
             task.abort();
         }
     }
-}
-
-fn cancellation_line(id: u64, reason: AbandonReason) -> Vec<u8> {
-    let mut params = Map::new();
-    params.insert("reason".to_owned(), Value::String(reason.wire().to_owned()));
-    params.insert("requestId".to_owned(), Value::Integer(i128::from(id)));
-    let mut message = Map::new();
-    message.insert("jsonrpc".to_owned(), Value::String("2.0".to_owned()));
-    message.insert("method".to_owned(), Value::String("notifications/cancelled".to_owned()));
-    message.insert("params".to_owned(), Value::Object(params));
-    json::to_deterministic(&Value::Object(message))
-}
-
-fn server_reply(id: Value, method: &str) -> Vec<u8> {
-    let mut message = Map::new();
-    message.insert("id".to_owned(), id);
-    message.insert("jsonrpc".to_owned(), Value::String("2.0".to_owned()));
-    if method == "ping" {
-        message.insert("result".to_owned(), Value::Object(Map::new()));
-    } else {
-        // The gateway declares no client capabilities (§4.3).
-        let mut error = Map::new();
-        error.insert("code".to_owned(), Value::Integer(-32601));
-        error.insert("message".to_owned(), Value::String("Method not found".to_owned()));
-        message.insert("error".to_owned(), Value::Object(error));
-    }
-    json::to_deterministic(&Value::Object(message))
 }
 
 async fn write_line(stdin: &mut ChildStdin, line: &[u8]) -> std::io::Result<()> {
