@@ -1,4 +1,5 @@
-#![forbid(unsafe_code)]
+// One justified `unsafe` exists: the parent-death signal in `providers/child.rs` (providers.md §4.1).
+#![deny(unsafe_code)]
 //! `ptc-gateway`: a loopback-only MCP tool gateway whose served tools are pinned, admitted without
 //! queues, and audited durably. The binary `ptc` is a thin shell over this library.
 

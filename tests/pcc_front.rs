@@ -15,7 +15,7 @@
 //! | V40 (and V36, V42, V44 on run capacity) | `cancellation_and_run_capacity` |
 //! | V41 | `pcc_inproc::a_fenced_domain_answers_list_and_call_unavailable` |
 //! | V42, V44 (audit `cancelled`, `disconnected` false / true) | `writes::cancelled_write_calls_are_audited_once_each` |
-//! | V45, V46 | not here: they need an upstream (providers); the trace id choice is `exec::trace` unit tests |
+//! | V45, V46 | `providers_gateway` (F33: the stream's trace id reaches the upstream); the choice of id is `providers::trace` unit tests |
 //! | V47, V48 | `idle_timeout` |
 //! | V50 | `an_oversized_grpc_message_is_resource_exhausted` |
 //! | V51 | `drain::drain_ends_idle_streams` |

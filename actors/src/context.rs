@@ -85,6 +85,17 @@ impl DomainContext {
         transitioned
     }
 
+    /// As [`DomainContext::fence`], but the observer is *not* told: the caller records the transition
+    /// itself, later and with more detail (a provider loss names its (tool, provider) pair and is recorded
+    /// only after its transport was closed, providers.md §12.1 step 4). Returns true iff this call made a
+    /// ready domain not ready, i.e. iff the caller must record it.
+    pub fn fence_unreported(&self, cause: NotReadyCause) -> bool {
+        if cause == NotReadyCause::ProviderCleanupFailed {
+            self.provider_cleanup_failed.store(true, Ordering::Release);
+        }
+        self.readiness.fence(cause)
+    }
+
     /// True once a provider cleanup failed in this process (§7.4).
     pub fn provider_cleanup_failed(&self) -> bool {
         self.provider_cleanup_failed.load(Ordering::Acquire)

@@ -6,11 +6,12 @@
 //! emitted". Does not own: writing the reports (`sink.rs`).
 //!
 //! Slots (§3.7): one gateway-wide (`null`, `null`) slot for every kind but `publication_failed`, which
-//! instead has one slot per served tool. Per-acquisition (tool, provider) slots arrive with the
-//! providers; until then every drop is counted in the gateway-wide `dropped_events` slot, because no
-//! record this version writes names a provider.
+//! instead has one slot per served tool; and, registered once per acquisition at stage 9 (never per call),
+//! one (tool, provider) slot for each of `busy`, `provider_busy`, `detached` and `settlement_timeout`
+//! ([`PairSlots`]). Every drop is counted in the gateway-wide `dropped_events` slot.
 
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 use super::record::{CounterKind, MAX_COUNT};
 
@@ -22,13 +23,59 @@ struct Slot {
     value: AtomicU64,
 }
 
+/// The four per-acquisition slots of one (tool, provider) pair (§3.7). Emitters hold an `Arc` and bump
+/// without locks.
+#[derive(Debug)]
+pub struct PairSlots {
+    tool: String,
+    provider: String,
+    /// `busy`, `provider_busy`, `detached`, `settlement_timeout`, in [`PAIR_KINDS`] order.
+    values: [AtomicU64; 4],
+}
+
+/// The kinds that have per-acquisition slots.
+pub const PAIR_KINDS: [CounterKind; 4] =
+    [CounterKind::Busy, CounterKind::ProviderBusy, CounterKind::Detached, CounterKind::SettlementTimeout];
+
+impl PairSlots {
+    /// Slots for a pair that no log reports (a gateway without `artifacts.events`).
+    pub fn detached(tool: &str, provider: &str) -> Arc<PairSlots> {
+        Arc::new(PairSlots {
+            tool: tool.to_owned(),
+            provider: provider.to_owned(),
+            values: Default::default(),
+        })
+    }
+
+    /// One more event of `kind` for this pair; other kinds are ignored.
+    pub fn bump(&self, kind: CounterKind) {
+        if let Some(i) = PAIR_KINDS.iter().position(|k| *k == kind) {
+            let _ = self.values[i]
+                .fetch_update(Ordering::AcqRel, Ordering::Acquire, |v| Some(v.saturating_add(1)));
+        }
+    }
+
+    /// The current value of `kind` (tests and reports).
+    pub fn value(&self, kind: CounterKind) -> u64 {
+        PAIR_KINDS.iter().position(|k| *k == kind).map_or(0, |i| self.values[i].load(Ordering::Acquire))
+    }
+}
+
+/// Where a reading came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Source {
+    Slot(usize),
+    Pair(usize, usize),
+}
+
 /// A nonzero slot read for a report.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Reading {
-    /// Index into the slot table, for [`Counters::subtract`].
-    slot: usize,
+    /// Where to subtract, for [`Counters::subtract`].
+    source: Source,
     pub kind: CounterKind,
     pub tool: Option<String>,
+    pub provider: Option<String>,
     pub count: u64,
 }
 
@@ -37,6 +84,8 @@ pub struct Reading {
 pub struct Counters {
     tools: Vec<String>,
     slots: Vec<Slot>,
+    /// Registered at stage 9, one entry per acquisition; read once per report.
+    pairs: Mutex<Vec<Arc<PairSlots>>>,
 }
 
 impl Counters {
@@ -55,7 +104,16 @@ impl Counters {
                 slots.push(Slot { kind, tool: None, value: AtomicU64::new(0) });
             }
         }
-        Counters { tools, slots }
+        Counters { tools, slots, pairs: Mutex::new(Vec::new()) }
+    }
+
+    /// Registers the slots of one acquisition's (tool, provider) pair (stage 9, once per site).
+    pub fn register_pair(&self, tool: &str, provider: &str) -> Arc<PairSlots> {
+        let slots = PairSlots::detached(tool, provider);
+        if let Ok(mut pairs) = self.pairs.lock() {
+            pairs.push(slots.clone());
+        }
+        slots
     }
 
     fn find(&self, kind: CounterKind, tool: Option<usize>) -> Option<&Slot> {
@@ -82,29 +140,63 @@ impl Counters {
         }
     }
 
-    /// Every nonzero slot, in report order (§3.7). Counts are capped at [`MAX_COUNT`]; the rest stays.
+    /// Every nonzero slot, in report order (§3.7: kind, then tool with `null` first, then provider).
+    /// Counts are capped at [`MAX_COUNT`]; the rest stays.
     pub fn readings(&self) -> Vec<Reading> {
-        self.slots
+        let mut readings: Vec<Reading> = self
+            .slots
             .iter()
             .enumerate()
             .filter_map(|(slot, s)| {
                 let count = s.value.load(Ordering::Acquire).min(MAX_COUNT);
                 (count > 0).then(|| Reading {
-                    slot,
+                    source: Source::Slot(slot),
                     kind: s.kind,
                     tool: s.tool.and_then(|t| self.tools.get(t).cloned()),
+                    provider: None,
                     count,
                 })
             })
-            .collect()
+            .collect();
+        if let Ok(pairs) = self.pairs.lock() {
+            for (p, pair) in pairs.iter().enumerate() {
+                for (k, kind) in PAIR_KINDS.iter().enumerate() {
+                    let count = pair.values[k].load(Ordering::Acquire).min(MAX_COUNT);
+                    if count > 0 {
+                        readings.push(Reading {
+                            source: Source::Pair(p, k),
+                            kind: *kind,
+                            tool: Some(pair.tool.clone()),
+                            provider: Some(pair.provider.clone()),
+                            count,
+                        });
+                    }
+                }
+            }
+        }
+        // Stable: equal keys keep slot order. Tool names compare by bytes, as the log orders them.
+        readings.sort_by(|a, b| (a.kind, &a.tool, &a.provider).cmp(&(b.kind, &b.tool, &b.provider)));
+        readings
     }
 
     /// After a report was written: subtract exactly what it emitted; increments made meanwhile stay.
     pub fn subtract(&self, reading: &Reading) {
-        if let Some(slot) = self.slots.get(reading.slot) {
-            let _ = slot
-                .value
+        let sub = |value: &AtomicU64| {
+            let _ = value
                 .fetch_update(Ordering::AcqRel, Ordering::Acquire, |v| Some(v.saturating_sub(reading.count)));
+        };
+        match reading.source {
+            Source::Slot(slot) => {
+                if let Some(slot) = self.slots.get(slot) {
+                    sub(&slot.value);
+                }
+            }
+            Source::Pair(p, k) => {
+                let pair = self.pairs.lock().ok().and_then(|pairs| pairs.get(p).cloned());
+                if let Some(value) = pair.as_ref().and_then(|pair| pair.values.get(k)) {
+                    sub(value);
+                }
+            }
         }
     }
 }
@@ -141,5 +233,39 @@ mod tests {
         let left: Vec<(CounterKind, Option<String>, u64)> =
             counters.readings().into_iter().map(|r| (r.kind, r.tool, r.count)).collect();
         assert_eq!(left, vec![(CounterKind::PublicationFailed, Some("beta".into()), 1)]);
+    }
+
+    #[test]
+    fn pair_slots_report_by_kind_then_tool_then_provider() {
+        let counters = Counters::new(vec!["alpha".into()]);
+        let b_y = counters.register_pair("beta", "y");
+        let a_z = counters.register_pair("alpha", "z");
+        let a_x = counters.register_pair("alpha", "x");
+        b_y.bump(CounterKind::Busy);
+        a_z.bump(CounterKind::Busy);
+        a_x.bump(CounterKind::Detached);
+        a_x.bump(CounterKind::Busy);
+        a_x.bump(CounterKind::Busy);
+        a_x.bump(CounterKind::PublicationFailed); // not a pair kind: ignored
+        counters.dropped();
+        let readings = counters.readings();
+        let view: Vec<(CounterKind, Option<&str>, Option<&str>, u64)> =
+            readings.iter().map(|r| (r.kind, r.tool.as_deref(), r.provider.as_deref(), r.count)).collect();
+        assert_eq!(
+            view,
+            vec![
+                (CounterKind::Busy, Some("alpha"), Some("x"), 2),
+                (CounterKind::Busy, Some("alpha"), Some("z"), 1),
+                (CounterKind::Busy, Some("beta"), Some("y"), 1),
+                (CounterKind::Detached, Some("alpha"), Some("x"), 1),
+                (CounterKind::DroppedEvents, None, None, 1),
+            ]
+        );
+        a_x.bump(CounterKind::Busy);
+        for r in &readings {
+            counters.subtract(r);
+        }
+        assert_eq!(a_x.value(CounterKind::Busy), 1, "an increment after the reading stays");
+        assert_eq!(counters.readings().len(), 1);
     }
 }

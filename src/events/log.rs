@@ -21,11 +21,14 @@ use std::time::Duration;
 use ptc_actors::shutdown::EVENT_LOG_CLOSE_BOUND;
 use ptc_actors::{DomainObserver, EventLogger, NotReadyCause, StageId, StageOutcome};
 
-use super::counters::Counters;
+use super::counters::{Counters, PairSlots};
 use super::files::EventFiles;
-use super::record::{Event, ReasonClass, Record, ShutdownOutcome, StartupOutcome, StartupStage, Transition};
+use super::record::{
+    stderr_text, Event, ReasonClass, Record, ShutdownOutcome, StartupOutcome, StartupStage, Transition,
+};
 use super::sink::Sink;
 use crate::config::gateway::EventsConfig;
+use crate::providers::transport::TransportFault;
 use crate::startup::StartupCode;
 use crate::storage::{EventsStore, StartRef};
 
@@ -38,6 +41,10 @@ struct Inner {
     logger: EventLogger<Event>,
     counters: Arc<Counters>,
     shutdown_mode: AtomicBool,
+    /// `artifacts.events.stderr` (§3.8).
+    stderr: bool,
+    /// `artifacts.events.max_file_bytes`, which sizes a stderr tail (§3.8).
+    max_file_bytes: u64,
 }
 
 /// The event log of this process, or a disabled one. Cheap to clone.
@@ -83,7 +90,13 @@ impl EventLog {
             return EventLog::disabled();
         };
         let log = EventLog {
-            inner: Some(Arc::new(Inner { logger, counters, shutdown_mode: AtomicBool::new(false) })),
+            inner: Some(Arc::new(Inner {
+                logger,
+                counters,
+                shutdown_mode: AtomicBool::new(false),
+                stderr: cfg.stderr,
+                max_file_bytes: cfg.max_file_bytes,
+            })),
         };
         if store.lock_recovered() {
             // §1.4: the first record after a takeover.
@@ -131,8 +144,51 @@ impl EventLog {
         }
     }
 
-    /// S4 (lifecycle.md §7.3): from now on no `readiness` record is written. Stderr tails of stdio
-    /// transports belong here too and arrive with the providers.
+    /// The per-acquisition counter slots of (tool, provider), registered once at stage 9 (§3.7).
+    pub fn pair(&self, tool: &str, provider: &str) -> Arc<PairSlots> {
+        match &self.inner {
+            Some(inner) => inner.counters.register_pair(tool, provider),
+            None => PairSlots::detached(tool, provider),
+        }
+    }
+
+    /// Whether `stderr_tail` records are written (`artifacts.events.stderr`, §3.8).
+    pub fn stderr_enabled(&self) -> bool {
+        self.inner.as_ref().is_some_and(|inner| inner.stderr)
+    }
+
+    /// One transport's end (providers.md §12.2).
+    pub fn transport(&self, tool: &str, provider: &str, fault: TransportFault, exit_status: Option<i32>) {
+        self.emit(Record::Transport {
+            tool: tool.to_owned(),
+            provider: provider.to_owned(),
+            fault,
+            exit_status,
+        });
+    }
+
+    /// `stderr_tail` for a ring's content (§3.8); nothing unless enabled.
+    pub fn stderr_tail(&self, tool: &str, provider: &str, bytes: &[u8], ring_truncated: bool) {
+        let Some(inner) = self.inner.as_ref().filter(|inner| inner.stderr) else { return };
+        let (text, truncated) = stderr_text(bytes, ring_truncated, inner.max_file_bytes);
+        self.emit(Record::StderrTail {
+            tool: tool.to_owned(),
+            provider: provider.to_owned(),
+            text,
+            truncated,
+        });
+    }
+
+    /// `readiness` `not_ready` with the acquisition's pair, for the fence that one acquisition caused
+    /// (providers.md §12.1 step 4); nothing in shutdown mode.
+    pub fn pair_not_ready(&self, cause: NotReadyCause, tool: &str, provider: &str) {
+        if !self.in_shutdown_mode() {
+            self.emit(Record::PairNotReady { cause, tool: tool.to_owned(), provider: provider.to_owned() });
+        }
+    }
+
+    /// S4 (lifecycle.md §7.3): from now on no `readiness` record is written (the stderr tails of the
+    /// checkpoint are written by the provider runtime just before).
     pub fn enter_shutdown_mode(&self) {
         if let Some(inner) = &self.inner {
             inner.shutdown_mode.store(true, Ordering::Release);

@@ -7,10 +7,6 @@
 //! Does not own: the events directory policy, its lock and inventory (`storage`, stage 4), the queue and
 //! writer thread (`ptc_actors::event_logger`), or the private audit (a durability barrier with other
 //! rules, `audit`).
-//!
-//! Deferred with the providers (none exist in this version): `transport`, `stderr_tail`, and the `busy`,
-//! `provider_busy`, `detached` and `settlement_timeout` counters' per-acquisition slots (their
-//! gateway-wide slots exist and stay zero).
 
 pub mod counters;
 pub mod files;

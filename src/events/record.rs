@@ -7,10 +7,9 @@
 //! and the record is dropped and counted (§3.4).
 //!
 //! Does not own: when records are emitted (`log.rs`), files (`files.rs`) or counters (`counters.rs`).
-//! Deferred with the providers: `transport` and `stderr_tail` (no acquisition exists in this version).
-//!
 //! Never in a record (§3.9): arguments, results, credentials, endpoints, paths, ids, error text. The
-//! types below cannot hold any of them: the only free strings are configured tool names.
+//! types below cannot hold any of them: the only free strings are configured tool and declaration names,
+//! and the `stderr_tail` text (§3.8), which is the one kind allowed to carry upstream bytes.
 
 use std::time::SystemTime;
 
@@ -18,6 +17,8 @@ use ptc_actors::{NotReadyCause, StageId, StageOutcome};
 
 use super::time::event_timestamp;
 use crate::json::{to_deterministic_string, Map, Value};
+use crate::providers::transport::TransportFault;
+use crate::providers::FailureClass;
 use crate::startup::StartupCode;
 use crate::storage::AuditReason;
 
@@ -94,13 +95,15 @@ impl ShutdownOutcome {
     }
 }
 
-/// `startup_failed.reason_class` (§4.1). Provider acquisition classes arrive with the providers.
+/// `startup_failed.reason_class` (§4.1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ReasonClass {
     /// A public startup code, when no finer class applies.
     Code(StartupCode),
     /// An audit class (`audit_ancestry_unsafe`, …).
     Audit(AuditReason),
+    /// A provider acquisition class (providers.md §14, §7.5).
+    Provider(FailureClass),
     /// Anything unrecognised.
     Other,
 }
@@ -110,6 +113,7 @@ impl ReasonClass {
         match self {
             ReasonClass::Code(code) => code.as_str(),
             ReasonClass::Audit(reason) => reason.as_str(),
+            ReasonClass::Provider(class) => class.as_str(),
             ReasonClass::Other => "other",
         }
     }
@@ -160,12 +164,51 @@ pub enum Transition {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Record {
     EventsLockRecovered,
-    StartupStage { stage: StartupStage, outcome: StartupOutcome },
-    StartupFailed { code: StartupCode, reason_class: ReasonClass },
+    StartupStage {
+        stage: StartupStage,
+        outcome: StartupOutcome,
+    },
+    StartupFailed {
+        code: StartupCode,
+        reason_class: ReasonClass,
+    },
     Readiness(Transition),
-    Counter { kind: CounterKind, tool: Option<String>, count: u64, interval_ms: u64 },
-    AuditRecovered { removed_bytes: u64, removed_empty_files: u64 },
-    ShutdownStage { stage: &'static str, outcome: ShutdownOutcome },
+    /// `readiness` `not_ready` caused by one acquisition (`provider_runtime_lost`,
+    /// `provider_cleanup_failed`): the only readiness records with a non-null pair (§3.5).
+    PairNotReady {
+        cause: NotReadyCause,
+        tool: String,
+        provider: String,
+    },
+    /// One transport's end (providers.md §12.2).
+    Transport {
+        tool: String,
+        provider: String,
+        fault: TransportFault,
+        exit_status: Option<i32>,
+    },
+    /// The stdio stderr tail (§3.8), text already cut and repaired.
+    StderrTail {
+        tool: String,
+        provider: String,
+        text: String,
+        truncated: bool,
+    },
+    Counter {
+        kind: CounterKind,
+        tool: Option<String>,
+        provider: Option<String>,
+        count: u64,
+        interval_ms: u64,
+    },
+    AuditRecovered {
+        removed_bytes: u64,
+        removed_empty_files: u64,
+    },
+    ShutdownStage {
+        stage: &'static str,
+        outcome: ShutdownOutcome,
+    },
 }
 
 impl Record {
@@ -179,7 +222,9 @@ impl Record {
             Record::EventsLockRecovered => "events_lock_recovered",
             Record::StartupStage { .. } => "startup_stage",
             Record::StartupFailed { .. } => "startup_failed",
-            Record::Readiness(_) => "readiness",
+            Record::Readiness(_) | Record::PairNotReady { .. } => "readiness",
+            Record::Transport { .. } => "transport",
+            Record::StderrTail { .. } => "stderr_tail",
             Record::Counter { kind, .. } => kind.as_str(),
             Record::AuditRecovered { .. } => "audit_recovered",
             Record::ShutdownStage { .. } => "shutdown_stage",
@@ -224,12 +269,35 @@ fn members(record: &Record, map: &mut Map) -> Option<()> {
             put("tool", Value::Null);
             put("provider", Value::Null);
         }
-        Record::Counter { kind: _, tool, count: n, interval_ms } => {
+        Record::PairNotReady { cause, tool, provider } => {
+            put("transition", string("not_ready"));
+            put("cause", string(cause.as_str()));
+            put("tool", string(tool));
+            put("provider", string(provider));
+        }
+        Record::Transport { tool, provider, fault, exit_status } => {
+            put("tool", string(tool));
+            put("provider", string(provider));
+            put("fault", string(fault.as_str()));
+            let status = match exit_status {
+                Some(code) if (0..=255).contains(code) => Value::Integer(i128::from(*code)),
+                Some(_) => return None,
+                None => Value::Null,
+            };
+            put("exit_status", status);
+        }
+        Record::StderrTail { tool, provider, text, truncated } => {
+            put("tool", string(tool));
+            put("provider", string(provider));
+            put("text", string(text));
+            put("truncated", Value::Bool(*truncated));
+        }
+        Record::Counter { kind: _, tool, provider, count: n, interval_ms } => {
             if *n == 0 || !(1..=1_000).contains(interval_ms) {
                 return None;
             }
             put("tool", tool_value(tool));
-            put("provider", Value::Null);
+            put("provider", tool_value(provider));
             put("count", count(*n)?);
             put("interval_ms", count(*interval_ms)?);
         }
@@ -246,6 +314,16 @@ fn members(record: &Record, map: &mut Map) -> Option<()> {
         }
     }
     Some(())
+}
+
+/// The `stderr_tail` text and flag of §3.8 for a ring's `bytes` under `max_file_bytes`.
+pub fn stderr_text(bytes: &[u8], ring_truncated: bool, max_file_bytes: u64) -> (String, bool) {
+    let n = usize::try_from(max_file_bytes.saturating_sub(512) / 6).unwrap_or(usize::MAX);
+    let cut = bytes.len() > n;
+    let kept = if cut { &bytes[bytes.len() - n..] } else { bytes };
+    // Step 2: a split UTF-8 sequence at the start loses its continuation bytes (at most 3).
+    let skip = kept.iter().take(3).take_while(|b| (0x80..=0xBF).contains(*b)).count();
+    (String::from_utf8_lossy(&kept[skip..]).into_owned(), ring_truncated || cut)
 }
 
 /// A record with the instant it was created (§3.4: the timestamp is taken then, not when written).

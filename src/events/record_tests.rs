@@ -68,6 +68,7 @@ fn exact_lines() {
             Record::Counter {
                 kind: CounterKind::PublicationFailed,
                 tool: Some("echo".into()),
+                provider: None,
                 count: 2,
                 interval_ms: 1000,
             },
@@ -77,7 +78,61 @@ fn exact_lines() {
             ),
         ),
         (
-            Record::Counter { kind: CounterKind::DroppedEvents, tool: None, count: 44, interval_ms: 17 },
+            Record::Counter {
+                kind: CounterKind::Busy,
+                tool: Some("briefs".into()),
+                provider: Some("notes".into()),
+                count: 3,
+                interval_ms: 1000,
+            },
+            format!(
+                "{{\"count\":3,\"interval_ms\":1000,\"kind\":\"busy\",\"provider\":\"notes\",\
+                 {TS},\"tool\":\"briefs\"}}"
+            ),
+        ),
+        (
+            Record::Transport {
+                tool: "briefs".into(),
+                provider: "notes".into(),
+                fault: crate::providers::transport::TransportFault::ServerExit,
+                exit_status: Some(3),
+            },
+            format!(
+                "{{\"exit_status\":3,\"fault\":\"server_exit\",\"kind\":\"transport\",\"provider\":\"notes\",\
+                 {TS},\"tool\":\"briefs\"}}"
+            ),
+        ),
+        (
+            Record::PairNotReady {
+                cause: NotReadyCause::ProviderRuntimeLost,
+                tool: "briefs".into(),
+                provider: "notes".into(),
+            },
+            format!(
+                "{{\"cause\":\"provider_runtime_lost\",\"kind\":\"readiness\",\"provider\":\"notes\",\
+                 {TS},\"tool\":\"briefs\",\"transition\":\"not_ready\"}}"
+            ),
+        ),
+        (
+            Record::StderrTail {
+                tool: "briefs".into(),
+                provider: "notes".into(),
+                text: "fatal\n".into(),
+                truncated: false,
+            },
+            format!(
+                "{{\"kind\":\"stderr_tail\",\"provider\":\"notes\",\"text\":\"fatal\\n\",\
+                 {TS},\"tool\":\"briefs\",\"truncated\":false}}"
+            ),
+        ),
+        (
+            Record::Counter {
+                kind: CounterKind::DroppedEvents,
+                tool: None,
+                provider: None,
+                count: 44,
+                interval_ms: 17,
+            },
             format!(
                 "{{\"count\":44,\"interval_ms\":17,\"kind\":\"dropped_events\",\"provider\":null,\
                  {TS},\"tool\":null}}"
@@ -107,8 +162,13 @@ fn exact_lines() {
 
 #[test]
 fn values_outside_their_domain_do_not_validate() {
-    let counter =
-        |count, interval_ms| Record::Counter { kind: CounterKind::Busy, tool: None, count, interval_ms };
+    let counter = |count, interval_ms| Record::Counter {
+        kind: CounterKind::Busy,
+        tool: None,
+        provider: None,
+        count,
+        interval_ms,
+    };
     let table: Vec<Record> = vec![
         counter(0, 1000),
         counter(MAX_COUNT + 1, 1000),
@@ -145,4 +205,22 @@ fn shutdown_stage_names_and_s8() {
     ];
     assert_eq!(names, want.map(|n| n.map(str::to_owned)));
     assert_eq!(ShutdownOutcome::of(StageOutcome::Skipped), None);
+}
+
+#[test]
+fn stderr_text_follows_section_3_8() {
+    // (bytes, ring truncated, max_file_bytes, text, truncated)
+    let big = vec![b'e'; 60 * 1024];
+    let cases: Vec<(&[u8], bool, u64, String, bool)> = vec![
+        (b"fatal: index out of range\n", false, 1_048_576, "fatal: index out of range\n".into(), false),
+        (b"kept", true, 1_048_576, "kept".into(), true),
+        // EV8: N = floor((1024 - 512) / 6) = 85 newest bytes.
+        (&big, false, 1024, "e".repeat(85), true),
+        // A split UTF-8 sequence at the cut loses its continuation bytes; invalid bytes become U+FFFD.
+        ("xé".as_bytes(), false, 512 + 6, String::new(), true),
+        (b"a\xffb", false, 1_048_576, "a\u{fffd}b".into(), false),
+    ];
+    for (bytes, ring, max, text, truncated) in cases {
+        assert_eq!(stderr_text(bytes, ring, max), (text, truncated), "{bytes:?}");
+    }
 }

@@ -35,6 +35,7 @@ impl Sink {
             let event = Event::now(Record::Counter {
                 kind: reading.kind,
                 tool: reading.tool.clone(),
+                provider: reading.provider.clone(),
                 count: reading.count,
                 interval_ms,
             });

@@ -144,7 +144,7 @@ async fn drive(
     }
     let started_at = SystemTime::now();
     // execution.md §2: a `/mcp` call's trace id is 16 fresh random bytes.
-    let trace = super::trace::TraceId::fresh();
+    let trace = crate::providers::trace::TraceId::fresh();
     let activation = shared.runner.activate(&shared.built, tool, arguments, deadline, trace);
     let (ran, disconnected) = watch_run(activation, &mut writer, run, deadline).await;
     let classified = classify(shared, tool, id, ran);
@@ -291,6 +291,7 @@ fn classify(shared: &Shared, tool: usize, id: &RequestId, ran: Ran) -> Classifie
         }
         Ran::Cancelled => failure(effect, id, Outcome::Cancelled, Dispatch::True, None),
         Ran::Lost => failure(effect, id, Outcome::InternalError, Dispatch::Unknown, None),
+        Ran::CleanupFailed => failure(effect, id, Outcome::CleanupFailed, Dispatch::Unknown, None),
     }
 }
 

@@ -1,22 +1,30 @@
-//! The Luau workflow as a [`Runner`] (execution.md §4.4, §12): each activation runs the tool's workflow
-//! in fresh sandboxes on a blocking thread, so a busy Luau program never stalls the gateway's other work
-//! (§12.8 "Fairness"), and a cancel reaches it through the runtime's cancel token at the next interrupt
-//! point.
+//! Applications as a [`Runner`] (execution.md §4.4, §12, §13): each activation runs the tool's Luau
+//! workflow in fresh sandboxes on a blocking thread, so a busy Luau program never stalls the gateway's
+//! other work (§12.8 "Fairness"), or, for the forward form, issues its one upstream call; a cancel reaches
+//! it through the runtime's cancel token.
 //!
-//! Owns only the mapping between the runtime's entry point and the runner seam: limits from the
-//! template, the blocking task, and `RunEnd` → [`Ran`]. A task that panics is a lost run ([`Ran::Lost`]).
+//! Owns the mapping between the runtime's entry point and the runner seam: limits from the template, the
+//! blocking task, the run's provider borrow and its end (§10.3 of providers.md: a detached request that
+//! does not settle makes the run `cleanup_failed`), and `RunEnd` → [`Ran`]. A task that panics is a lost
+//! run ([`Ran::Lost`]).
 
 use std::sync::Arc;
 use std::time::Instant;
 
+use super::borrow::Borrow;
 use super::runner::{Activation, Ran, Runner};
-use super::trace::TraceId;
-use crate::apps::runtime::{run_workflow, CallLimits, CancelToken, RunEnd};
+use crate::apps::runtime::{run_workflow, run_workflow_with, CallLimits, CancelToken, RunEnd, ToolReply};
+use crate::apps::template::Run;
 use crate::apps::Built;
 use crate::json::Value;
+use crate::providers::runtime::ProviderRuntime;
+use crate::providers::trace::TraceId;
 
-/// Runs Luau workflows.
-pub struct LuauRunner;
+/// Runs applications, reaching upstreams through `providers` (absent without provider-bearing tools).
+#[derive(Default)]
+pub struct LuauRunner {
+    pub providers: Option<Arc<ProviderRuntime>>,
+}
 
 impl Runner for LuauRunner {
     fn activate(
@@ -27,26 +35,83 @@ impl Runner for LuauRunner {
         deadline: Instant,
         trace: TraceId,
     ) -> Activation {
-        // The trace id is for the run's provider calls (providers.md §11); mission calls to upstreams are
-        // not wired into the runtime yet, so nothing reads it here so far.
-        let _ = trace;
         let token = CancelToken::new();
-        let for_run = token.clone();
-        let built = built.clone();
-        let task = tokio::task::spawn_blocking(move || {
-            let template = built.templates.get(tool)?;
-            let limits = CallLimits::for_application(template.memory_bytes, deadline);
-            Some(run_workflow(&template.luau, &input, limits, &for_run))
+        let borrow = self.providers.as_ref().and_then(|runtime| {
+            let deadline = tokio::time::Instant::from_std(deadline);
+            Borrow::new(runtime.clone(), built.clone(), tool, trace, deadline, token.clone()).map(Arc::new)
         });
-        let settled = Box::pin(async move {
-            match task.await {
-                Ok(Some(RunEnd::Returned(value))) => Ran::Returned(value),
-                Ok(Some(RunEnd::NotConvertible)) => Ran::NotConvertible,
-                Ok(Some(RunEnd::Failed { detail })) => Ran::Failed { detail },
-                Ok(Some(RunEnd::Cancelled)) => Ran::Cancelled,
-                Ok(None) | Err(_) => Ran::Lost,
-            }
+        let forward = built.templates.get(tool).and_then(|t| match &t.run {
+            Run::Forward { mission, tool } => Some((mission.clone(), tool.clone())),
+            Run::Luau => None,
         });
+        let settled = match forward {
+            Some((mission, alias)) => forward_run(borrow, token.clone(), mission, alias, input),
+            None => luau_run(built.clone(), tool, input, deadline, token.clone(), borrow),
+        };
         Activation { settled, cancel: Box::new(move || token.cancel()) }
+    }
+}
+
+type Settled = std::pin::Pin<Box<dyn std::future::Future<Output = Ran> + Send>>;
+
+fn luau_run(
+    built: Arc<Built>,
+    tool: usize,
+    input: Value,
+    deadline: Instant,
+    token: CancelToken,
+    borrow: Option<Arc<Borrow>>,
+) -> Settled {
+    let port = borrow.clone();
+    let task = tokio::task::spawn_blocking(move || {
+        let template = built.templates.get(tool)?;
+        let limits = CallLimits::for_application(template.memory_bytes, deadline);
+        Some(match port {
+            Some(port) => run_workflow_with(&template.luau, &input, limits, &token, port),
+            None => run_workflow(&template.luau, &input, limits, &token),
+        })
+    });
+    Box::pin(async move {
+        let ran = match task.await {
+            Ok(Some(RunEnd::Returned(value))) => Ran::Returned(value),
+            Ok(Some(RunEnd::NotConvertible)) => Ran::NotConvertible,
+            Ok(Some(RunEnd::Failed { detail })) => Ran::Failed { detail },
+            Ok(Some(RunEnd::Cancelled)) => Ran::Cancelled,
+            Ok(None) | Err(_) => Ran::Lost,
+        };
+        end_borrow(borrow, ran).await
+    })
+}
+
+/// execution.md §13: one upstream call with the decoded arguments; no Luau.
+fn forward_run(
+    borrow: Option<Arc<Borrow>>,
+    token: CancelToken,
+    mission: String,
+    alias: String,
+    input: Value,
+) -> Settled {
+    Box::pin(async move {
+        let Some(port) = borrow.clone() else { return Ran::Failed { detail: None } };
+        let reply = port.call_async(&mission, &alias, Some(input)).await;
+        let ran = if token.is_cancelled() {
+            // A deadline or disconnect gives `cancelled` (§13).
+            Ran::Cancelled
+        } else {
+            match reply {
+                ToolReply::Ok { value: Some(value), .. } => Ran::Returned(value),
+                // No structured value could be derived: `invalid_result`.
+                ToolReply::Ok { value: None, .. } => Ran::NotConvertible,
+                ToolReply::Failed { .. } => Ran::Failed { detail: None },
+            }
+        };
+        end_borrow(borrow, ran).await
+    })
+}
+
+async fn end_borrow(borrow: Option<Arc<Borrow>>, ran: Ran) -> Ran {
+    match borrow {
+        Some(borrow) if !borrow.end().await => Ran::CleanupFailed,
+        _ => ran,
     }
 }

@@ -7,6 +7,7 @@
 //! [`Shared::audit`] before publication. It does not own HTTP validation (`crate::mcp`), the runtime's
 //! sandbox (`crate::apps`) or the audit's files and durability (`crate::audit`).
 
+pub mod borrow;
 pub mod driver;
 pub mod luau_runner;
 pub mod outcome;
@@ -14,7 +15,6 @@ pub mod pcc;
 pub mod result;
 pub mod runner;
 pub mod stream;
-pub mod trace;
 
 use std::sync::Arc;
 

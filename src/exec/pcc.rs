@@ -17,7 +17,6 @@ use tokio::sync::watch;
 use super::driver::{audit, AuditLost};
 use super::outcome::{fixed_text, Dispatch, Outcome};
 use super::runner::Ran;
-use super::trace::TraceId;
 use super::Shared;
 use crate::audit::CallId;
 use crate::config::manifest::Effect;
@@ -25,6 +24,7 @@ use crate::json::Value;
 use crate::mcp::rpc::RequestId;
 use crate::pcc::result::{success, tool_error};
 use crate::pcc::wire::PccError;
+use crate::providers::trace::TraceId;
 
 /// Why the stream stopped a call in flight (pcc.md §11).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -207,5 +207,6 @@ fn classify(shared: &Shared, tool: usize, id: &RequestId, ran: Ran) -> (Outcome,
         Ran::Failed { detail } => fail(Outcome::ExecutionFailed, Dispatch::True, detail.as_deref()),
         Ran::Cancelled => fail(Outcome::Cancelled, Dispatch::True, None),
         Ran::Lost => fail(Outcome::InternalError, Dispatch::Unknown, None),
+        Ran::CleanupFailed => fail(Outcome::CleanupFailed, Dispatch::Unknown, None),
     }
 }

@@ -10,9 +10,9 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::trace::TraceId;
 use crate::apps::Built;
 use crate::json::Value;
+use crate::providers::trace::TraceId;
 
 /// How a run settled, before the driver classifies it (execution.md §6.1).
 #[derive(Debug, PartialEq)]
@@ -29,6 +29,9 @@ pub enum Ran {
     /// The task executing the run was lost (a panic) before it settled: `internal_error`, dispatch
     /// `unknown` (§6.2).
     Lost,
+    /// The run's provider work did not settle within the settlement deadline (providers.md §10.2):
+    /// `cleanup_failed`, dispatch `unknown`; it beats every other condition (§6.3).
+    CleanupFailed,
 }
 
 /// One started run.

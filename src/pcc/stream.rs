@@ -15,7 +15,6 @@ use tokio::time::Instant;
 use tonic::{Status, Streaming};
 
 use crate::exec::pcc::{begin, Begun, PccCall, Settled, Stop};
-use crate::exec::trace::TraceId;
 use crate::exec::Shared;
 use crate::mcp::rpc::RequestId;
 use crate::pcc::envelope::{classify, Inbound};
@@ -25,6 +24,7 @@ use crate::pcc::proto::served::create_mcp_transport_response::{Connected, Respon
 use crate::pcc::proto::served::{CreateMcpTransportRequest, CreateMcpTransportResponse};
 use crate::pcc::service::Drain;
 use crate::pcc::wire::{End, PccError};
+use crate::providers::trace::TraceId;
 
 /// §5.1: from stream start to the first message.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_millis(10_000);

@@ -108,15 +108,83 @@ pub enum CloseStep {
     Failed,
 }
 
+type Job = Box<dyn FnOnce() + Send>;
+
+/// The one spawning thread (§4.1 "Parent death"): Linux ties `PR_SET_PDEATHSIG` to the thread that forked,
+/// so every child is forked from this thread, which is never retired (unlike tokio's blocking pool) and
+/// lives until the process exits. `None` if it could not be started (then spawning fails).
+fn spawner() -> Option<&'static std::sync::Mutex<std::sync::mpsc::Sender<Job>>> {
+    static SPAWNER: std::sync::OnceLock<Option<std::sync::Mutex<std::sync::mpsc::Sender<Job>>>> =
+        std::sync::OnceLock::new();
+    SPAWNER
+        .get_or_init(|| {
+            let (tx, rx) = std::sync::mpsc::channel::<Job>();
+            let started = std::thread::Builder::new().name("ptc-spawner".into()).spawn(move || {
+                while let Ok(job) = rx.recv() {
+                    job();
+                }
+            });
+            started.ok().map(|_| std::sync::Mutex::new(tx))
+        })
+        .as_ref()
+}
+
+/// Runs `job` on the spawning thread inside the caller's tokio runtime and waits for its result.
+fn on_spawner<R: Send + 'static>(job: impl FnOnce() -> R + Send + 'static) -> Option<R> {
+    let handle = tokio::runtime::Handle::try_current().ok()?;
+    let (tx, rx) = std::sync::mpsc::channel();
+    let boxed: Job = Box::new(move || {
+        let _entered = handle.enter();
+        let _ = tx.send(job());
+    });
+    spawner()?.lock().ok()?.send(boxed).ok()?;
+    // A fork and exec take milliseconds; the caller's worker waits for them like for any syscall.
+    rx.recv().ok()
+}
+
+/// The parent-death signal (§4.1), set in the forked child before it executes.
+///
+/// `pre_exec` is `unsafe` because the closure runs between fork and exec, where only async-signal-safe
+/// calls are allowed. This one makes two raw syscalls (`prctl`, `getppid`), allocates nothing and takes no
+/// lock, which is within that contract; it is the only `unsafe` in the crate (lib.rs denies it elsewhere).
+#[cfg(target_os = "linux")]
+#[allow(unsafe_code)]
+fn set_parent_death_signal(command: &mut tokio::process::Command) {
+    let parent = std::process::id();
+    // SAFETY: see above; the closure only issues async-signal-safe syscalls.
+    unsafe {
+        command.pre_exec(move || {
+            nix::sys::prctl::set_pdeathsig(Signal::SIGKILL).map_err(std::io::Error::from)?;
+            // The parent may have died before the signal was armed: exit at once then (§4.1).
+            if u32::try_from(nix::unistd::getppid().as_raw()).ok() != Some(parent) {
+                return Err(std::io::Error::from_raw_os_error(nix::libc::ESRCH));
+            }
+            Ok(())
+        });
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn set_parent_death_signal(_command: &mut tokio::process::Command) {
+    // Without a parent-death signal the child relies on end of file on stdin (§4.1).
+}
+
 /// Spawn exactly `resolved` with `argv[0]` the command as written, no shell, in a new process group.
 ///
 /// Rust's `Command` already empties the signal mask, resets `SIGPIPE` to its default and opens every
-/// gateway descriptor close-on-exec, which gives the inherited-state rule of §4.1.
+/// gateway descriptor close-on-exec, which gives the inherited-state rule of §4.1. The fork happens on
+/// the long-lived spawning thread so the parent-death signal stays armed for the child's life.
 pub fn spawn(spec: &LaunchSpec, resolved: &Path) -> Result<(Child, Pipes), FailureClass> {
     if !spec.cwd.is_dir() {
         return Err(FailureClass::McpStdioLauncherUnavailable);
     }
+    let (spec, resolved) = (spec.clone(), resolved.to_path_buf());
+    on_spawner(move || spawn_here(&spec, &resolved)).unwrap_or(Err(FailureClass::McpStdioLauncherUnavailable))
+}
+
+fn spawn_here(spec: &LaunchSpec, resolved: &Path) -> Result<(Child, Pipes), FailureClass> {
     let mut command = tokio::process::Command::new(resolved);
+    set_parent_death_signal(&mut command);
     command
         .arg0(&spec.command)
         .args(&spec.args)

@@ -7,11 +7,14 @@
 //! (`negotiate`), listing and mapped-tool checks (`listing`), acquisition (`acquire`), and the closed
 //! failure classes (`failure`).
 //!
-//! It does not own startup wiring (startup still refuses provider declarations), readiness, event
-//! records or provider-call admission (§9); the integrator connects
-//! [`transport::TransportEvents`] to the domain's fence.
+//! Wired into the serving gateway by: `upstream` (the transport behind one closed enum, so the Streamable
+//! HTTP transport plugs in as one variant), `sites` (one acquisition per (tool, declaration) and its one
+//! end), `admission` (provider-call admission with strict FIFO waiters, §9), `trace` (§11) and `runtime`
+//! (one provider call's steps, settlement, the counters and the loss → fence → close → records path,
+//! §12). Startup's order of acquisition is `startup::providers`; grants and Luau are `exec::borrow`.
 
 pub mod acquire;
+pub mod admission;
 pub mod child;
 pub mod env;
 pub mod failure;
@@ -19,10 +22,15 @@ pub mod framing;
 pub mod http;
 pub mod listing;
 pub mod negotiate;
+pub mod outgoing;
 pub mod provider_call;
 pub mod result;
+pub mod runtime;
+pub mod sites;
 pub mod stderr_ring;
 pub mod table;
+pub mod trace;
 pub mod transport;
+pub mod upstream;
 
 pub use failure::{CallFailure, Dispatch, FailureClass};

@@ -12,7 +12,7 @@ use super::failure::{CallFailure, Dispatch, FailureClass};
 use super::listing::Era;
 use super::negotiate::modern_meta;
 use super::result::{classify, CallError, CallSuccess};
-use super::transport::{Settlement, StdioTransport, Waited};
+use super::transport::{InflightSlot, Settlement, StdioTransport, Waited};
 use crate::json::{Map, Value};
 
 /// What the caller supplies.
@@ -58,13 +58,26 @@ pub async fn call(
     request: CallRequest<'_>,
     cancel: impl Future<Output = ()>,
 ) -> CallOutcome {
+    match transport.reserve() {
+        Ok(slot) => call_reserved(transport, slot, request, cancel).await,
+        Err(refused) => CallOutcome { result: failure(refused), settlement: None },
+    }
+}
+
+/// [`call`] with an in-flight slot reserved earlier (before provider-call admission, §8.1 steps 4–5).
+pub async fn call_reserved(
+    transport: &StdioTransport,
+    slot: InflightSlot,
+    request: CallRequest<'_>,
+    cancel: impl Future<Output = ()>,
+) -> CallOutcome {
     if !matches!(request.arguments, Value::Object(_)) {
         let invalid = CallFailure::new(FailureClass::McpRequestInvalid, Dispatch::False);
         return CallOutcome { result: failure(invalid), settlement: None };
     }
     let params =
         call_params(request.era, request.version, request.name, request.arguments, request.traceparent);
-    let pending = match transport.send("tools/call", Some(params), false) {
+    let pending = match transport.send_reserved(slot, "tools/call", Some(params), false) {
         Ok(pending) => pending,
         Err(refused) => return CallOutcome { result: failure(refused), settlement: None },
     };

@@ -20,6 +20,7 @@ use tokio::time::Instant;
 use super::child::{Child, CloseStep, Exit, Pipes};
 use super::failure::{CallFailure, Dispatch, FailureClass};
 use super::framing::{self, Line, Message};
+use super::outgoing::{cancellation_line, server_reply};
 use super::stderr_ring::StderrRing;
 use super::table::{Reply, Table, WriteState};
 use crate::json::{self, Map, Value};
@@ -155,6 +156,9 @@ impl Pending {
     }
 }
 
+/// One of the 128 in-flight slots (§8.1 step 4), reserved before provider-call admission.
+pub struct InflightSlot(OwnedSemaphorePermit);
+
 /// Why a wait ended without an answer (§10.1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AbandonReason {
@@ -206,10 +210,17 @@ pub struct StdioTransport {
     shared: Arc<Shared>,
     out: mpsc::UnboundedSender<Outgoing>,
     slots: Arc<Semaphore>,
-    child: Option<Child>,
-    writer: Option<JoinHandle<Option<ChildStdin>>>,
-    close_stdin: Option<oneshot::Sender<()>>,
+    pid: i32,
+    /// Taken by the one close (§13.1); shared callers hold `&self` while the owner closes.
+    owned: Mutex<Option<Owned>>,
     tasks: Vec<JoinHandle<()>>,
+}
+
+/// What only the close procedure consumes.
+struct Owned {
+    child: Child,
+    writer: JoinHandle<Option<ChildStdin>>,
+    close_stdin: oneshot::Sender<()>,
 }
 
 impl StdioTransport {
@@ -238,15 +249,20 @@ impl StdioTransport {
             shared,
             out,
             slots: Arc::new(Semaphore::new(INFLIGHT_SLOTS)),
-            child: Some(child),
-            writer: Some(writer),
-            close_stdin: Some(close_stdin),
+            pid: child.pid(),
+            owned: Mutex::new(Some(Owned { child, writer, close_stdin })),
             tasks,
         }
     }
 
+    /// The leader's pid (= its process group id).
     pub fn pid(&self) -> Option<i32> {
-        self.child.as_ref().map(Child::pid)
+        Some(self.pid)
+    }
+
+    /// Whether the transport is sealed (lost or closing): new calls fail `provider_unavailable` (§8.1).
+    pub fn is_sealed(&self) -> bool {
+        self.shared.table().is_sealed() || self.shared.closing.load(Ordering::SeqCst)
     }
 
     pub fn events(&self) -> TransportEvents {
@@ -263,13 +279,34 @@ impl StdioTransport {
     /// Reserve an in-flight slot and queue one request (§8.1 steps 3, 4, 6). `params` absent is sent
     /// without a `params` member (the legacy first `tools/list`, §7.2).
     pub fn send(&self, method: &str, params: Option<Value>, probe: bool) -> Result<Pending, CallFailure> {
-        if self.shared.table().is_sealed() || self.shared.closing.load(Ordering::SeqCst) {
+        let slot = self.reserve()?;
+        self.send_reserved(slot, method, params, probe)
+    }
+
+    /// §8.1 steps 3–4 alone: sealed → `provider_unavailable`; all 128 slots taken → `mcp_transport_busy`.
+    /// The slot is held from here until the request settles, admission wait included.
+    pub fn reserve(&self) -> Result<InflightSlot, CallFailure> {
+        if self.is_sealed() {
             return Err(CallFailure::new(FailureClass::ProviderUnavailable, Dispatch::False));
         }
         let Ok(permit) = self.slots.clone().try_acquire_owned() else {
             self.shared.counters.busy.fetch_add(1, Ordering::Relaxed);
             return Err(CallFailure::new(FailureClass::McpTransportBusy, Dispatch::False));
         };
+        Ok(InflightSlot(permit))
+    }
+
+    /// §8.1 step 6 with a slot from [`StdioTransport::reserve`].
+    pub fn send_reserved(
+        &self,
+        slot: InflightSlot,
+        method: &str,
+        params: Option<Value>,
+        probe: bool,
+    ) -> Result<Pending, CallFailure> {
+        if self.is_sealed() {
+            return Err(CallFailure::new(FailureClass::ProviderUnavailable, Dispatch::False));
+        }
         let Some((id, rx)) = self.shared.table().register(probe) else {
             return Err(CallFailure::new(FailureClass::ProviderUnavailable, Dispatch::False));
         };
@@ -285,7 +322,7 @@ impl StdioTransport {
             self.shared.table().abandon(id);
             return Err(CallFailure::new(FailureClass::ProviderUnavailable, Dispatch::False));
         }
-        Ok(Pending { id, rx, permit: Some(permit) })
+        Ok(Pending { id, rx, permit: Some(slot.0) })
     }
 
     /// Queue a notification (`notifications/initialized`, §6.3 step 5).
@@ -365,22 +402,20 @@ impl StdioTransport {
     }
 
     /// The close procedure (§13.1), or the fast close of a probe process (§13.2) when `fast`.
-    pub async fn close(mut self, fast: bool) -> TransportEnd {
+    /// Only the first close acts; a later one reports `transport_error` with no status.
+    pub async fn close(&self, fast: bool) -> TransportEnd {
         self.shared.closing.store(true, Ordering::SeqCst);
         self.shared.table().seal(FailureClass::ProviderUnavailable);
-        if let Some(close) = self.close_stdin.take() {
-            let _ = close.send(());
-        }
-        // Step 2 closes stdin even when the writer is stuck on a full pipe (a child that stopped
-        // reading): aborting the writer drops its end.
-        if let Some(writer) = self.writer.take() {
-            writer.abort();
-            let _ = writer.await;
-        }
-        let stdin = None;
-        let Some(child) = self.child.take() else {
+        let owned = self.owned.lock().unwrap_or_else(|p| p.into_inner()).take();
+        let Some(Owned { child, writer, close_stdin }) = owned else {
             return self.end(TransportFault::TransportError, Exit::Unknown);
         };
+        let _ = close_stdin.send(());
+        // Step 2 closes stdin even when the writer is stuck on a full pipe (a child that stopped
+        // reading): aborting the writer drops its end.
+        writer.abort();
+        let _ = writer.await;
+        let stdin = None;
         if fast {
             child.fast_close(stdin).await;
             return self.end(TransportFault::Close, Exit::Unknown);
@@ -401,7 +436,7 @@ impl StdioTransport {
         self.end(fault, exit)
     }
 
-    fn end(&mut self, fault: TransportFault, exit: Exit) -> TransportEnd {
+    fn end(&self, fault: TransportFault, exit: Exit) -> TransportEnd {
         let (stderr, stderr_truncated) = self.stderr_tail();
         let exit_status = match exit {
             Exit::Code(code) => Some(code),
@@ -418,33 +453,6 @@ impl Drop for StdioTransport {
             task.abort();
         }
     }
-}
-
-pub(crate) fn cancellation_line(id: u64, reason: AbandonReason) -> Vec<u8> {
-    let mut params = Map::new();
-    params.insert("reason".to_owned(), Value::String(reason.wire().to_owned()));
-    params.insert("requestId".to_owned(), Value::Integer(i128::from(id)));
-    let mut message = Map::new();
-    message.insert("jsonrpc".to_owned(), Value::String("2.0".to_owned()));
-    message.insert("method".to_owned(), Value::String("notifications/cancelled".to_owned()));
-    message.insert("params".to_owned(), Value::Object(params));
-    json::to_deterministic(&Value::Object(message))
-}
-
-pub(crate) fn server_reply(id: Value, method: &str) -> Vec<u8> {
-    let mut message = Map::new();
-    message.insert("id".to_owned(), id);
-    message.insert("jsonrpc".to_owned(), Value::String("2.0".to_owned()));
-    if method == "ping" {
-        message.insert("result".to_owned(), Value::Object(Map::new()));
-    } else {
-        // The gateway declares no client capabilities (§4.3).
-        let mut error = Map::new();
-        error.insert("code".to_owned(), Value::Integer(-32601));
-        error.insert("message".to_owned(), Value::String("Method not found".to_owned()));
-        message.insert("error".to_owned(), Value::Object(error));
-    }
-    json::to_deterministic(&Value::Object(message))
 }
 
 async fn write_line(stdin: &mut ChildStdin, line: &[u8]) -> std::io::Result<()> {

@@ -1,18 +1,42 @@
-//! `--print-pins` discovery (pins.md §10): stages 0, 1, 2 and 5 without 5d, then every tool's pins on
-//! stdout as one deterministic JSON line.
+//! `--print-pins` discovery (pins.md §10): stages 0, 1, 2 and 5 without 5d, the selected provider
+//! credentials, every site acquired for real through the serving path and closed again, then every
+//! tool's pins on stdout as one deterministic JSON line.
 //!
-//! Discovery binds nothing, creates nothing, starts no admission and never reads the bearer (§10.2).
+//! Discovery binds nothing, creates nothing, starts no admission and never reads the bearer (§10.2); it
+//! writes no event log. Nothing is printed until every acquisition is confirmed closed (§10.1 step 7).
 
 use std::io::Write;
 
 use crate::cli::GatewayArgs;
+use crate::config::credentials;
+use crate::events::EventLog;
 use crate::json::{to_deterministic, Map, Value};
+use crate::providers::sites::finish_all;
+use crate::startup::providers::{self, Purpose};
 use crate::startup::{documents, templates, StartupCode};
+
+fn pin_map(pins: Option<&std::collections::BTreeMap<String, String>>) -> Value {
+    let map: Map = pins.into_iter().flatten().map(|(k, v)| (k.clone(), Value::String(v.clone()))).collect();
+    Value::Object(map)
+}
 
 /// Runs discovery and returns the exit status (0 printed, 78 refused).
 pub async fn run(args: &GatewayArgs) -> Result<(), StartupCode> {
     let docs = documents::load(args)?;
     let built = templates::build(&docs, args.mode)?;
+    // §10.1 step 5: the env file once, the selected provider credentials only; never the bearer.
+    let bindings = credentials::selected_bindings(&docs.host, &templates::selected_aliases(&built));
+    let captured = credentials::capture(&docs.host, args.env_file.as_deref(), None, &bindings)?;
+    let events = EventLog::disabled();
+    let acquired = providers::acquire_sites(&docs, &built, &captured, &events, Purpose::Discover)
+        .await
+        .map_err(|refused| refused.code)?;
+    drop(captured);
+    // §10.1 step 7 and §10.4: everything is closed before anything is written; a close that could not
+    // confirm its child reaped is `internal_error`.
+    if !finish_all(&acquired.sites, &events).await {
+        return Err(StartupCode::InternalError);
+    }
     let mut result = Map::new();
     for template in &built.templates {
         let mut pins = Map::new();
@@ -20,10 +44,11 @@ pub async fn run(args: &GatewayArgs) -> Result<(), StartupCode> {
             "expected_application_content_digest".into(),
             Value::String(template.content_pin().to_owned()),
         );
-        // Provider-free tools have empty maps (§10.3). Provider-bearing tools are refused at stage 5 until
-        // providers are served, so no acquisition happens here yet.
-        pins.insert("installation_config_pins".into(), Value::Object(Map::new()));
-        pins.insert("provider_snapshot_pins".into(), Value::Object(Map::new()));
+        pins.insert(
+            "installation_config_pins".into(),
+            pin_map(acquired.installation_pins.get(&template.name)),
+        );
+        pins.insert("provider_snapshot_pins".into(), pin_map(acquired.snapshot_pins.get(&template.name)));
         result.insert(template.name().to_owned(), Value::Object(pins));
     }
     let mut line = to_deterministic(&Value::Object(result));

@@ -7,6 +7,7 @@ pub mod discovery;
 pub mod documents;
 pub mod fault;
 pub mod listeners;
+pub mod providers;
 pub mod serve;
 pub mod shutdown;
 pub mod templates;

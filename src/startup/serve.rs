@@ -23,9 +23,12 @@ use crate::events::{EventLog, ReasonClass, StartupOutcome, StartupStage};
 use crate::exec::luau_runner::LuauRunner;
 use crate::exec::Executor;
 use crate::mcp::{BearerDigest, FrontSettings, McpFront};
+use crate::providers::admission::CallAdmission;
+use crate::providers::runtime::ProviderRuntime;
 use crate::startup::budget::{self, BudgetInputs, ListenerPolicy};
 use crate::startup::documents::{self, Documents};
 use crate::startup::fault::{self, FaultPoint};
+use crate::startup::providers::{self, Purpose};
 use crate::startup::templates;
 use crate::startup::{listeners, StartupCode};
 use crate::storage::artifact_root::ArtifactRoot;
@@ -48,6 +51,8 @@ pub struct Held {
     pub(crate) provider_owner: Option<AdmissionOwnerRef>,
     pub(crate) request_owner: Option<AdmissionOwnerRef>,
     pub(crate) credentials: Option<Arc<CapturedCredentials>>,
+    /// Stage 9d's acquisitions (providers.md §7.5), closed before `startup_failed` is recorded.
+    pub(crate) providers: Option<Arc<ProviderRuntime>>,
     pub(crate) listeners: Option<listeners::Bound>,
 }
 
@@ -59,6 +64,10 @@ impl Held {
     pub async fn release(mut self, failure: Option<StartupCode>) -> bool {
         let mut clean = true;
         drop(self.listeners.take());
+        if let Some(providers) = self.providers.take() {
+            // providers.md §13.3: every acquisition is closed (with its records) before the exit.
+            clean &= providers.close_all().await;
+        }
         drop(self.credentials.take());
         if let Some(domain) = self.domain.take() {
             // Stops the request, provider-call and run admission owners in reverse start order.
@@ -114,13 +123,14 @@ pub async fn start(args: &GatewayArgs, held: &mut Held) -> Result<RunningGateway
     let runs = stage_run_admission(&docs, &ctx, held).await?;
     events.stage(StartupStage::RunAdmission, StartupOutcome::Ready);
     events.stage(StartupStage::WarmProviders, StartupOutcome::Started);
-    stage_warm_providers(args, &docs, &built, held).await?;
+    stage_warm_providers(args, &docs, &built, &ctx, held).await?;
     events.stage(StartupStage::WarmProviders, StartupOutcome::Ready);
     events.stage(StartupStage::RequestAdmission, StartupOutcome::Started);
     let (requests, pcc_streams) = stage_request_admission(&docs, held).await?;
     events.stage(StartupStage::RequestAdmission, StartupOutcome::Ready);
     events.stage(StartupStage::Listener, StartupOutcome::Started);
     stage_listeners(&docs, &ctx, [&requests, &pcc_streams, &runs], &built, held).await?;
+    let providers = held.providers.take().ok_or(StartupCode::InternalError)?;
     events.stage(StartupStage::Listener, StartupOutcome::Ready);
     // Stage 12: the accept loops start; readiness becomes true.
     let bound = held.listeners.take().ok_or(StartupCode::InternalError)?;
@@ -129,9 +139,12 @@ pub async fn start(args: &GatewayArgs, held: &mut Held) -> Result<RunningGateway
     if !ctx.mark_ready() {
         // An owner was lost between its start and now: the domain was fenced during startup.
         held.domain = Some(domain);
+        held.providers = Some(providers);
         drop(serving);
         return Err(StartupCode::InternalError);
     }
+    // providers.md §12.1: from now on a transport loss fences the domain.
+    providers.watch();
     tracing::info!("ready");
     Ok(RunningGateway {
         ctx,
@@ -149,6 +162,7 @@ pub async fn start(args: &GatewayArgs, held: &mut Held) -> Result<RunningGateway
         credentials: held.credentials.take().ok_or(StartupCode::InternalError)?,
         templates: built,
         policy,
+        providers,
     })
 }
 
@@ -233,11 +247,13 @@ async fn stage_run_admission(
     Ok(runs)
 }
 
-/// Stage 9: the environment file, credential capture, provider-call admission, and the pin rules.
+/// Stage 9: the environment file, credential capture, provider-call admission, and the pin rules with
+/// the acquisition of every site (`startup::providers`).
 async fn stage_warm_providers(
     args: &GatewayArgs,
     docs: &Documents,
     built: &Built,
+    ctx: &DomainContext,
     held: &mut Held,
 ) -> Result<(), StartupCode> {
     // 9a–9b: read once, capture once; the overlay is a lookup layer that never touches the process
@@ -253,31 +269,43 @@ async fn stage_warm_providers(
         tracing::debug!(kind = e.kind.as_str(), "credential capture refused");
         StartupCode::from(e)
     })?;
-    held.credentials = Some(Arc::new(captured));
+    let captured = Arc::new(captured);
+    held.credentials = Some(captured.clone());
     if fault::injected(FaultPoint::ProviderAdmission) {
         return Err(StartupCode::ProviderAdmissionUnavailable);
     }
-    // 9c: provider-call admission. Its first-in-first-out waiters arrive with the upstream providers.
+    // 9c: provider-call admission: the supervised owner (its loss fences, cause `owner_lost`) and the
+    // strict-FIFO admission in front of it (providers.md §9).
     let domain = held.domain.clone().ok_or(StartupCode::InternalError)?;
+    let admission = &docs.gateway.admission;
     let calls = AdmissionPool::new(
         "provider_calls",
-        docs.gateway.admission.max_active_provider_calls,
+        admission.max_active_provider_calls,
         RefusalOrder::UnavailableFirst,
     );
-    let owner =
-        AdmissionOwnerRef::start(&domain, "provider_admission", vec![calls], NotReadyCause::OwnerLost)
-            .await
-            .map_err(|_| StartupCode::ProviderAdmissionUnavailable)?;
+    let owner = AdmissionOwnerRef::start(
+        &domain,
+        "provider_admission",
+        vec![calls.clone()],
+        NotReadyCause::OwnerLost,
+    )
+    .await
+    .map_err(|_| StartupCode::ProviderAdmissionUnavailable)?;
     held.provider_owner = Some(owner);
-    // 9d, first pass (pins.md §9.2): a provider-free tool's two maps are empty. Provider-bearing tools are
-    // refused at stage 5 in this version, so no site is acquired.
-    for tool in &docs.gateway.tools {
-        let installation = tool.installation_config_pins.as_ref().is_some_and(|m| !m.is_empty());
-        let snapshot = tool.provider_snapshot_pins.as_ref().is_some_and(|m| !m.is_empty());
-        if installation || snapshot {
-            return Err(StartupCode::ProviderPinMismatch);
-        }
-    }
+    let fifo =
+        CallAdmission::new(admission.max_active_provider_calls, admission.max_waiting_provider_calls, calls);
+    // 9d, first pass (pins.md §9.2, §9.3 step 1): every tool's installation pins before anything spawns.
+    providers::check_installation_pins(docs, built)?;
+    // 9d, second pass: the sites, one at a time; a failure has closed what was opened.
+    let acquired = providers::acquire_sites(docs, built, &captured, &held.events, Purpose::Serve)
+        .await
+        .map_err(|refused| {
+            held.reason = refused.reason;
+            refused.code
+        })?;
+    let version = env!("CARGO_PKG_VERSION").to_owned();
+    held.providers =
+        Some(Arc::new(ProviderRuntime::new(acquired.sites, fifo, ctx.clone(), held.events.clone(), version)));
     Ok(())
 }
 
@@ -322,14 +350,9 @@ async fn stage_listeners(
         built: built.clone(),
     };
     let audit = held.audit.as_ref().map(Audit::log);
-    let executor = Executor::new(
-        built.clone(),
-        runs.clone(),
-        ctx.clone(),
-        Box::new(LuauRunner),
-        audit,
-        held.events.clone(),
-    );
+    let runner = LuauRunner { providers: held.providers.clone() };
+    let executor =
+        Executor::new(built.clone(), runs.clone(), ctx.clone(), Box::new(runner), audit, held.events.clone());
     // pcc.md: the PCC front shares the bearer digest and the execution state of `/mcp`.
     let pcc = docs.gateway.pcc.as_ref().map(|pcc| {
         let bearer = settings.bearer.clone();
@@ -369,6 +392,7 @@ pub struct RunningGateway {
     credentials: Arc<CapturedCredentials>,
     templates: Arc<Built>,
     policy: ListenerPolicy,
+    providers: Arc<ProviderRuntime>,
 }
 
 impl RunningGateway {
@@ -454,7 +478,13 @@ impl RunningGateway {
             artifact_root: self.artifact_root,
             events: self.events,
             audit: self.audit,
+            providers: self.providers,
         }
+    }
+
+    /// The provider runtime (its sites, for in-process tests).
+    pub fn providers(&self) -> &Arc<ProviderRuntime> {
+        &self.providers
     }
 }
 
@@ -467,4 +497,5 @@ pub(crate) struct ShutdownParts {
     pub artifact_root: Option<ArtifactRoot>,
     pub events: EventLog,
     pub audit: Option<Audit>,
+    pub providers: Arc<ProviderRuntime>,
 }

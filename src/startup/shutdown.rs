@@ -34,6 +34,8 @@ pub async fn run(gateway: RunningGateway, notifier: Notifier) -> u8 {
     let artifact_root = parts.artifact_root;
     let checkpoint = parts.events.clone();
     let events = parts.events;
+    let providers = parts.providers;
+    let tails = providers.clone();
     let plan = ShutdownPlan::new(parts.run_owner)
         .with_stage(StageId::StopListeners, move |stage: StageContext| async move {
             notifier.send(&[Message::Stopping, Message::Status(Status::Draining)]);
@@ -47,9 +49,19 @@ pub async fn run(gateway: RunningGateway, notifier: Notifier) -> u8 {
             StageOutcome::Clean
         })
         .with_stage(StageId::CheckpointEvents, move |_stage: StageContext| async move {
-            // S4: only enqueues (stderr tails arrive with the providers), then shutdown mode.
+            // S4: only enqueues: the stderr tail of every transport that has none yet, then shutdown mode.
+            tails.checkpoint();
             checkpoint.enter_shutdown_mode();
             StageOutcome::Clean
+        })
+        .with_stage(StageId::ProviderCleanup, move |stage: StageContext| async move {
+            // S5 (providers.md §13.3): seal, wait for detached requests until the cleanup deadline, then
+            // close every transport concurrently; unclean unless all were reaped, none was unsettled and
+            // admission is idle.
+            let cutoff =
+                stage.cleanup_deadline.unwrap_or(stage.started + ptc_actors::shutdown::CLEANUP_WINDOW);
+            let clean = providers.shut_down(cutoff).await;
+            StageOutcome::from_bool(clean, Unclean::Failed)
         })
         .with_stage(StageId::AdmissionClean, move |_stage: StageContext| async move {
             closer.close_all();

@@ -1,8 +1,8 @@
 //! Stage 5 (lifecycle.md §3.2): every tool's template, in name order, then the catalog checks.
 //!
-//! The rules are `crate::apps`'s; this stage adds the one rule of this version that the final design
-//! drops: a tool that selects an upstream provider is refused with `provider_source_unsupported` right
-//! after its selection rules (S1–S11) pass, because the providers are served from a later issue on.
+//! The rules are `crate::apps`'s (selection rules S1–S11 included: OAuth, `llm` and snapshot sources stay
+//! refused there). Tools with `providers.mission` declarations are served: their sites are acquired at
+//! stage 9 (`startup::providers`).
 
 use crate::apps::{self, AppError, Built};
 use crate::config::Mode;
@@ -23,10 +23,6 @@ pub fn build(docs: &Documents, mode: Mode) -> Result<Built, StartupCode> {
     for tool in ordered {
         let manifest = apps::load_manifest(&tool.manifest).map_err(report)?;
         let template = apps::build(tool, &manifest, &docs.host, mode).map_err(report)?;
-        if !template.selections.declarations.is_empty() {
-            tracing::debug!("template refused: upstream providers are not served in this version");
-            return Err(StartupCode::ProviderSourceUnsupported);
-        }
         templates.push(template);
     }
     apps::finish(templates).map_err(report)

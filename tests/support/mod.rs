@@ -16,6 +16,7 @@ use serde_json::{json, Value};
 
 pub mod audit;
 pub mod mcp;
+pub mod providers;
 pub mod sse;
 
 /// The `ptc` binary under test.

@@ -13,6 +13,7 @@ use mlua::{Function, Lua, Value as LuaValue};
 
 use super::missions::MissionSandbox;
 use super::outcome::{self, Finished};
+use super::tools::ToolPort;
 use super::{host, CallLimits, CancelToken, RunEnd};
 use crate::apps::luau::convert::{to_json, to_lua};
 use crate::apps::luau::sandbox::{Budget, Sandbox};
@@ -30,6 +31,8 @@ pub(super) struct Run {
     pub sandboxes: Mutex<BTreeMap<String, Arc<MissionSandbox>>>,
     /// `Some(detail)` once the workflow called `fail` (the first call wins; it ends the run).
     pub failed: Mutex<Option<Option<String>>>,
+    /// The provider runtime's port for `tool` (§12.5); `None` without providers.
+    pub tools: Option<Arc<dyn ToolPort>>,
 }
 
 /// The error every host function raises once the run has ended (cancelled, deadline, budget, or the
@@ -101,6 +104,7 @@ pub(super) fn run(
     limits: CallLimits,
     cancel: &CancelToken,
     on_entry: &dyn Fn(),
+    tools: Option<Arc<dyn ToolPort>>,
 ) -> RunEnd {
     let budget = Budget::with_cancel(limits.interrupts, limits.deadline, cancel.flag());
     if budget.check().is_err() {
@@ -115,6 +119,7 @@ pub(super) fn run(
         missions: luau.missions.clone(),
         sandboxes: Mutex::new(BTreeMap::new()),
         failed: Mutex::new(None),
+        tools,
     });
     let finished = execute(&run, env, &entry.component, &entry.function, input, on_entry);
     let failed = run.failed.lock().map(|f| f.clone()).unwrap_or(Some(None));

@@ -15,9 +15,11 @@ use mlua::{Lua, Table, Value as LuaValue};
 use super::call::{ended, Run};
 use super::missions::{self, FailSlot, Invocation};
 use super::outcome::fail_detail;
+use super::tools::ToolReply;
 use crate::apps::luau::convert::to_json;
 use crate::apps::luau::json_lib;
 use crate::apps::luau::sandbox::{SandboxState, HOST_CHUNK_PREFIX};
+use crate::providers::{Dispatch, FailureClass};
 
 /// The mission-handle shim. `raw_*` are the Rust host functions; a handle is a frozen table whose mission
 /// name lives in a weak table the script cannot reach, so a handle cannot be forged or retargeted.
@@ -170,6 +172,7 @@ pub(super) fn install_mission(
     state: SandboxState,
     run: Arc<Run>,
     slot: FailSlot,
+    mission: String,
 ) -> mlua::Result<()> {
     globals.raw_set("json", json_lib::library(lua)?)?;
     install_guard(lua, globals, state.clone(), run.clone())?;
@@ -183,63 +186,27 @@ pub(super) fn install_mission(
         Err(mlua::Error::runtime("fail"))
     })?;
     globals.raw_set("fail", fail)?;
-    let tool = lua.create_function(move |lua, (alias, _arguments): (LuaValue, LuaValue)| {
+    let tool = lua.create_function(move |lua, (alias, arguments): (LuaValue, LuaValue)| {
         guard(&state, "tool")?;
         run.boundary()?;
-        if !matches!(alias, LuaValue::String(_)) {
+        let LuaValue::String(alias) = alias else {
             return Err(mlua::Error::runtime("tool: the alias must be a string"));
-        }
-        // providers.md §8 step 1 (Resolve) comes first: no mission has grants yet, so every alias is
-        // `tool_not_granted`, whatever the arguments are.
-        ToolFailure::NotGranted.table(lua)
+        };
+        let alias = alias.to_str().map(|a| a.to_owned()).unwrap_or_default();
+        // §12.5: `nil` means `{}`; anything that does not convert to a JSON object is
+        // `mcp_request_invalid`, reported by the port after its grant check (providers.md §8.1 step 1).
+        let arguments = match &arguments {
+            LuaValue::Nil => Some(crate::json::Value::Object(Default::default())),
+            other => to_json(lua, other).ok().filter(|v| matches!(v, crate::json::Value::Object(_))),
+        };
+        let reply = match &run.tools {
+            Some(port) => port.call(&mission, &alias, arguments),
+            // A run without a provider runtime (unit tests, provider-free tools) has no grants.
+            None => ToolReply::failed(FailureClass::ToolNotGranted, Dispatch::False),
+        };
+        // §5.3: once the run is cancelled, nothing more is done with the answer.
+        run.boundary()?;
+        reply.table(lua)
     })?;
     globals.raw_set("tool", tool)
-}
-
-/// The provider failure classes a script can receive from `tool` (§12.5, providers.md §14). Closed;
-/// only the class reachable without providers exists so far.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum ToolFailure {
-    NotGranted,
-}
-
-impl ToolFailure {
-    pub fn code(self) -> &'static str {
-        match self {
-            ToolFailure::NotGranted => "tool_not_granted",
-        }
-    }
-
-    /// The fixed message of providers.md §14.
-    pub fn message(self) -> &'static str {
-        match self {
-            ToolFailure::NotGranted => "Tool not granted",
-        }
-    }
-
-    pub fn retryable(self) -> bool {
-        match self {
-            ToolFailure::NotGranted => false,
-        }
-    }
-
-    /// The upstream request's dispatch state: nothing was sent.
-    pub fn dispatch(self) -> &'static str {
-        match self {
-            ToolFailure::NotGranted => "false",
-        }
-    }
-
-    /// `{ ok = false, error = { code, message, retryable, dispatch } }` of §12.5.
-    pub fn table(self, lua: &Lua) -> mlua::Result<Table> {
-        let error = lua.create_table()?;
-        error.raw_set("code", self.code())?;
-        error.raw_set("message", self.message())?;
-        error.raw_set("retryable", self.retryable())?;
-        error.raw_set("dispatch", self.dispatch())?;
-        let result = lua.create_table()?;
-        result.raw_set("ok", false)?;
-        result.raw_set("error", error)?;
-        Ok(result)
-    }
 }

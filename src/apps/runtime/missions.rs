@@ -207,11 +207,12 @@ fn sandbox_of(workflow: &Lua, run: &Arc<Run>, name: &str) -> Result<Arc<MissionS
     let fail = FailSlot::default();
     let slot = fail.clone();
     let r = run.clone();
+    let mission_name = name.to_owned();
     let sandbox = Sandbox::new(
         env.clone(),
         run.limit_beside(others),
         run.budget.clone(),
-        move |lua, globals, state| host::install_mission(lua, globals, state, r, slot),
+        move |lua, globals, state| host::install_mission(lua, globals, state, r, slot, mission_name),
     )
     .map_err(|e| Failure::Error(message(&e)))?;
     let mission = Arc::new(MissionSandbox { sandbox, fail });

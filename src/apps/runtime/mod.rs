@@ -10,13 +10,16 @@
 //! * `outcome` owns how the end of a run is classified into a [`RunEnd`] and the fail-detail rule (§7.2).
 //!
 //! Does not own the outcome codes, result contracts, responses, audit or publication (the call executor's),
-//! nor compilation and the startup probe (`apps::luau`). No provider exists yet, so `tool` answers
-//! `tool_not_granted` for every alias.
+//! nor compilation and the startup probe (`apps::luau`). `tools` is the seam to the provider runtime
+//! ([`ToolPort`]); a run without a port answers `tool_not_granted` for every alias.
 
 mod call;
 mod host;
 mod missions;
 mod outcome;
+pub mod tools;
+
+pub use tools::{ToolPort, ToolReply};
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -50,7 +53,11 @@ impl CallLimits {
 
 /// Set from another thread to cancel the run (client gone, drain cutoff).
 #[derive(Clone, Debug, Default)]
-pub struct CancelToken(Arc<AtomicBool>);
+pub struct CancelToken {
+    flag: Arc<AtomicBool>,
+    /// Wakes an upstream call the run is waiting on (providers.md §10.1), which no interrupt point reaches.
+    wake: Arc<tokio::sync::Notify>,
+}
 
 impl CancelToken {
     /// A token that is not cancelled.
@@ -60,16 +67,30 @@ impl CancelToken {
 
     /// Cancels the run: its next interrupt point or host-function boundary ends it (§5.3, §12.8).
     pub fn cancel(&self) {
-        self.0.store(true, Ordering::Release);
+        self.flag.store(true, Ordering::Release);
+        self.wake.notify_waiters();
     }
 
     /// Whether [`CancelToken::cancel`] was called.
     pub fn is_cancelled(&self) -> bool {
-        self.0.load(Ordering::Acquire)
+        self.flag.load(Ordering::Acquire)
+    }
+
+    /// Completes once the token is cancelled.
+    pub async fn cancelled(&self) {
+        loop {
+            let notified = self.wake.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if self.is_cancelled() {
+                return;
+            }
+            notified.await;
+        }
     }
 
     fn flag(&self) -> Arc<AtomicBool> {
-        self.0.clone()
+        self.flag.clone()
     }
 }
 
@@ -98,7 +119,18 @@ pub fn run_workflow(
     limits: CallLimits,
     cancel: &CancelToken,
 ) -> RunEnd {
-    call::run(luau, input, limits, cancel, &|| {})
+    call::run(luau, input, limits, cancel, &|| {}, None)
+}
+
+/// [`run_workflow`] with the provider runtime's port behind `tool` (§12.5).
+pub fn run_workflow_with(
+    luau: &CompiledLuau,
+    input: &crate::json::Value,
+    limits: CallLimits,
+    cancel: &CancelToken,
+    tools: Arc<dyn ToolPort>,
+) -> RunEnd {
+    call::run(luau, input, limits, cancel, &|| {}, Some(tools))
 }
 
 /// [`run_workflow`], calling `on_entry` just before the entry function is called: lets tests cancel a
@@ -111,5 +143,5 @@ pub(crate) fn run_workflow_observed(
     cancel: &CancelToken,
     on_entry: &dyn Fn(),
 ) -> RunEnd {
-    call::run(luau, input, limits, cancel, on_entry)
+    call::run(luau, input, limits, cancel, on_entry, None)
 }

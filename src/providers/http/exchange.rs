@@ -17,8 +17,8 @@ use hyper::{HeaderMap, Request, Response};
 
 use super::super::failure::{CallFailure, Dispatch, FailureClass};
 use super::super::framing::{parse_message, Message, WireId};
+use super::super::outgoing::server_reply;
 use super::super::table::Reply;
-use super::super::transport::server_reply;
 use super::headers::StaticHeaders;
 use super::pool::{Conn, Pool};
 use super::sse::{SseParser, MAX_LINE};

@@ -20,11 +20,12 @@ use tokio::time::Instant;
 use super::super::acquire::{AcquireError, Facts};
 use super::super::failure::{CallFailure, Dispatch, FailureClass};
 use super::super::listing::Era;
+use super::super::outgoing::cancellation_line;
 use super::super::provider_call::{call_params, CallOutcome, CallRequest};
 use super::super::result::{classify, CallError};
 use super::super::transport::{
-    cancellation_line, AbandonReason, Counters, LossFault, Settlement, TransportEnd, TransportEvents,
-    TransportFault, INFLIGHT_SLOTS, SETTLEMENT_DEADLINE,
+    AbandonReason, Counters, LossFault, Settlement, TransportEnd, TransportEvents, TransportFault,
+    INFLIGHT_SLOTS, SETTLEMENT_DEADLINE,
 };
 use super::acquire::{legacy, list, HttpSpec, Negotiated};
 use super::exchange::{self, Answer, Post, Progress};

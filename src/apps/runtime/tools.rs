@@ -1,0 +1,65 @@
+//! The seam between a mission's `tool(alias, arguments)` and the provider runtime (execution.md §12.5,
+//! providers.md §8), and the exact Luau shapes of its answer.
+//!
+//! Owns the [`ToolPort`] contract (one blocking upstream call per `tool`, issued by the mission named in
+//! it: the grant check, the deadline, admission and dispatch are the port's) and the conversion of a
+//! [`ToolReply`] into `{ ok = true, value, content }` / `{ ok = false, error = {…}, content }`. Does not
+//! own any provider logic: the gateway's port lives in `crate::exec::borrow`.
+
+use mlua::{Lua, Table};
+
+use crate::apps::luau::convert::to_lua;
+use crate::json::Value;
+use crate::providers::{Dispatch, FailureClass};
+
+/// What one `tool` call answered.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ToolReply {
+    /// providers.md §8.2 row 5: the derived value (if any) and the upstream's `content` array.
+    Ok { value: Option<Value>, content: Value },
+    /// A failure class with its dispatch state; `content` only for `mcp_tool_error`.
+    Failed { class: FailureClass, dispatch: Dispatch, content: Option<Value> },
+}
+
+impl ToolReply {
+    /// A failure without upstream content.
+    pub fn failed(class: FailureClass, dispatch: Dispatch) -> ToolReply {
+        ToolReply::Failed { class, dispatch, content: None }
+    }
+
+    /// The reply as the Luau table of §12.5, built in the mission's sandbox.
+    pub fn table(&self, lua: &Lua) -> mlua::Result<Table> {
+        let result = lua.create_table()?;
+        match self {
+            ToolReply::Ok { value, content } => {
+                result.raw_set("ok", true)?;
+                if let Some(value) = value {
+                    result.raw_set("value", to_lua(lua, value)?)?;
+                }
+                result.raw_set("content", to_lua(lua, content)?)?;
+            }
+            ToolReply::Failed { class, dispatch, content } => {
+                let error = lua.create_table()?;
+                error.raw_set("code", class.as_str())?;
+                error.raw_set("message", class.fixed_message().unwrap_or("Upstream error"))?;
+                error.raw_set("retryable", class.retryable())?;
+                error.raw_set("dispatch", dispatch.as_str())?;
+                result.raw_set("ok", false)?;
+                result.raw_set("error", error)?;
+                if let Some(content) = content {
+                    result.raw_set("content", to_lua(lua, content)?)?;
+                }
+            }
+        }
+        Ok(result)
+    }
+}
+
+/// The provider runtime as one run sees it. Called on the run's blocking thread; it blocks until the
+/// upstream call is answered, failed, timed out or cancelled (upstream calls of one run are sequential,
+/// §12.5).
+pub trait ToolPort: Send + Sync {
+    /// `arguments` is `None` when the script passed something that does not convert to a JSON object
+    /// (`mcp_request_invalid`, after the grant check); `nil` was already mapped to `{}`.
+    fn call(&self, mission: &str, alias: &str, arguments: Option<Value>) -> ToolReply;
+}

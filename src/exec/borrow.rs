@@ -1,0 +1,112 @@
+//! One run's borrow of the provider runtime (providers.md §8.1 step 1, §10.3; execution.md §12.5, §13):
+//! the grant check against the mission's reachable aliases, the bridge from the blocking Luau thread to
+//! the async provider call, and the borrow end that waits for every detached request to settle.
+//!
+//! Owns [`Borrow`], the gateway's [`ToolPort`]. Does not own the provider call's steps (the runtime's) or
+//! Luau (`apps::runtime`).
+
+use std::sync::{Arc, Mutex};
+
+use tokio::runtime::Handle;
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+
+use crate::apps::runtime::{CancelToken, ToolPort, ToolReply};
+use crate::apps::Built;
+use crate::json::Value;
+use crate::providers::runtime::ProviderRuntime;
+use crate::providers::trace::TraceId;
+use crate::providers::{Dispatch, FailureClass};
+
+/// The provider work of one run.
+pub struct Borrow {
+    runtime: Arc<ProviderRuntime>,
+    built: Arc<Built>,
+    tool: usize,
+    trace: TraceId,
+    run_deadline: Instant,
+    cancel: CancelToken,
+    handle: Handle,
+    settling: Mutex<Vec<JoinHandle<bool>>>,
+}
+
+impl Borrow {
+    /// A borrow for one activation; `handle` is the runtime the calls run on (the Luau thread blocks on it).
+    pub fn new(
+        runtime: Arc<ProviderRuntime>,
+        built: Arc<Built>,
+        tool: usize,
+        trace: TraceId,
+        run_deadline: Instant,
+        cancel: CancelToken,
+    ) -> Option<Borrow> {
+        let handle = Handle::try_current().ok()?;
+        Some(Borrow {
+            runtime,
+            built,
+            tool,
+            trace,
+            run_deadline,
+            cancel,
+            handle,
+            settling: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// One `tool(alias, arguments)` of `mission` (providers.md §8.1).
+    pub async fn call_async(&self, mission: &str, alias: &str, arguments: Option<Value>) -> ToolReply {
+        // Step 1: only the mission's reachable aliases (config.md §6.5 S7), before anything else.
+        let grant = self
+            .built
+            .templates
+            .get(self.tool)
+            .and_then(|t| t.selections.missions.get(mission))
+            .and_then(|grants| grants.get(alias));
+        let Some(grant) = grant else {
+            return ToolReply::failed(FailureClass::ToolNotGranted, Dispatch::False);
+        };
+        let Some(arguments) = arguments else {
+            return ToolReply::failed(FailureClass::McpRequestInvalid, Dispatch::False);
+        };
+        let Some(site) = self.runtime.site(self.tool, &grant.declaration) else {
+            return ToolReply::failed(FailureClass::ProviderUnavailable, Dispatch::False);
+        };
+        let cancel = || {
+            let token = self.cancel.clone();
+            async move { token.cancelled().await }
+        };
+        let called = self
+            .runtime
+            .call(site, &grant.upstream_tool, arguments, self.run_deadline, self.trace, cancel)
+            .await;
+        if let Some(settling) = called.settling {
+            self.settling.lock().unwrap_or_else(|p| p.into_inner()).push(settling);
+        }
+        match called.result {
+            Ok(success) => ToolReply::Ok { value: success.value, content: Value::Array(success.content) },
+            Err(error) => ToolReply::Failed {
+                class: error.failure.class,
+                dispatch: error.failure.dispatch,
+                content: error.tool_content.map(Value::Array),
+            },
+        }
+    }
+
+    /// §10.3: the run has ended; wait until every detached request settled or missed its settlement
+    /// deadline. True iff all settled (false is the outcome `cleanup_failed`).
+    pub async fn end(&self) -> bool {
+        let pending: Vec<_> = self.settling.lock().unwrap_or_else(|p| p.into_inner()).drain(..).collect();
+        let mut settled = true;
+        for task in pending {
+            settled &= task.await.unwrap_or(false);
+        }
+        settled
+    }
+}
+
+impl ToolPort for Borrow {
+    fn call(&self, mission: &str, alias: &str, arguments: Option<Value>) -> ToolReply {
+        // The run's blocking thread waits here; the call itself runs on the gateway's runtime.
+        self.handle.block_on(self.call_async(mission, alias, arguments))
+    }
+}

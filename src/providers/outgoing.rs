@@ -1,0 +1,34 @@
+//! The fixed messages the stdio transport writes on its own (providers.md §4.3, §10.1): the cancellation
+//! of an abandoned request and the replies to server requests.
+//!
+//! Pure encoders; the transport (`transport.rs`) decides when to write them.
+
+use super::transport::AbandonReason;
+use crate::json::{self, Map, Value};
+
+pub(crate) fn cancellation_line(id: u64, reason: AbandonReason) -> Vec<u8> {
+    let mut params = Map::new();
+    params.insert("reason".to_owned(), Value::String(reason.wire().to_owned()));
+    params.insert("requestId".to_owned(), Value::Integer(i128::from(id)));
+    let mut message = Map::new();
+    message.insert("jsonrpc".to_owned(), Value::String("2.0".to_owned()));
+    message.insert("method".to_owned(), Value::String("notifications/cancelled".to_owned()));
+    message.insert("params".to_owned(), Value::Object(params));
+    json::to_deterministic(&Value::Object(message))
+}
+
+pub(crate) fn server_reply(id: Value, method: &str) -> Vec<u8> {
+    let mut message = Map::new();
+    message.insert("id".to_owned(), id);
+    message.insert("jsonrpc".to_owned(), Value::String("2.0".to_owned()));
+    if method == "ping" {
+        message.insert("result".to_owned(), Value::Object(Map::new()));
+    } else {
+        // The gateway declares no client capabilities (§4.3).
+        let mut error = Map::new();
+        error.insert("code".to_owned(), Value::Integer(-32601));
+        error.insert("message".to_owned(), Value::String("Method not found".to_owned()));
+        message.insert("error".to_owned(), Value::Object(error));
+    }
+    json::to_deterministic(&Value::Object(message))
+}

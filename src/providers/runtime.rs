@@ -1,0 +1,242 @@
+//! The provider runtime of the serving gateway (providers.md §8–§10, §12): every site of every served
+//! tool, provider-call admission, the deadline of one provider call, the counters, settlement of detached
+//! requests, and the fence that a transport loss or a settlement expiry puts on the whole domain.
+//!
+//! Owns one provider call from "the alias resolved to a site" to its reply (steps 2–8 of §8.1) and the
+//! background work it leaves (a detached request's settlement holds its admission slot). Owns the loss
+//! watchers: loss → fence (`provider_runtime_lost`) → close (§12.1 step 3) → `transport` record →
+//! `readiness` with the pair (first fence only) → `stderr_tail`. Does not own grants or Luau (the
+//! borrow, `crate::exec::borrow`), acquisition (`startup::providers`) or the transports themselves.
+
+use std::future::Future;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use ptc_actors::{DomainContext, NotReadyCause, Phase};
+use tokio::sync::Notify;
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+
+use super::admission::CallAdmission;
+use super::failure::{CallFailure, Dispatch, FailureClass};
+use super::provider_call::CallRequest;
+use super::result::{CallError, CallSuccess};
+use super::sites::{finish_all, Site};
+use super::trace::TraceId;
+use super::transport::LossFault;
+use crate::events::record::CounterKind;
+use crate::events::EventLog;
+use crate::json::Value;
+
+/// What one provider call answered, and the settlement the run's borrow end must await (§10.3).
+pub struct Called {
+    pub result: Result<CallSuccess, CallError>,
+    /// Resolves true once the detached request settled, false at the settlement deadline.
+    pub settling: Option<JoinHandle<bool>>,
+}
+
+fn refused(class: FailureClass) -> Called {
+    let failure = CallFailure::new(class, Dispatch::False);
+    Called { result: Err(CallError { failure, tool_content: None }), settling: None }
+}
+
+/// Every site and the gateway-wide admission.
+pub struct ProviderRuntime {
+    /// All sites in (tool name, declaration name) byte order.
+    sites: Vec<Arc<Site>>,
+    admission: CallAdmission,
+    domain: DomainContext,
+    events: EventLog,
+    version: String,
+    sealed: AtomicBool,
+    /// Detached requests not yet settled (the S5 wait, lifecycle.md §7.3).
+    unsettled: Arc<(AtomicUsize, Notify)>,
+    watchers: Mutex<Vec<JoinHandle<()>>>,
+}
+
+impl ProviderRuntime {
+    pub fn new(
+        sites: Vec<Arc<Site>>,
+        admission: CallAdmission,
+        domain: DomainContext,
+        events: EventLog,
+        version: String,
+    ) -> ProviderRuntime {
+        ProviderRuntime {
+            sites,
+            admission,
+            domain,
+            events,
+            version,
+            sealed: AtomicBool::new(false),
+            unsettled: Arc::new((AtomicUsize::new(0), Notify::new())),
+            watchers: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The site of `(tool index, declaration)`.
+    pub fn site(&self, tool: usize, declaration: &str) -> Option<&Arc<Site>> {
+        self.sites.iter().find(|s| s.tool_index == tool && s.provider == declaration)
+    }
+
+    pub fn sites(&self) -> &[Arc<Site>] {
+        &self.sites
+    }
+
+    /// Starts one loss watcher per site (§12.1). Called once the gateway serves.
+    pub fn watch(self: &Arc<Self>) {
+        let mut watchers = self.watchers.lock().unwrap_or_else(|p| p.into_inner());
+        for site in &self.sites {
+            let (site, domain, events) = (site.clone(), self.domain.clone(), self.events.clone());
+            watchers.push(tokio::spawn(watch_loss(site, domain, events)));
+        }
+    }
+
+    /// One provider call on `site` (§8.1 steps 2–8). `cancel` makes the run's cancellation future; it is
+    /// polled while waiting for admission and for the answer.
+    pub async fn call<C, F>(
+        &self,
+        site: &Site,
+        upstream_name: &str,
+        arguments: Value,
+        run_deadline: Instant,
+        trace: TraceId,
+        cancel: C,
+    ) -> Called
+    where
+        C: Fn() -> F,
+        F: Future<Output = ()>,
+    {
+        // Step 2: the deadline covers the admission wait too.
+        let own = Instant::now() + Duration::from_millis(site.ceilings.timeout_ms);
+        let deadline = run_deadline.min(own);
+        // Step 3: sealed, lost, or a fenced domain (a draining one still lets admitted runs finish; S5
+        // seals the acquisitions).
+        if self.sealed.load(Ordering::Acquire) || self.domain.readiness().phase() == Phase::Fenced {
+            return refused(FailureClass::ProviderUnavailable);
+        }
+        // Step 4: the in-flight slot, held from here until the request settles.
+        let slot = match site.upstream.reserve() {
+            Ok(slot) => slot,
+            Err(failure) => {
+                if failure.class == FailureClass::McpTransportBusy {
+                    site.counters.bump(CounterKind::Busy);
+                }
+                return refused(failure.class);
+            }
+        };
+        // Step 5: provider-call admission (strict FIFO, §9).
+        let active = match self.admission.admit(deadline, cancel()).await {
+            Ok(active) => active,
+            Err(failure) => {
+                if failure.class == FailureClass::ProviderCapacityExhausted {
+                    site.counters.bump(CounterKind::ProviderBusy);
+                }
+                return refused(failure.class);
+            }
+        };
+        // §12.1 step 1: a request that waited while its transport was lost fails as the loss did, unsent.
+        if let Some(fault) = *site.upstream.events().loss.borrow() {
+            return refused(match fault {
+                LossFault::ProtocolError => FailureClass::McpProtocolError,
+                _ => FailureClass::McpTransportError,
+            });
+        }
+        let traceparent = trace.traceparent();
+        let request = CallRequest {
+            era: site.era,
+            version: &self.version,
+            name: upstream_name,
+            arguments,
+            traceparent: &traceparent,
+            deadline,
+            max_result_bytes: site.ceilings.max_result_bytes,
+        };
+        let outcome = site.upstream.call(slot, request, cancel()).await;
+        let Some(settlement) = outcome.settlement else {
+            return Called { result: outcome.result, settling: None };
+        };
+        // §10.2: detached; it keeps its admission slot until it settles.
+        site.counters.bump(CounterKind::Detached);
+        let unsettled = self.unsettled.clone();
+        unsettled.0.fetch_add(1, Ordering::AcqRel);
+        let (domain, events, counters) = (self.domain.clone(), self.events.clone(), site.counters.clone());
+        let (tool, provider) = (site.tool.clone(), site.provider.clone());
+        let settling = tokio::spawn(async move {
+            let settled = settlement.settled().await.is_ok();
+            drop(active);
+            if !settled {
+                // §10.2: a provider cleanup failure fences the domain; the transport stays open.
+                counters.bump(CounterKind::SettlementTimeout);
+                if domain.fence_unreported(NotReadyCause::ProviderCleanupFailed) {
+                    events.pair_not_ready(NotReadyCause::ProviderCleanupFailed, &tool, &provider);
+                }
+            }
+            if unsettled.0.fetch_sub(1, Ordering::AcqRel) == 1 {
+                unsettled.1.notify_waiters();
+            }
+            settled
+        });
+        Called { result: outcome.result, settling: Some(settling) }
+    }
+
+    /// S4 (audit-events.md §3.6): the stderr tail of every transport that has none yet.
+    pub fn checkpoint(&self) {
+        for site in &self.sites {
+            site.stderr_once(&self.events);
+        }
+    }
+
+    /// S5 (lifecycle.md §7.3, providers.md §13.3): seal, wait for detached requests until `cutoff`, close
+    /// every transport concurrently. Clean iff every leader was reaped, nothing was unsettled at the
+    /// close, and admission is idle.
+    pub async fn shut_down(&self, cutoff: Instant) -> bool {
+        self.sealed.store(true, Ordering::Release);
+        self.admission.close();
+        let settled = self.wait_settled(cutoff).await;
+        for watcher in self.watchers.lock().unwrap_or_else(|p| p.into_inner()).drain(..) {
+            watcher.abort();
+        }
+        let reaped = finish_all(&self.sites, &self.events).await;
+        settled && reaped && self.admission.is_idle()
+    }
+
+    /// Startup failure and discovery: close everything at once (§13.3).
+    pub async fn close_all(&self) -> bool {
+        self.sealed.store(true, Ordering::Release);
+        finish_all(&self.sites, &self.events).await
+    }
+
+    async fn wait_settled(&self, cutoff: Instant) -> bool {
+        loop {
+            let notified = self.unsettled.1.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if self.unsettled.0.load(Ordering::Acquire) == 0 {
+                return true;
+            }
+            if tokio::time::timeout_at(cutoff, notified).await.is_err() {
+                return self.unsettled.0.load(Ordering::Acquire) == 0;
+            }
+        }
+    }
+}
+
+/// §12.1: a loss fences the domain at once (step 2), then the transport is closed (step 3), then the
+/// records follow (step 4).
+async fn watch_loss(site: Arc<Site>, domain: DomainContext, events: EventLog) {
+    let mut loss = site.upstream.events().loss;
+    let lost = loss.wait_for(|l| l.is_some()).await.is_ok();
+    drop(loss);
+    if !lost {
+        return;
+    }
+    let first = domain.fence_unreported(NotReadyCause::ProviderRuntimeLost);
+    tracing::warn!(tool = %site.tool, provider = %site.provider, "provider transport lost; fenced");
+    site.finish(&events).await;
+    if first {
+        events.pair_not_ready(NotReadyCause::ProviderRuntimeLost, &site.tool, &site.provider);
+    }
+    site.stderr_once(&events);
+}

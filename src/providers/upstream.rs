@@ -1,0 +1,81 @@
+//! The transport of one acquisition behind one closed enum (providers.md §3 "transport"): what the
+//! provider runtime needs of any transport — reserve an in-flight slot, issue one `tools/call`, report
+//! loss, close, hand over the stderr tail.
+//!
+//! Only the stdio transport exists here; the Streamable HTTP transport (`providers::http`) plugs in as one
+//! more variant with the same call/close/events shape. Does not own admission, deadlines or fencing
+//! (`runtime.rs`), nor acquisition (`acquire.rs`).
+
+use std::future::Future;
+
+use super::failure::CallFailure;
+use super::provider_call::{self, CallOutcome, CallRequest};
+use super::transport::{InflightSlot, StdioTransport, TransportEnd, TransportEvents};
+
+/// One acquisition's transport.
+pub enum Upstream {
+    Stdio(StdioTransport),
+}
+
+/// An in-flight slot of some transport (§8.1 step 4).
+pub enum Reserved {
+    Stdio(InflightSlot),
+}
+
+impl Upstream {
+    /// Sealed: closing, lost or fenced (§8.1 step 3).
+    pub fn is_sealed(&self) -> bool {
+        match self {
+            Upstream::Stdio(t) => t.is_sealed(),
+        }
+    }
+
+    /// §8.1 steps 3–4.
+    pub fn reserve(&self) -> Result<Reserved, CallFailure> {
+        match self {
+            Upstream::Stdio(t) => t.reserve().map(Reserved::Stdio),
+        }
+    }
+
+    /// §8.1 steps 6–8 with a reserved slot.
+    pub async fn call(
+        &self,
+        slot: Reserved,
+        request: CallRequest<'_>,
+        cancel: impl Future<Output = ()>,
+    ) -> CallOutcome {
+        match (self, slot) {
+            (Upstream::Stdio(t), Reserved::Stdio(slot)) => {
+                provider_call::call_reserved(t, slot, request, cancel).await
+            }
+        }
+    }
+
+    /// Loss and cleanup-failure notifications (§12.1).
+    pub fn events(&self) -> TransportEvents {
+        match self {
+            Upstream::Stdio(t) => t.events(),
+        }
+    }
+
+    /// The close procedure (§13.1); only the first call acts.
+    pub async fn close(&self) -> TransportEnd {
+        match self {
+            Upstream::Stdio(t) => t.close(false).await,
+        }
+    }
+
+    /// The stderr ring (stdio only; HTTP transports have no stderr, audit-events.md §3.8).
+    pub fn stderr_tail(&self) -> Option<(Vec<u8>, bool)> {
+        match self {
+            Upstream::Stdio(t) => Some(t.stderr_tail()),
+        }
+    }
+
+    /// The child's process group (stdio only).
+    pub fn pid(&self) -> Option<i32> {
+        match self {
+            Upstream::Stdio(t) => t.pid(),
+        }
+    }
+}

@@ -1,0 +1,237 @@
+//! Stage 9d of lifecycle.md §3.2 for provider-bearing tools (pins.md §9.2–§9.3, providers.md §7.5) and
+//! the same acquisition path for `--print-pins` (pins.md §10.1 step 6, providers.md A5).
+//!
+//! Owns: the first pass (every tool's installation pins, before anything is spawned), then the sites one
+//! at a time in (tool, declaration) byte order — launch spec from the start environment and the captured
+//! credentials, acquisition, identity, snapshot-pin comparison — and "the first failure closes every
+//! acquisition made so far before it is reported", with the failed transport's records and the §14
+//! reason class. Does not own the transports (`providers`), the digests and comparisons (`crate::pins`)
+//! or provider-call admission (stage 9c in `serve.rs`).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use crate::apps::{Built, Template};
+use crate::config::credentials::CapturedCredentials;
+use crate::config::host::{CredentialSource, HostConfig, InstallationKind, McpInstallation, McpTransport};
+use crate::events::{EventLog, ReasonClass};
+use crate::pins::{self, PinMap};
+use crate::providers::acquire::{self, AcquireError, AcquireSpec};
+use crate::providers::child::LaunchSpec;
+use crate::providers::env::{child_environment, EnvInputs};
+use crate::providers::sites::{finish_all, Site};
+use crate::providers::upstream::Upstream;
+use crate::providers::FailureClass;
+use crate::startup::documents::Documents;
+use crate::startup::StartupCode;
+
+/// Whether configured snapshot pins are compared (serving) or collected (discovery).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Purpose {
+    Serve,
+    Discover,
+}
+
+/// The acquired sites and, per tool name, the two maps discovery prints.
+#[derive(Default)]
+pub struct Acquired {
+    pub sites: Vec<Arc<Site>>,
+    pub installation_pins: BTreeMap<String, BTreeMap<String, String>>,
+    pub snapshot_pins: BTreeMap<String, BTreeMap<String, String>>,
+}
+
+/// A stage-9d failure: the public code and the event log's finer class.
+pub struct Refused {
+    pub code: StartupCode,
+    pub reason: Option<ReasonClass>,
+}
+
+impl From<StartupCode> for Refused {
+    fn from(code: StartupCode) -> Refused {
+        Refused { code, reason: None }
+    }
+}
+
+/// The gateway's environment at process start (providers.md §4.1). The env-file overlay never writes
+/// the process environment, so reading it now is reading it as it was; non-UTF-8 entries are skipped.
+fn start_environment() -> BTreeMap<String, String> {
+    std::env::vars_os().filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?))).collect()
+}
+
+/// `installation_config_pins` expected for `template` (pins.md §7.2).
+fn expected_installation_pins(host: &HostConfig, template: &Template) -> Result<PinMap, StartupCode> {
+    let aliases = template.selections.declarations.iter().map(String::as_str);
+    pins::expected_installation_map(aliases, host).map_err(|e| e.code())
+}
+
+/// pins.md §9.2 and §9.3 step 1, for every tool in name order, before any site is acquired.
+pub fn check_installation_pins(docs: &Documents, built: &Built) -> Result<(), StartupCode> {
+    for template in &built.templates {
+        let Some(tool) = docs.gateway.tools.iter().find(|t| t.name == template.name) else {
+            return Err(StartupCode::InternalError);
+        };
+        let expected = expected_installation_pins(&docs.host, template)?;
+        pins::check_tool_first_pass(
+            tool.installation_config_pins.as_ref(),
+            tool.provider_snapshot_pins.as_ref(),
+            &expected,
+        )?;
+    }
+    Ok(())
+}
+
+/// The upstream names a site grants (pins.md §8.4): with S4, the union of its grants over the missions.
+fn granted(template: &Template, declaration: &str) -> BTreeSet<String> {
+    template
+        .selections
+        .missions
+        .values()
+        .flat_map(|grants| grants.values())
+        .filter(|g| g.declaration == declaration)
+        .map(|g| g.upstream_tool.clone())
+        .collect()
+}
+
+/// What spawning a stdio installation needs (providers.md §4.1).
+fn acquire_spec(
+    host: &HostConfig,
+    mcp: &McpInstallation,
+    credentials: &CapturedCredentials,
+) -> Option<AcquireSpec> {
+    let McpTransport::Stdio(stdio) = &mcp.transport else { return None };
+    let start = start_environment();
+    let credential_vars: BTreeSet<String> = host
+        .credentials
+        .values()
+        .filter_map(|c| match c {
+            CredentialSource::Env(var) => Some(var.clone()),
+            _ => None,
+        })
+        .collect();
+    let mut bindings = BTreeMap::new();
+    for (name, binding) in &stdio.env {
+        bindings.insert(name.clone(), credentials.get(binding)?.expose().to_owned());
+    }
+    let env = child_environment(&EnvInputs {
+        start: &start,
+        credential_vars: &credential_vars,
+        inherit: stdio.inherit_environment,
+        bindings: &bindings,
+    });
+    Some(AcquireSpec {
+        launch: LaunchSpec {
+            command: stdio.command.clone(),
+            args: stdio.args.clone(),
+            cwd: stdio.cwd.clone(),
+            env,
+        },
+        protocol: stdio.protocol,
+        start_timeout_ms: stdio.start_timeout_ms,
+        tools: mcp.tools.clone(),
+        version: env!("CARGO_PKG_VERSION").to_owned(),
+    })
+}
+
+/// pins.md §9.3 step 2 (serving) or §10.1 step 6 (discovery). On failure every acquisition made so far
+/// has been closed, with its records, before this returns.
+pub async fn acquire_sites(
+    docs: &Documents,
+    built: &Built,
+    credentials: &CapturedCredentials,
+    events: &EventLog,
+    purpose: Purpose,
+) -> Result<Acquired, Refused> {
+    let mut acquired = Acquired::default();
+    match acquire_into(docs, built, credentials, events, purpose, &mut acquired).await {
+        Ok(()) => Ok(acquired),
+        Err(refused) => {
+            // providers.md §7.5: the first failure closes everything opened so far (concurrently).
+            finish_all(&acquired.sites, events).await;
+            Err(refused)
+        }
+    }
+}
+
+async fn acquire_into(
+    docs: &Documents,
+    built: &Built,
+    credentials: &CapturedCredentials,
+    events: &EventLog,
+    purpose: Purpose,
+    acquired: &mut Acquired,
+) -> Result<(), Refused> {
+    for (index, template) in built.templates.iter().enumerate() {
+        let tool = docs.gateway.tools.iter().find(|t| t.name == template.name);
+        let configured = tool.and_then(|t| t.provider_snapshot_pins.as_ref());
+        let mut actual = BTreeMap::new();
+        for declaration in &template.selections.declarations {
+            let (site, facts) =
+                acquire_site(docs, credentials, events, (template, index), declaration).await?;
+            acquired.sites.push(site);
+            // §9.3 steps 3–4: the identity, then the configured pin.
+            let identity =
+                pins::identity(&facts.to_value(), &granted(template, declaration)).map_err(|e| e.code())?;
+            let pin = pins::snapshot_pin(&identity);
+            let key = pins::site_key(declaration);
+            if purpose == Purpose::Serve {
+                pins::check_site_snapshot(configured, &key, &pin)?;
+            }
+            actual.insert(key, pin);
+        }
+        // pins.md §9.3: after the tool's last site, no configured key may name none of its sites.
+        if purpose == Purpose::Serve {
+            pins::check_no_extra_sites(configured, actual.keys().map(String::as_str))?;
+        }
+        let expected = expected_installation_pins(&docs.host, template)?;
+        acquired.installation_pins.insert(template.name.clone(), expected);
+        acquired.snapshot_pins.insert(template.name.clone(), actual);
+    }
+    Ok(())
+}
+
+fn runtime_unavailable(class: FailureClass) -> Refused {
+    Refused { code: StartupCode::ProviderRuntimeUnavailable, reason: Some(ReasonClass::Provider(class)) }
+}
+
+/// One site: resolve and digest, spawn, negotiate, list (providers.md §7.5 steps 1–2).
+async fn acquire_site(
+    docs: &Documents,
+    credentials: &CapturedCredentials,
+    events: &EventLog,
+    (template, index): (&Template, usize),
+    declaration: &str,
+) -> Result<(Arc<Site>, acquire::Facts), Refused> {
+    let mcp = match docs.host.install.get(declaration).map(|i| &i.kind) {
+        Some(InstallationKind::Mcp(mcp)) => mcp,
+        _ => return Err(StartupCode::InternalError.into()),
+    };
+    // The Streamable HTTP transport plugs in here (another `Upstream` variant); until then such a site
+    // cannot be acquired.
+    let Some(spec) = acquire_spec(&docs.host, mcp, credentials) else {
+        return Err(runtime_unavailable(FailureClass::McpTransportError));
+    };
+    match acquire::acquire(&spec).await {
+        Ok(ok) => {
+            let counters = events.pair(&template.name, declaration);
+            let upstream = Upstream::Stdio(ok.transport);
+            let site = Site::new(
+                (&template.name, index),
+                declaration,
+                upstream,
+                ok.facts.era,
+                mcp.ceilings,
+                counters,
+            );
+            Ok((Arc::new(site), ok.facts))
+        }
+        Err(AcquireError::PinUnavailable) => Err(StartupCode::ProviderPinUnavailable.into()),
+        Err(AcquireError::Failed { class, end }) => {
+            // §7.5: the failed transport's `transport` record and, when enabled, its stderr tail.
+            if let Some(end) = end {
+                events.transport(&template.name, declaration, end.fault, end.exit_status);
+                events.stderr_tail(&template.name, declaration, &end.stderr, end.stderr_truncated);
+            }
+            Err(runtime_unavailable(class))
+        }
+    }
+}

@@ -1,0 +1,312 @@
+//! Deployments whose tools reach the stdio fault fixture (`tests/fixtures/mcp_fixture.py`) through the
+//! real gateway (providers.md §16): one installation `fx`, a Luau mission tool `mission` and a forward
+//! tool `fwd`, pins filled in from `--print-pins`, the fixture's marker file and the event log.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use super::{content_pin, run_with_deadline, Deployment};
+
+/// The fixture's tools, all mapped as `fx.<name>`.
+pub const TOOLS: [&str; 7] = ["echo", "slow", "crash", "segv", "big", "stall", "garbage"];
+
+/// The mission tool's workflow: hands `{alias, args}` to the mission, returns what `tool` returned.
+const APP: &str = "local M = {}\nfunction M.run(input)\n  return mission(\"default\"):call(\"calls.run\", input)\nend\nreturn M\n";
+const CALLS: &str =
+    "local M = {}\nfunction M.run(input)\n  return tool(input.alias, input.args)\nend\nreturn M\n";
+const OPEN: &str = r#"{"type":"object","additionalProperties":true}"#;
+
+/// The real interpreter (not a version-manager shim, which would add its own processes).
+pub fn python() -> String {
+    static PYTHON: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    PYTHON
+        .get_or_init(|| {
+            let out = std::process::Command::new("python3")
+                .args(["-c", "import sys; print(sys.executable)"])
+                .output()
+                .expect("python3");
+            String::from_utf8(out.stdout).expect("utf-8").trim().to_owned()
+        })
+        .clone()
+}
+
+/// A deployment over the fixture in `mode`, with the event log (stderr tails on).
+pub struct Fx {
+    pub d: Deployment,
+    pub marker: PathBuf,
+}
+
+impl Fx {
+    pub fn new(mode: &str) -> Fx {
+        let mut d = Deployment::baseline();
+        let marker = d.path("marker.jsonl");
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp_fixture.py");
+        let tools: serde_json::Map<String, Value> = TOOLS
+            .iter()
+            .map(|n| (n.to_string(), json!({"as": format!("fx.{n}"), "effect": "read"})))
+            .collect();
+        d.host["install"] = json!({"fx": {
+            "source": "mcp", "installation_revision": "fixture-1",
+            "transport": {"type": "stdio", "command": python(),
+                          "args": [script.display().to_string(), mode, marker.display().to_string()],
+                          "env": {"FIXTURE_FLAGS": {"binding": "flags"}}},
+            "tools": tools
+        }});
+        // Extra fixture flags through a credential (FX_FLAGS, see `Fx::command`): no pin covers them.
+        d.host["credentials"]["flags"] = json!({"env": "FX_FLAGS"});
+        let mission = json!({
+            "version": 1, "effect": "read",
+            "contracts": {"input_schema": {"path": "open.json"}, "result_schema": {"path": "open.json"}},
+            "workflow": {"components": [{"id": "app", "path": "app.luau"}], "entry": "app.run"},
+            "missions": {"default": {"components": [{"id": "calls", "path": "calls.luau"}], "providers": ["fx"]}},
+            "providers": {"mission": [{"name": "fx"}]}
+        });
+        let forward = json!({
+            "version": 1, "effect": "read",
+            "contracts": {"input_schema": {"path": "open.json"}, "result_schema": {"path": "open.json"}},
+            "workflow": {"forward": {"mission": "default", "tool": "fx.echo"}},
+            "missions": {"default": {"components": [], "providers": ["fx"]}},
+            "providers": {"mission": [{"name": "fx"}]}
+        });
+        for (dir, manifest) in [("mission", &mission), ("fwd", &forward)] {
+            d.write_file(&format!("{dir}/ptc.json"), &serde_json::to_string_pretty(manifest).expect("json"));
+            d.write_file(&format!("{dir}/open.json"), OPEN);
+        }
+        d.write_file("mission/app.luau", APP);
+        d.write_file("mission/calls.luau", CALLS);
+        let tool = |name: &str| {
+            json!({"name": name, "title": name, "description": "A provider fixture tool.",
+                   "application": {"manifest": format!("{name}/ptc.json")},
+                   "expected_application_content_digest": content_pin::of(&d.path(&format!("{name}/ptc.json"))),
+                   "installation_config_pins": {}, "provider_snapshot_pins": {}})
+        };
+        d.gateway["tools"] = json!([tool("fwd"), tool("mission")]);
+        d.gateway["pcc"]["servers"] = json!({"srv-1": {"tools": ["mission"]}});
+        d.gateway["artifacts"]["events"]["stderr"] = json!(true);
+        Fx { d, marker }
+    }
+
+    /// A second installation `hold` (the same fixture, its own marker, `timeout_ms` 60000) and a mission
+    /// tool `holder` over it: a provider call that holds an admission slot as long as a test wants.
+    pub fn add_holder(&mut self) -> PathBuf {
+        let marker = self.d.path("holder.jsonl");
+        let mut hold = self.d.host["install"]["fx"].clone();
+        hold["transport"]["args"][2] = json!(marker.display().to_string());
+        hold["ceilings"] = json!({"timeout_ms": 60000});
+        self.d.host["install"]["hold"] = hold;
+        let manifest = std::fs::read_to_string(self.d.path("mission/ptc.json")).expect("manifest");
+        let manifest = manifest.replace("\"fx\"", "\"hold\"");
+        self.d.write_file("holder/ptc.json", &manifest);
+        self.d.write_file("holder/open.json", OPEN);
+        self.d.write_file("holder/app.luau", APP);
+        self.d.write_file("holder/calls.luau", CALLS);
+        let mut tool = self.d.gateway["tools"][1].clone();
+        tool["name"] = json!("holder");
+        tool["application"]["manifest"] = json!("holder/ptc.json");
+        tool["expected_application_content_digest"] = json!(content_pin::of(&self.d.path("holder/ptc.json")));
+        self.d.gateway["tools"].as_array_mut().expect("tools").push(tool);
+        marker
+    }
+
+    /// Makes `mission` a write tool (config.md §6.8: `allow_write`, `private_audit` in `audit/`, the write
+    /// alias reachable only through an explicit `config.allow`): `fx.echo` becomes a write alias.
+    pub fn make_mission_write(&mut self) {
+        self.d.host["install"]["fx"]["tools"]["echo"]["effect"] = json!("write");
+        let path = self.d.path("mission/ptc.json");
+        let mut manifest: Value =
+            serde_json::from_slice(&std::fs::read(&path).expect("manifest")).expect("json");
+        manifest["effect"] = json!("write");
+        let allow: Vec<String> = TOOLS.iter().map(|n| format!("fx.{n}")).collect();
+        manifest["providers"]["mission"] = json!([{"name": "fx", "config": {"allow": allow}}]);
+        self.d.write_file("mission/ptc.json", &serde_json::to_string_pretty(&manifest).expect("json"));
+        // The forward tool (read) no longer reaches `fx.echo`: it forwards to the read alias `fx.big`.
+        let fwd = self.d.path("fwd/ptc.json");
+        let mut forward: Value =
+            serde_json::from_slice(&std::fs::read(&fwd).expect("manifest")).expect("json");
+        forward["workflow"]["forward"]["tool"] = json!("fx.big");
+        let read: Vec<String> = TOOLS.iter().filter(|n| **n != "echo").map(|n| format!("fx.{n}")).collect();
+        forward["providers"]["mission"] = json!([{"name": "fx", "config": {"allow": read}}]);
+        self.d.write_file("fwd/ptc.json", &serde_json::to_string_pretty(&forward).expect("json"));
+        let dir = self.d.dir.path().to_path_buf();
+        for tool in self.d.gateway["tools"].as_array_mut().expect("tools") {
+            let name = tool["name"].as_str().expect("name").to_owned();
+            tool["expected_application_content_digest"] =
+                json!(content_pin::of(&dir.join(format!("{name}/ptc.json"))));
+            if name == "mission" {
+                tool["allow_write"] = json!(true);
+            }
+        }
+        self.d.gateway["private_audit"] =
+            json!({"directory": "audit", "max_file_bytes": 1048576, "max_retained_files": 4});
+    }
+
+    /// Every record of the private audit, in file order.
+    pub fn audit_records(&self) -> Vec<Value> {
+        super::audit::all_records(&self.d.path("audit"))
+    }
+
+    /// `ceilings` of the installation.
+    pub fn ceilings(&mut self, timeout_ms: u64, max_result_bytes: u64) {
+        self.d.host["install"]["fx"]["ceilings"] =
+            json!({"timeout_ms": timeout_ms, "max_result_bytes": max_result_bytes});
+    }
+
+    /// Runs `--print-pins`, copies the three maps into each tool, writes the documents, and clears the
+    /// marker so it shows only what serving does.
+    pub fn pin(&mut self) -> Value {
+        self.d.write_documents();
+        let out = self.print_pins();
+        assert_eq!(out.status.code(), Some(0), "print-pins: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(out.stderr.is_empty(), "print-pins writes nothing to stderr");
+        let pins: Value = serde_json::from_slice(&out.stdout).expect("pins json");
+        let tools = self.d.gateway["tools"].as_array_mut().expect("tools");
+        for tool in tools.iter_mut() {
+            let name = tool["name"].as_str().expect("name").to_owned();
+            for key in
+                ["expected_application_content_digest", "installation_config_pins", "provider_snapshot_pins"]
+            {
+                tool[key] = pins[&name][key].clone();
+            }
+        }
+        self.d.write_documents();
+        let _ = std::fs::remove_file(&self.marker);
+        pins
+    }
+
+    pub fn print_pins(&self) -> Output {
+        let mut cmd = self.command("none");
+        cmd.arg("--print-pins").env_remove("GATEWAY_TOKEN");
+        run_with_deadline(cmd, Duration::from_secs(30))
+    }
+
+    /// `ptc gateway` with extra fixture `flags` (comma-separated; "none" for none).
+    pub fn command(&self, flags: &str) -> std::process::Command {
+        let mut cmd = self.d.command();
+        cmd.env("FX_FLAGS", flags);
+        cmd
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        SocketAddr::from(([127, 0, 0, 1], self.d.port))
+    }
+
+    pub fn marker(&self) -> Vec<Value> {
+        let text = std::fs::read_to_string(&self.marker).unwrap_or_default();
+        text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect()
+    }
+
+    /// Waits (with a deadline) until the marker satisfies `cond`.
+    pub fn wait_marker(&self, what: &str, cond: impl Fn(&[Value]) -> bool) -> Vec<Value> {
+        wait(what, Duration::from_secs(20), || {
+            let events = self.marker();
+            cond(&events).then_some(events)
+        })
+    }
+
+    /// The `tools/call` requests the fixture received.
+    pub fn calls_received(&self) -> usize {
+        self.marker().iter().filter(|e| e["event"] == "recv" && e["method"] == "tools/call").count()
+    }
+
+    /// The serving fixture's pid (its last spawn).
+    pub fn fixture_pid(&self) -> i32 {
+        let events = self.wait_marker("a spawn", |e| e.iter().any(|e| e["event"] == "spawn"));
+        let spawn = events.iter().rev().find(|e| e["event"] == "spawn").expect("spawn");
+        spawn["pid"].as_i64().expect("pid") as i32
+    }
+
+    /// Every record of the event log, in file order.
+    pub fn events(&self) -> Vec<Value> {
+        let dir = self.d.path("artifacts/events");
+        let mut files: Vec<PathBuf> =
+            std::fs::read_dir(dir).map(|r| r.flatten().map(|e| e.path()).collect()).unwrap_or_default();
+        files.retain(|p| p.extension().is_some_and(|e| e == "jsonl"));
+        files.sort();
+        files
+            .iter()
+            .flat_map(|f| {
+                std::fs::read_to_string(f).unwrap_or_default().lines().map(str::to_owned).collect::<Vec<_>>()
+            })
+            .filter_map(|l| serde_json::from_str(&l).ok())
+            .collect()
+    }
+
+    /// Waits until the event log holds a record for which `cond` holds.
+    pub fn wait_event(&self, what: &str, cond: impl Fn(&Value) -> bool) -> Value {
+        wait(what, Duration::from_secs(20), || self.events().into_iter().find(|e| cond(e)))
+    }
+
+    /// After the gateway exited: no process of any recorded group remains, none is a zombie.
+    pub fn assert_all_gone(&self) {
+        for event in self.marker() {
+            if event["event"] == "spawn" || event["event"] == "grandchild" {
+                let pid = event["pid"].as_i64().expect("pid") as i32;
+                wait(&format!("process {pid} gone"), Duration::from_secs(5), || {
+                    (!Path::new(&format!("/proc/{pid}")).exists()).then_some(())
+                });
+                if event["event"] == "spawn" {
+                    wait(&format!("group {pid} empty"), Duration::from_secs(5), || {
+                        nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pid), None).is_err().then_some(())
+                    });
+                }
+            }
+        }
+    }
+}
+
+/// Polls `probe` until it yields, failing after `deadline`.
+pub fn wait<T>(what: &str, deadline: Duration, mut probe: impl FnMut() -> Option<T>) -> T {
+    let start = Instant::now();
+    loop {
+        if let Some(found) = probe() {
+            return found;
+        }
+        assert!(start.elapsed() < deadline, "never saw {what} within {deadline:?}");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// The `arguments` of a call to the mission tool: `tool(alias, args)`.
+pub fn mission_args(alias: &str, args: Value) -> Value {
+    json!({"alias": alias, "args": args})
+}
+
+/// One `tools/call` of `tool` with `arguments` and `Connection: close`; the status and the whole
+/// response read to EOF (status 0 when the connection failed).
+pub fn call(addr: SocketAddr, tool: &str, id: usize, arguments: &Value) -> (u16, String) {
+    use std::io::{Read, Write};
+    let body = format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{tool}","arguments":{},"_meta":{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{{}}}}}}}}"#,
+        serde_json::to_string(arguments).expect("json")
+    );
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: {tool}\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{body}",
+        super::authority(addr),
+        super::TOKEN,
+        body.len()
+    );
+    let Ok(mut s) = std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(5)) else {
+        return (0, String::new());
+    };
+    let _ = s.set_read_timeout(Some(Duration::from_secs(60)));
+    if s.write_all(request.as_bytes()).is_err() {
+        return (0, String::new());
+    }
+    let mut all = Vec::new();
+    let _ = s.read_to_end(&mut all);
+    let text = String::from_utf8_lossy(&all).into_owned();
+    let status = text.split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+    (status, text)
+}
+
+/// The `structuredContent` of the final message event of a call's response, de-chunked.
+pub fn structured(text: &str) -> Option<Value> {
+    let data = text.split("data: ").nth(1)?;
+    let end = data.find("\n\n")?;
+    let message: Value = serde_json::from_str(&data[..end]).ok()?;
+    message["result"].get("structuredContent").cloned()
+}
