@@ -15,7 +15,8 @@
 //! | V40 (and V36, V42, V44 on run capacity) | `cancellation_and_run_capacity` |
 //! | V41 | `pcc_inproc::a_fenced_domain_answers_list_and_call_unavailable` |
 //! | V42, V44 (audit `cancelled`, `disconnected` false / true) | `writes::cancelled_write_calls_are_audited_once_each` |
-//! | V45, V46 | `providers_gateway` (F33: the stream's trace id reaches the upstream); the choice of id is `providers::trace` unit tests |
+//! | V45, V58 (upstream half) | `providers_gateway::v45_v58_an_invalid_trace_id_is_replaced_and_connect_metadata_never_reaches_the_upstream` |
+//! | V46 | `providers_gateway::f33_the_pcc_stream_trace_id_reaches_every_provider_call` |
 //! | V47, V48 | `idle_timeout` |
 //! | V50 | `an_oversized_grpc_message_is_resource_exhausted` |
 //! | V51 | `drain::drain_ends_idle_streams` |

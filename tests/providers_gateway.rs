@@ -506,3 +506,65 @@ async fn f33_the_pcc_stream_trace_id_reaches_every_provider_call() {
     assert_ne!(parents[0], parents[1], "a fresh parent id per provider call");
     tokio::task::spawn_blocking(move || stop(&fx, gateway, 0)).await.unwrap();
 }
+
+/// pcc.md §17 V45 and the upstream half of V58: a `trace_id` that is not lowercase hex is replaced by a
+/// fresh one, never passed on; tenant information, `request_id`, `server_cloudos_version` and
+/// `apple-request-uuid` never reach the upstream (nothing the fixture received carries them).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v45_v58_an_invalid_trace_id_is_replaced_and_connect_metadata_never_reaches_the_upstream() {
+    use ptc_gateway::pcc::proto::create_mcp_transport_request::{Connect, Request};
+    use ptc_gateway::pcc::proto::{CreateMcpTransportRequest, TenantInfo, TraceContext};
+    const SENTINELS: [&str; 6] = [
+        "sentinel-bundle-51c9",
+        "sentinel-feature-51c9",
+        "sentinel-client-info-51c9",
+        "sentinel-request-id-51c9",
+        "sentinel-cloudos-51c9",
+        "sentinel-uuid-51c9",
+    ];
+    let mut fx = Fx::new("modern");
+    fx.pin();
+    let gateway = start(&fx);
+    let auth = format!("Bearer {}", support::TOKEN);
+    let meta = [("authorization", auth.as_str()), ("apple-request-uuid", SENTINELS[5])];
+    let mut conv = client::open(fx.d.pcc_port, &meta).await.unwrap();
+    let connect = Connect {
+        server_id: "srv-1".into(),
+        request_id: SENTINELS[3].into(),
+        trace_context: Some(TraceContext {
+            trace_id: "4BF92F3577B34DA6A3CE929D0E0E4736".into(),
+            span_id: "00f067aa0ba902b7".into(),
+        }),
+        tenant_info: Some(TenantInfo {
+            bundle_id: SENTINELS[0].into(),
+            feature_id: SENTINELS[1].into(),
+            client_info: SENTINELS[2].into(),
+            automated_device_group: "sentinel-group-51c9".into(),
+        }),
+        server_cloudos_version: SENTINELS[4].into(),
+    };
+    conv.send(&client::In::Raw(CreateMcpTransportRequest { request: Some(Request::Connect(connect)) })).await;
+    for step in client::h() {
+        conv.send(&step).await;
+    }
+    assert_eq!(conv.next().await, client::Out::Connected);
+    assert_eq!(conv.next().await, client::initialized(0, "2025-11-25"));
+    // V37: with `apple-request-uuid` the call's id must equal it (the id is a sentinel too).
+    let id = format!("\"{}\"", SENTINELS[5]);
+    conv.send(&client::call(&id, "mission", r#"{"alias":"fx.echo","args":{}}"#)).await;
+    let client::Out::Json(answer) = conv.next().await else { panic!("no answer") };
+    assert!(answer.contains(r#""ok":true"#), "{answer}");
+    drop(conv);
+    let events = fx.wait_marker("one call", |e| e.iter().any(|e| e["method"] == "tools/call"));
+    let call = events.iter().find(|e| e["method"] == "tools/call").unwrap();
+    let tp = call["params"]["_meta"]["traceparent"].as_str().unwrap();
+    let trace = &tp[3..35];
+    assert!(tp.starts_with("00-") && tp.ends_with("-01") && tp.len() == 55, "{tp}");
+    assert!(trace.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)), "{tp}");
+    assert_ne!(trace, "4bf92f3577b34da6a3ce929d0e0e4736", "an invalid trace id is never passed on");
+    let received = std::fs::read_to_string(&fx.marker).unwrap();
+    for sentinel in SENTINELS.iter().chain(&["sentinel-group-51c9"]) {
+        assert!(!received.contains(sentinel), "{sentinel} reached the upstream");
+    }
+    tokio::task::spawn_blocking(move || stop(&fx, gateway, 0)).await.unwrap();
+}
