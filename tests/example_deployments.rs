@@ -5,27 +5,33 @@
 mod support;
 
 use std::net::SocketAddr;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use support::{free_port, ptc, run_with_deadline, Gateway};
 
 /// An example copied to a temporary directory (so the repository stays clean) and moved to a free port
-/// (the port is part of no pin); returns the directory, the running gateway and the endpoint.
-fn start(example: &str, port: u16) -> (tempfile::TempDir, Gateway, String) {
-    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("config-examples").join(example);
+/// (the port is part of no pin); returns the directory, the running gateway and the endpoint. The copy
+/// keeps the repository's layout (`config-examples/<example>` beside a `tests` link to the repository's),
+/// so the relative upstream launchers of two-upstreams resolve, with the same bytes and so the same pins.
+fn start(example: &str, port: u16) -> (tempfile::TempDir, PathBuf, Gateway, String) {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let source = repo.join("config-examples").join(example);
     let dir = tempfile::tempdir().expect("tempdir");
-    support::copy_tree(&source, dir.path());
+    std::os::unix::fs::symlink(repo.join("tests"), dir.path().join("tests")).expect("tests link");
+    let at = dir.path().join("config-examples").join(example);
+    std::fs::create_dir_all(&at).expect("mkdir");
+    support::copy_tree(&source, &at);
     let free = free_port("127.0.0.1");
-    let config = dir.path().join("ptc-gateway.json");
+    let config = at.join("ptc-gateway.json");
     let text = std::fs::read_to_string(&config).expect("config");
     let listen = format!("\"port\": {port}");
     assert!(text.contains(&listen), "{example} listens on {port}, as its README says");
     std::fs::write(&config, text.replace(&listen, &format!("\"port\": {free}"))).expect("write");
     let mut cmd = ptc();
-    cmd.current_dir(dir.path()).args(["gateway", "ptc-gateway.json", "--env-file", "credentials.env"]);
+    cmd.current_dir(&at).args(["gateway", "ptc-gateway.json", "--env-file", "credentials.env"]);
     let gateway = Gateway::start(cmd, SocketAddr::from(([127, 0, 0, 1], free)));
-    (dir, gateway, format!("http://127.0.0.1:{free}/mcp"))
+    (dir, at, gateway, format!("http://127.0.0.1:{free}/mcp"))
 }
 
 /// `ptc call ENDPOINT TOOL --arguments ARGS` with `token`: (exit, stdout).
@@ -58,12 +64,12 @@ fn each_example_answers_its_readme_call() {
         ),
     ];
     for (example, port, tool, arguments, token, stdout) in cases {
-        let (dir, _gateway, endpoint) = start(example, port);
+        let (_dir, at, _gateway, endpoint) = start(example, port);
         assert_eq!(call(&endpoint, tool, arguments, token), (Some(0), stdout.to_owned()), "{example}");
         if example == "audited-write" {
             // The record was durable before the result was published (execution.md §10).
             let mut records = Vec::new();
-            for entry in std::fs::read_dir(dir.path().join("audit")).expect("audit dir") {
+            for entry in std::fs::read_dir(at.join("audit")).expect("audit dir") {
                 let path = entry.expect("entry").path();
                 if path.extension().is_some_and(|e| e == "jsonl") {
                     let text = std::fs::read_to_string(&path).expect("audit file");
@@ -79,7 +85,27 @@ fn each_example_answers_its_readme_call() {
             assert_eq!(records[0]["tool_name"], "remember");
             assert_eq!(records[0]["outcome_code"], "success");
             assert_eq!(records[0]["disconnected"], false);
-            assert!(dir.path().join("artifacts/events").is_dir(), "the event log is written");
+            assert!(at.join("artifacts/events").is_dir(), "the event log is written");
         }
     }
+}
+
+/// two-upstreams (issue 7): its README call composes server-everything's `echo` and mcp-server-time's
+/// `get_current_time` in one mission; the time varies, so the shape is checked (the four fields, UTC).
+#[test]
+fn two_upstreams_answers_its_readme_call() {
+    let (_dir, _at, _gateway, endpoint) = start("two-upstreams", 8767);
+    let arguments = r#"{"message":"hello","timezone":"UTC"}"#;
+    let (status, stdout) =
+        call(&endpoint, "timestamped_echo", arguments, "two-upstreams-FAKE-token-00000000000000");
+    assert_eq!(status, Some(0), "{stdout}");
+    assert!(stdout.ends_with('\n'), "{stdout:?}");
+    let value: serde_json::Value = serde_json::from_str(&stdout).expect("json");
+    assert_eq!(value["echo"], "Echo: hello", "{value}");
+    let time = value["time"].as_object().expect("time");
+    let fields: Vec<&str> = time.keys().map(String::as_str).collect();
+    assert_eq!(fields, ["datetime", "day_of_week", "is_dst", "timezone"], "{value}");
+    assert_eq!(time["timezone"], "UTC");
+    assert_eq!(time["is_dst"], false);
+    assert!(time["datetime"].as_str().is_some_and(|d| d.ends_with("+00:00")), "{value}");
 }

@@ -2,24 +2,31 @@
 //! provider runtime needs of any transport — reserve an in-flight slot, issue one `tools/call`, report
 //! loss, close, hand over the stderr tail.
 //!
-//! Only the stdio transport exists here; the Streamable HTTP transport (`providers::http`) plugs in as one
-//! more variant with the same call/close/events shape. Does not own admission, deadlines or fencing
-//! (`runtime.rs`), nor acquisition (`acquire.rs`).
+//! Two variants: stdio (`transport.rs`) and Streamable HTTP (`providers::http`), with the same
+//! reserve/call/close/events shape, so the runtime has one call path for both. Does not own admission,
+//! deadlines or fencing (`runtime.rs`), nor acquisition (`acquire.rs`, `http::acquire`).
 
 use std::future::Future;
 
-use super::failure::CallFailure;
+use tokio::sync::OwnedSemaphorePermit;
+
+use super::failure::{CallFailure, Dispatch, FailureClass};
+use super::http::HttpTransport;
 use super::provider_call::{self, CallOutcome, CallRequest};
+use super::result::CallError;
 use super::transport::{InflightSlot, StdioTransport, TransportEnd, TransportEvents};
 
 /// One acquisition's transport.
 pub enum Upstream {
-    Stdio(StdioTransport),
+    /// Boxed: the stdio owner is far larger than the HTTP handle (an `Arc`).
+    Stdio(Box<StdioTransport>),
+    Http(HttpTransport),
 }
 
 /// An in-flight slot of some transport (§8.1 step 4).
 pub enum Reserved {
     Stdio(InflightSlot),
+    Http(OwnedSemaphorePermit),
 }
 
 impl Upstream {
@@ -27,6 +34,7 @@ impl Upstream {
     pub fn is_sealed(&self) -> bool {
         match self {
             Upstream::Stdio(t) => t.is_sealed(),
+            Upstream::Http(t) => t.is_sealed(),
         }
     }
 
@@ -34,6 +42,7 @@ impl Upstream {
     pub fn reserve(&self) -> Result<Reserved, CallFailure> {
         match self {
             Upstream::Stdio(t) => t.reserve().map(Reserved::Stdio),
+            Upstream::Http(t) => t.reserve().map(Reserved::Http),
         }
     }
 
@@ -48,6 +57,15 @@ impl Upstream {
             (Upstream::Stdio(t), Reserved::Stdio(slot)) => {
                 provider_call::call_reserved(t, slot, request, cancel).await
             }
+            (Upstream::Http(t), Reserved::Http(permit)) => t.call_reserved(permit, request, cancel).await,
+            // A slot of the other transport cannot be reserved on this one: nothing sent.
+            _ => CallOutcome {
+                result: Err(CallError {
+                    failure: CallFailure::new(FailureClass::McpTransportError, Dispatch::False),
+                    tool_content: None,
+                }),
+                settlement: None,
+            },
         }
     }
 
@@ -55,6 +73,7 @@ impl Upstream {
     pub fn events(&self) -> TransportEvents {
         match self {
             Upstream::Stdio(t) => t.events(),
+            Upstream::Http(t) => t.events(),
         }
     }
 
@@ -62,6 +81,7 @@ impl Upstream {
     pub async fn close(&self) -> TransportEnd {
         match self {
             Upstream::Stdio(t) => t.close(false).await,
+            Upstream::Http(t) => t.close().await,
         }
     }
 
@@ -69,6 +89,7 @@ impl Upstream {
     pub fn stderr_tail(&self) -> Option<(Vec<u8>, bool)> {
         match self {
             Upstream::Stdio(t) => Some(t.stderr_tail()),
+            Upstream::Http(_) => None,
         }
     }
 
@@ -76,6 +97,7 @@ impl Upstream {
     pub fn pid(&self) -> Option<i32> {
         match self {
             Upstream::Stdio(t) => t.pid(),
+            Upstream::Http(_) => None,
         }
     }
 }

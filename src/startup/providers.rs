@@ -19,6 +19,7 @@ use crate::pins::{self, PinMap};
 use crate::providers::acquire::{self, AcquireError, AcquireSpec};
 use crate::providers::child::LaunchSpec;
 use crate::providers::env::{child_environment, EnvInputs};
+use crate::providers::http::{acquire_http, HttpSpec};
 use crate::providers::sites::{finish_all, Site};
 use crate::providers::upstream::Upstream;
 use crate::providers::FailureClass;
@@ -205,33 +206,49 @@ async fn acquire_site(
         Some(InstallationKind::Mcp(mcp)) => mcp,
         _ => return Err(StartupCode::InternalError.into()),
     };
-    // The Streamable HTTP transport plugs in here (another `Upstream` variant); until then such a site
-    // cannot be acquired.
-    let Some(spec) = acquire_spec(&docs.host, mcp, credentials) else {
-        return Err(runtime_unavailable(FailureClass::McpTransportError));
-    };
-    match acquire::acquire(&spec).await {
-        Ok(ok) => {
+    match acquire_upstream(&docs.host, mcp, credentials).await {
+        Ok((upstream, facts)) => {
             let counters = events.pair(&template.name, declaration);
-            let upstream = Upstream::Stdio(ok.transport);
-            let site = Site::new(
-                (&template.name, index),
-                declaration,
-                upstream,
-                ok.facts.era,
-                mcp.ceilings,
-                counters,
-            );
-            Ok((Arc::new(site), ok.facts))
+            let site =
+                Site::new((&template.name, index), declaration, upstream, facts.era, mcp.ceilings, counters);
+            Ok((Arc::new(site), facts))
         }
         Err(AcquireError::PinUnavailable) => Err(StartupCode::ProviderPinUnavailable.into()),
         Err(AcquireError::Failed { class, end }) => {
-            // §7.5: the failed transport's `transport` record and, when enabled, its stderr tail.
+            // §7.5: the failed transport's `transport` record and, when enabled, its stderr tail (stdio
+            // only: HTTP transports have no stderr, audit-events.md §3.8).
             if let Some(end) = end {
                 events.transport(&template.name, declaration, end.fault, end.exit_status);
-                events.stderr_tail(&template.name, declaration, &end.stderr, end.stderr_truncated);
+                if matches!(mcp.transport, McpTransport::Stdio(_)) {
+                    events.stderr_tail(&template.name, declaration, &end.stderr, end.stderr_truncated);
+                }
             }
             Err(runtime_unavailable(class))
+        }
+    }
+}
+
+/// Acquires one installation over its configured transport (providers.md §7.5 steps 1–2): spawn a stdio
+/// child, or open a Streamable HTTP client with the static headers' captured credentials (§5.1). A binding
+/// that was not captured cannot happen here (capture refuses it first, config.md §8); it is reported as a
+/// transport error, nothing having been sent.
+async fn acquire_upstream(
+    host: &HostConfig,
+    mcp: &McpInstallation,
+    credentials: &CapturedCredentials,
+) -> Result<(Upstream, acquire::Facts), AcquireError> {
+    let unsent = AcquireError::Failed { class: FailureClass::McpTransportError, end: None };
+    match &mcp.transport {
+        McpTransport::Stdio(_) => {
+            let spec = acquire_spec(host, mcp, credentials).ok_or(unsent)?;
+            let ok = acquire::acquire(&spec).await?;
+            Ok((Upstream::Stdio(Box::new(ok.transport)), ok.facts))
+        }
+        McpTransport::StreamableHttp(http) => {
+            let version = env!("CARGO_PKG_VERSION");
+            let spec = HttpSpec::from_config(http, credentials, mcp.tools.clone(), version).ok_or(unsent)?;
+            let ok = acquire_http(&spec).await?;
+            Ok((Upstream::Http(ok.transport), ok.facts))
         }
     }
 }

@@ -163,8 +163,42 @@ impl HttpTransport {
         self.shared.wire.ctx.pool.idle_count()
     }
 
+    /// Sealed: closing or lost (§8.1 step 3).
+    pub fn is_sealed(&self) -> bool {
+        self.shared.sealed()
+    }
+
+    /// §8.1 steps 3–4: an in-flight slot, held until the request settles.
+    pub fn reserve(&self) -> Result<OwnedSemaphorePermit, CallFailure> {
+        let s = &self.shared;
+        if s.sealed() {
+            return Err(CallFailure::new(FailureClass::ProviderUnavailable, Dispatch::False));
+        }
+        s.slots.clone().try_acquire_owned().map_err(|_| {
+            s.counters.busy.fetch_add(1, Ordering::Relaxed);
+            CallFailure::new(FailureClass::McpTransportBusy, Dispatch::False)
+        })
+    }
+
     /// One provider call (§8.1 steps 1 (arguments), 3, 4, 6–8; §10).
     pub async fn call(&self, request: CallRequest<'_>, cancel: impl Future<Output = ()>) -> CallOutcome {
+        if self.form_check(&request).is_none() {
+            return refused(FailureClass::McpRequestInvalid);
+        }
+        match self.reserve() {
+            Ok(permit) => self.call_reserved(permit, request, cancel).await,
+            Err(failed) => failure(failed),
+        }
+    }
+
+    /// §8.1 steps 6–8 with a slot from [`HttpTransport::reserve`] (the gateway reserves before
+    /// provider-call admission, step 4 before step 5).
+    pub async fn call_reserved(
+        &self,
+        permit: OwnedSemaphorePermit,
+        request: CallRequest<'_>,
+        cancel: impl Future<Output = ()>,
+    ) -> CallOutcome {
         let s = &self.shared;
         let formed = match self.form(&request) {
             Some(formed) => formed,
@@ -173,10 +207,6 @@ impl HttpTransport {
         if s.sealed() {
             return refused(FailureClass::ProviderUnavailable);
         }
-        let Ok(permit) = s.slots.clone().try_acquire_owned() else {
-            s.counters.busy.fetch_add(1, Ordering::Relaxed);
-            return refused(FailureClass::McpTransportBusy);
-        };
         tokio::pin!(cancel);
         // Legacy: wait out a re-initialisation, holding the slot and keeping the deadline (§5.4).
         let session = match s.era {
@@ -238,18 +268,24 @@ impl HttpTransport {
         task.abandon(reason)
     }
 
-    fn form(&self, request: &CallRequest<'_>) -> Option<Formed> {
+    /// §5.2: arguments that are not an object, or cannot be mirrored, fail before anything is sent
+    /// (and before a slot is taken).
+    fn form_check(&self, request: &CallRequest<'_>) -> Option<Vec<(String, String)>> {
         if !matches!(request.arguments, crate::json::Value::Object(_)) {
             return None;
         }
         let s = &self.shared;
-        // §5.2: an argument that cannot be mirrored fails before anything is sent.
-        let mirrored = match s.era {
+        match s.era {
             Era::Modern => {
-                mirror(s.params.get(request.name).map_or(&[][..], Vec::as_slice), &request.arguments)?
+                mirror(s.params.get(request.name).map_or(&[][..], Vec::as_slice), &request.arguments)
             }
-            Era::Legacy => Vec::new(),
-        };
+            Era::Legacy => Some(Vec::new()),
+        }
+    }
+
+    fn form(&self, request: &CallRequest<'_>) -> Option<Formed> {
+        let s = &self.shared;
+        let mirrored = self.form_check(request)?;
         let id = s.wire.next_id();
         let params =
             call_params(s.era, request.version, request.name, request.arguments.clone(), request.traceparent);
@@ -316,7 +352,7 @@ impl HttpTransport {
 
     /// The orderly close (§13.1, HTTP paragraph): seal, drop in-progress exchanges, `DELETE` a legacy
     /// session, drop the pool. The fault is `close` unless a loss or cleanup failure was recorded.
-    pub async fn close(self) -> TransportEnd {
+    pub async fn close(&self) -> TransportEnd {
         let s = &self.shared;
         let session = s.session.current();
         s.closing.send_replace(true);

@@ -1,0 +1,325 @@
+//! Served tools over real, pinned upstream MCP servers through `POST /mcp` of the real binary (issue 5;
+//! providers.md §5, §7, §16; pins.md §8, §10): `mcp-server-time` over stdio and over Streamable HTTP
+//! (`tests/upstreams/http_time_server.py` behind a static bearer), server-everything (legacy only) under
+//! `protocol: auto`. Every deployment is pinned by running `--print-pins` and copying its maps into the
+//! gateway document, so each scenario also proves that discovery's output makes serving start.
+//!
+//! Owns the deployments over those upstreams and the exact result shapes. Installs nothing: without
+//! `tests/third_party/install.sh` the launchers are missing and acquisition fails (tests/real_upstreams
+//! names the install step).
+
+mod support;
+
+use std::io::{BufRead, BufReader};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use nix::sys::signal::Signal;
+use serde_json::{json, Value};
+use support::providers::{call, mission_args, structured, wait};
+use support::{content_pin, free_port, run_with_deadline, Deployment, Gateway};
+
+const OPEN: &str = r#"{"type":"object","additionalProperties":true}"#;
+const APP: &str = "local M = {}\nfunction M.run(input)\n  return mission(\"default\"):call(\"calls.run\", input)\nend\nreturn M\n";
+const CALLS: &str =
+    "local M = {}\nfunction M.run(input)\n  return tool(input.alias, input.args)\nend\nreturn M\n";
+/// The upstream credential the HTTP tests bind (`upstream`, from `UPSTREAM_TOKEN`).
+const UPSTREAM_TOKEN: &str = "upstream-secret-51c2";
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn launcher(name: &str) -> String {
+    root().join("tests/upstreams/bin").join(name).display().to_string()
+}
+
+/// A deployment with one installation `up` (`install`), a forward tool `fwd` over `forward_alias` and a
+/// Luau mission tool `mission` that returns what `tool(alias, args)` returned.
+fn deployment(install: Value, forward_alias: &str) -> Deployment {
+    let mut d = Deployment::baseline();
+    d.host["install"] = json!({ "up": install });
+    d.host["credentials"]["upstream"] = json!({"env": "UPSTREAM_TOKEN"});
+    let contracts = json!({"input_schema": {"path": "open.json"}, "result_schema": {"path": "open.json"}});
+    let providers = json!({"mission": [{"name": "up"}]});
+    let mission = json!({
+        "version": 1, "effect": "read", "contracts": contracts,
+        "workflow": {"components": [{"id": "app", "path": "app.luau"}], "entry": "app.run"},
+        "missions": {"default": {"components": [{"id": "calls", "path": "calls.luau"}], "providers": ["up"]}},
+        "providers": providers
+    });
+    let forward = json!({
+        "version": 1, "effect": "read", "contracts": contracts,
+        "workflow": {"forward": {"mission": "default", "tool": forward_alias}},
+        "missions": {"default": {"components": [], "providers": ["up"]}},
+        "providers": providers
+    });
+    for (dir, manifest) in [("mission", &mission), ("fwd", &forward)] {
+        d.write_file(&format!("{dir}/ptc.json"), &serde_json::to_string_pretty(manifest).unwrap());
+        d.write_file(&format!("{dir}/open.json"), OPEN);
+    }
+    d.write_file("mission/app.luau", APP);
+    d.write_file("mission/calls.luau", CALLS);
+    let tool = |name: &str| {
+        json!({"name": name, "title": name, "description": "A tool over a real upstream.",
+               "application": {"manifest": format!("{name}/ptc.json")},
+               "expected_application_content_digest": content_pin::of(&d.path(&format!("{name}/ptc.json"))),
+               "installation_config_pins": {}, "provider_snapshot_pins": {}})
+    };
+    d.gateway["tools"] = json!([tool("fwd"), tool("mission")]);
+    d.gateway["pcc"]["servers"] = json!({"srv-1": {"tools": ["mission"]}});
+    d
+}
+
+fn command(d: &Deployment, upstream_token: &str) -> Command {
+    let mut cmd = d.command();
+    cmd.env("UPSTREAM_TOKEN", upstream_token);
+    cmd
+}
+
+/// `--print-pins` (pins.md §10), its three maps copied into each tool, the documents written.
+fn pin(d: &mut Deployment, upstream_token: &str) -> Value {
+    d.write_documents();
+    d.frozen = false;
+    let mut cmd = command(d, upstream_token);
+    cmd.arg("--print-pins").env_remove("GATEWAY_TOKEN");
+    let out = run_with_deadline(cmd, Duration::from_secs(60));
+    assert_eq!(out.status.code(), Some(0), "print-pins: {}", String::from_utf8_lossy(&out.stderr));
+    let pins: Value = serde_json::from_slice(&out.stdout).expect("pins json");
+    for tool in d.gateway["tools"].as_array_mut().unwrap() {
+        let name = tool["name"].as_str().unwrap().to_owned();
+        for key in
+            ["expected_application_content_digest", "installation_config_pins", "provider_snapshot_pins"]
+        {
+            tool[key] = pins[&name][key].clone();
+        }
+    }
+    d.write_documents();
+    pins
+}
+
+fn start(d: &Deployment, upstream_token: &str) -> Gateway {
+    let addr = std::net::SocketAddr::from(([127, 0, 0, 1], d.port));
+    Gateway::start(command(d, upstream_token), addr)
+}
+
+/// SIGTERM, exit 0, nothing on stdout.
+fn stop(gateway: Gateway) {
+    let (status, _, out, err) = gateway.signal_and_wait(Signal::SIGTERM, Duration::from_secs(40));
+    assert_eq!(status, Some(0), "exit status; stderr: {}", String::from_utf8_lossy(&err));
+    assert!(out.is_empty(), "stdout must stay empty");
+}
+
+fn addr(d: &Deployment) -> std::net::SocketAddr {
+    std::net::SocketAddr::from(([127, 0, 0, 1], d.port))
+}
+
+/// Every record of the event log, in file order.
+fn events(d: &Deployment) -> Vec<Value> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(d.path("artifacts/events"))
+        .map(|r| r.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    files.retain(|p| p.extension().is_some_and(|e| e == "jsonl"));
+    files.sort();
+    files
+        .iter()
+        .flat_map(|f| std::fs::read_to_string(f).unwrap().lines().map(str::to_owned).collect::<Vec<_>>())
+        .filter_map(|l| serde_json::from_str(&l).ok())
+        .collect()
+}
+
+/// Days since 1970-01-01 → (year, month, day) (the proleptic Gregorian calendar).
+fn civil(days: i64) -> (i64, i64, i64) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    (yoe + era * 400 + i64::from(month <= 2), month, day)
+}
+
+const WEEKDAYS: [&str; 7] = ["Thursday", "Friday", "Saturday", "Sunday", "Monday", "Tuesday", "Wednesday"];
+
+fn today() -> i64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs() as i64 / 86_400
+}
+
+/// `get_current_time`'s structuredContent for UTC: exactly the four fields, the date one of the days the
+/// call spanned, the weekday that date's.
+fn assert_utc_time(value: &Value, days: (i64, i64)) {
+    let fields: Vec<&str> = value.as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(fields, ["datetime", "day_of_week", "is_dst", "timezone"], "{value}");
+    assert_eq!(value["timezone"], "UTC");
+    assert_eq!(value["is_dst"], false);
+    let datetime = value["datetime"].as_str().unwrap();
+    assert!(datetime.ends_with("+00:00") && datetime.len() == 25, "{datetime}");
+    let day = (days.0..=days.1)
+        .find(|d| {
+            let (y, m, dd) = civil(*d);
+            datetime.starts_with(&format!("{y:04}-{m:02}-{dd:02}T"))
+        })
+        .unwrap_or_else(|| panic!("{datetime} is not today"));
+    assert_eq!(value["day_of_week"], WEEKDAYS[day.rem_euclid(7) as usize], "{value}");
+}
+
+/// The forward tool and the mission tool over `up.now` answer the current UTC time.
+fn assert_time_tools(d: &Deployment) {
+    let before = today();
+    let (status, text) = call(addr(d), "fwd", 1, &json!({"timezone": "UTC"}));
+    assert_eq!(status, 200, "{text}");
+    let value = structured(&text).unwrap_or_else(|| panic!("no structured result: {text}"));
+    assert_utc_time(&value, (before, today()));
+    let before = today();
+    let (status, text) = call(addr(d), "mission", 2, &mission_args("up.now", json!({"timezone": "UTC"})));
+    assert_eq!(status, 200, "{text}");
+    let value = structured(&text).unwrap_or_else(|| panic!("no structured result: {text}"));
+    assert_eq!(value["ok"], true, "{value}");
+    assert_utc_time(&value["value"], (before, today()));
+    // The text block is the same value as JSON (mcp-server-time's own content).
+    let content = value["content"].as_array().unwrap();
+    assert_eq!(content.len(), 1, "{value}");
+    assert_eq!(content[0]["type"], "text");
+    let text: Value = serde_json::from_str(content[0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(text, value["value"]);
+}
+
+fn time_tools() -> Value {
+    json!({"get_current_time": {"as": "up.now", "effect": "read"}})
+}
+
+#[test]
+fn mcp_server_time_over_stdio_through_forward_and_mission_tools() {
+    let install = json!({
+        "source": "mcp", "installation_revision": "mcp-server-time-2026.10.19",
+        "transport": {"type": "stdio", "command": launcher("mcp-server-time"),
+                      "args": ["--local-timezone", "Etc/UTC"], "start_timeout_ms": 20000},
+        "tools": time_tools(),
+        "ceilings": {"timeout_ms": 20000, "max_result_bytes": 262144}
+    });
+    let mut d = deployment(install, "up.now");
+    let pins = pin(&mut d, "unused");
+    assert!(pins["fwd"]["provider_snapshot_pins"]["mission/up"].as_str().unwrap().starts_with("sha256:"));
+    let gateway = start(&d, "unused");
+    assert_time_tools(&d);
+    stop(gateway);
+    let transports: Vec<Value> = events(&d).into_iter().filter(|e| e["kind"] == "transport").collect();
+    assert_eq!(transports.len(), 2, "{transports:?}");
+    assert!(transports.iter().all(|t| t["fault"] == "close"), "{transports:?}");
+}
+
+/// `http_time_server.py` on a free loopback port, requiring `Bearer UPSTREAM_TOKEN`; killed with its
+/// group and reaped on drop.
+struct HttpUpstream {
+    child: Child,
+    endpoint: String,
+}
+
+impl Drop for HttpUpstream {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let group = nix::unistd::Pid::from_raw(self.child.id() as i32);
+            let _ = nix::sys::signal::killpg(group, Signal::SIGKILL);
+        }
+        let _ = self.child.wait();
+    }
+}
+
+fn http_upstream() -> HttpUpstream {
+    let python = root().join("tests/python/.venv/bin/python");
+    let port = free_port("127.0.0.1");
+    let mut child = Command::new(python)
+        .arg(root().join("tests/upstreams/http_time_server.py"))
+        .arg(port.to_string())
+        .env("PTC_UPSTREAM_TOKEN", UPSTREAM_TOKEN)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn()
+        .expect("the HTTP upstream (run tests/third_party/install.sh)");
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let _ = BufReader::new(stdout).read_line(&mut line);
+        let _ = tx.send(line);
+    });
+    let endpoint = format!("http://127.0.0.1:{port}/mcp");
+    let upstream = HttpUpstream { child, endpoint };
+    let line = rx.recv_timeout(Duration::from_secs(30)).expect("no `listening` line within 30 s");
+    assert_eq!(line, format!("listening {}\n", upstream.endpoint));
+    upstream
+}
+
+fn http_install(endpoint: &str) -> Value {
+    json!({
+        "source": "mcp", "installation_revision": "http-time-1",
+        "transport": {"type": "streamable_http", "endpoint": endpoint, "allow_insecure_loopback": true,
+                      "headers": [{"name": "Authorization", "binding": "upstream", "scheme": "bearer"}]},
+        "tools": time_tools(),
+        "ceilings": {"timeout_ms": 20000, "max_result_bytes": 262144}
+    })
+}
+
+#[test]
+fn mcp_server_time_over_streamable_http_with_a_static_bearer() {
+    let upstream = http_upstream();
+    let mut d = deployment(http_install(&upstream.endpoint), "up.now");
+    pin(&mut d, UPSTREAM_TOKEN);
+    let gateway = start(&d, UPSTREAM_TOKEN);
+    assert_time_tools(&d);
+    stop(gateway);
+    // HTTP transports end with `close` and no exit status; they have no stderr (audit-events.md §3.8).
+    let records = events(&d);
+    let transports: Vec<&Value> = records.iter().filter(|e| e["kind"] == "transport").collect();
+    assert_eq!(transports.len(), 2, "{transports:?}");
+    assert!(transports.iter().all(|t| t["fault"] == "close" && t["exit_status"].is_null()), "{transports:?}");
+    let text = serde_json::to_string(&records).unwrap();
+    assert!(!text.contains(UPSTREAM_TOKEN), "the credential never reaches the event log");
+
+    // A wrong credential: stage 9 refuses with 78 `provider_runtime_unavailable`, the log names the class.
+    let _ = std::fs::remove_dir_all(d.path("artifacts"));
+    let out = run_with_deadline(command(&d, "wrong-token"), Duration::from_secs(60));
+    assert_eq!(out.status.code(), Some(78), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("provider_runtime_unavailable"), "{stderr}");
+    assert!(!stderr.contains("wrong-token"), "{stderr}");
+    let failed = wait("startup_failed", Duration::from_secs(5), || {
+        events(&d).into_iter().find(|e| e["kind"] == "startup_failed")
+    });
+    assert_eq!(failed["code"], "provider_runtime_unavailable", "{failed}");
+    assert_eq!(failed["reason_class"], "mcp_authentication_failed", "{failed}");
+}
+
+#[test]
+fn server_everything_under_auto_is_legacy_and_echoes() {
+    let install = json!({
+        "source": "mcp", "installation_revision": "server-everything-2026.8.31",
+        "transport": {"type": "stdio", "command": launcher("mcp-server-everything"), "args": ["stdio"],
+                      "start_timeout_ms": 20000, "protocol": "auto"},
+        "tools": {"echo": {"as": "up.echo", "effect": "read"}},
+        "ceilings": {"timeout_ms": 20000, "max_result_bytes": 262144}
+    });
+    let mut d = deployment(install, "up.echo");
+    pin(&mut d, "unused");
+    let gateway = start(&d, "unused");
+    // The mission tool: `tool` returns echo's one text block exactly, and no structured value.
+    let (status, text) = call(addr(&d), "mission", 1, &mission_args("up.echo", json!({"message": "hello"})));
+    assert_eq!(status, 200, "{text}");
+    let value = structured(&text).unwrap_or_else(|| panic!("no structured result: {text}"));
+    assert_eq!(value, json!({"content": [{"text": "Echo: hello", "type": "text"}], "ok": true}), "{value}");
+    // The forward tool: echo's text `Echo: {"a":1}` is not strict JSON and there is no structuredContent,
+    // so execution.md §13 derives no value: `invalid_result`, which the MCP front answers as its fixed
+    // tool error.
+    let (status, text) = call(addr(&d), "fwd", 2, &json!({"message": "{\"a\":1}"}));
+    assert_eq!(status, 200, "{text}");
+    let tool_error = r#"data: {"id":2,"jsonrpc":"2.0","result":{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"ptc-gateway","version":"0.1.0"}},"content":[{"text":"Tool execution failed","type":"text"}],"isError":true,"resultType":"complete"}}"#;
+    assert!(text.contains(tool_error), "{text}");
+    stop(gateway);
+}
