@@ -1,4 +1,5 @@
-//! config.md §11: the test vectors that need a live `mcp-server-fs` (rows 81–82, 107–116, 137), against the
+//! config.md §11: the test vectors that need a live `mcp-server-fs` (rows 81–82, 107–116, 137) and the `brief`
+//! halves of rows 28, 80, 83, 84, 120 and 135 (which `tests/config_vectors.rs` runs on `echo`), against the
 //! real binary, with the full baseline of config.md §10 (`echo` and `brief`).
 //!
 //! The upstream is the stand-in `tests/fixtures/mcp-server-fs` (the pins.md §11.4 listing), copied per
@@ -154,6 +155,13 @@ fn check(row: u32, prepare: impl FnOnce(&mut Live), expect: Expect) {
     }
 }
 
+/// A change to `brief`'s manifest with its content pin updated independently (discovery would refuse it).
+fn brief_manifest(live: &mut Live, f: impl FnOnce(&mut Value)) {
+    live.set_brief_manifest(f);
+    let pin = support::content_pin::of(&live.d.path("brief/ptc.json"));
+    live.brief()["expected_application_content_digest"] = json!(pin);
+}
+
 fn map_write(live: &mut Live) {
     live.d.host["install"]["notes"]["tools"]["write_text_file"] =
         json!({"as": "notes.write", "effect": "write"});
@@ -176,6 +184,13 @@ rows! {
     row112_description_changed: 112, |l| l.flag("desc_changed"), Expect::Code("provider_pin_mismatch");
     row113_unmapped_tool_added: 113, |l| l.flag("extra_tool"), Expect::Starts;
     row114_read_text_file_gone: 114, |l| l.flag("no_read"), Expect::Code("provider_runtime_unavailable");
+    // The `brief` halves of rows `tests/config_vectors.rs` runs on `echo`.
+    row028_brief_installation_pins_removed: 28, |l| { l.brief().as_object_mut().map(|o| o.remove("installation_config_pins")); }, Expect::Code("config_invalid");
+    row080_brief_selects_unknown_installation: 80, |l| brief_manifest(l, |m| { m["missions"]["default"]["providers"] = json!(["notes2"]); m["providers"]["mission"] = json!([{"name": "notes2"}]); }), Expect::Code("template_invalid");
+    row083_brief_read_granted_write: 83, |l| { map_write(l); brief_manifest(l, |m| m["providers"]["mission"] = json!([{"name": "notes", "config": {"allow": ["notes.write"]}}])); }, Expect::Code("template_invalid");
+    row084_brief_run_duration_above_host: 84, |l| brief_manifest(l, |m| m["limits"] = json!({"run_duration_ms": 30001})), Expect::Code("template_invalid");
+    row120_brief_notes_in_workflow_list: 120, |l| brief_manifest(l, |m| m["providers"]["workflow"] = json!([{"name": "notes"}])), Expect::Code("provider_source_unsupported");
+    row135_brief_mapping_description_lf: 135, |l| { l.d.host["install"]["notes"]["tools"]["read_text_file"]["description"] = json!("Read a file.\nUTF-8 only."); l.pin(); }, Expect::Starts;
 }
 
 #[test]
