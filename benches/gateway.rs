@@ -1,7 +1,7 @@
 //! `cargo bench --bench gateway`: throughput and latency of `tools/list` and `tools/call` (a trivial Luau
 //! tool) at concurrency 1, 16 and 64 over keep-alive connections, next to a bare hyper server that
 //! answers a fixed body, all measured in one run on this machine (issue 3, scope item 7). Writes the table
-//! to `docs/benchmarks.md` and prints it.
+//! to `docs/benchmarks.md` and prints it. The forward-tool row (issue 5) is `forward`.
 //!
 //! Both servers run as their own processes (the gateway is the real release `ptc`; the baseline is this
 //! binary re-executed with `PTC_BENCH_BASELINE=<port>`), and both are driven by the same client code, so
@@ -10,6 +10,9 @@
 #[path = "../tests/support/mod.rs"]
 #[allow(unused_imports)]
 mod support;
+
+#[path = "gateway/forward.rs"]
+mod forward;
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -286,6 +289,7 @@ async fn run_all() -> String {
         }
     }
     out.push_str(&write_rows().await);
+    out.push_str(&forward::rows().await);
     out
 }
 
