@@ -241,18 +241,22 @@ fn row115_command_not_found() {
     );
 }
 
+/// Row 116 (*F*): mode 0111 when the tests run unprivileged; as root (CI), whom mode bits do not stop,
+/// the `fault-injection` point `executable_unreadable` makes the same read fail.
+#[cfg(feature = "fault-injection")]
 #[test]
 fn row116_executable_unreadable_for_hashing() {
+    let mut live = Live::new();
+    live.pin();
+    set_mode(&live.bin.path().join("mcp-server-fs"), 0o111);
+    live.write();
+    let mut command = live.command();
     if nix::unistd::geteuid().is_root() {
-        // Mode 0111 does not stop root from reading the file, so the row cannot be staged as root.
-        eprintln!("skipped: running as root, mode 0111 stays readable");
-        return;
+        command.env("PTC_FAULT", "executable_unreadable");
     }
-    check(
-        116,
-        |l| set_mode(&l.bin.path().join("mcp-server-fs"), 0o111),
-        Expect::Code("provider_pin_unavailable"),
-    );
+    let output = run_with_deadline(command, Duration::from_secs(30));
+    assert_startup_error(&output, "provider_pin_unavailable", "config.md §11 row 116");
+    assert!(!live.started().exists(), "row 116: nothing is spawned");
 }
 
 #[test]

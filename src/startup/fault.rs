@@ -1,4 +1,4 @@
-//! Fault injection for the test vectors marked *F* in config.md §11 (rows 94, 97, 106, 119), and for the
+//! Fault injection for the test vectors marked *F* in config.md §11 (rows 94, 97, 106, 116, 119), and for the
 //! defect answer of the MCP front (http-mcp.md §5).
 //!
 //! Compiled only with the `fault-injection` cargo feature, which the test command enables and release
@@ -16,6 +16,9 @@ pub enum FaultPoint {
     ProviderAdmission,
     /// Stage 5: a panic inside a stage (row 119).
     PanicInStage,
+    /// Stage 9d: the resolved executable cannot be read for its digest (row 116). Mode 0111 stages this
+    /// for an unprivileged user only; root reads every file, and CI runs as root.
+    ExecutableUnreadable,
     /// While serving: a defect in the MCP front after M11 validated the id (http-mcp.md §5, the 500
     /// answer of a gateway failure before the commit).
     FrontDefect,
@@ -31,6 +34,7 @@ impl FaultPoint {
             FaultPoint::RunAdmission => "run_admission",
             FaultPoint::ProviderAdmission => "provider_admission",
             FaultPoint::PanicInStage => "panic_in_stage",
+            FaultPoint::ExecutableUnreadable => "executable_unreadable",
             FaultPoint::FrontDefect => "mcp_front_defect",
             FaultPoint::PublicationWrite => "publication_write",
         }
