@@ -5,6 +5,9 @@
 //! The fixture picks its own port and writes it to a file the test waits for; every wait is on a marker-file
 //! condition with a deadline. The fixture process is killed and reaped when its guard drops.
 
+#[path = "support/marker.rs"]
+mod support_marker;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -21,6 +24,7 @@ use ptc_gateway::providers::provider_call::{CallOutcome, CallRequest};
 use ptc_gateway::providers::transport::{LossFault, TransportFault};
 use ptc_gateway::providers::{CallFailure, Dispatch, FailureClass};
 use serde_json::Value as Json;
+use support_marker::MarkerFile;
 
 const TRACEPARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
 const TOOLS: [&str; 12] = [
@@ -50,6 +54,12 @@ impl Drop for Upstream {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+impl MarkerFile for Upstream {
+    fn marker_path(&self) -> &Path {
+        &self.marker
     }
 }
 
@@ -109,33 +119,8 @@ impl Upstream {
         }
     }
 
-    fn events(&self) -> Vec<Json> {
-        let text = std::fs::read_to_string(&self.marker).unwrap_or_default();
-        text.lines().map(|l| serde_json::from_str(l).unwrap()).collect()
-    }
-
-    fn of(&self, kind: &str) -> Vec<Json> {
-        self.events().into_iter().filter(|e| e["event"] == kind).collect()
-    }
-
-    fn methods(&self) -> Vec<String> {
-        self.of("recv").iter().map(|e| e["method"].as_str().unwrap().to_owned()).collect()
-    }
-
     fn calls(&self) -> Vec<Json> {
         self.of("recv").into_iter().filter(|e| e["method"] == "tools/call").collect()
-    }
-
-    async fn wait_for(&self, what: &str, cond: impl Fn(&[Json]) -> bool) -> Vec<Json> {
-        let deadline = Instant::now() + Duration::from_secs(20);
-        loop {
-            let events = self.events();
-            if cond(&events) {
-                return events;
-            }
-            assert!(Instant::now() < deadline, "marker never showed {what}: {events:?}");
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
     }
 
     fn release(&self) {

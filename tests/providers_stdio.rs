@@ -4,6 +4,9 @@
 //! Every test asserts that each process the fixture recorded is gone (no process, no zombie) afterwards.
 //! Waits are on marker-file conditions with deadlines, never sleeps.
 
+#[path = "support/marker.rs"]
+mod support_marker;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -17,6 +20,7 @@ use ptc_gateway::providers::provider_call::{call, CallOutcome, CallRequest};
 use ptc_gateway::providers::transport::{LossFault, TransportFault};
 use ptc_gateway::providers::{CallFailure, Dispatch, FailureClass};
 use serde_json::Value as Json;
+use support_marker::MarkerFile;
 
 const TRACEPARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
 
@@ -37,6 +41,12 @@ fn python() -> String {
 struct Fixture {
     dir: tempfile::TempDir,
     marker: PathBuf,
+}
+
+impl MarkerFile for Fixture {
+    fn marker_path(&self) -> &Path {
+        &self.marker
+    }
 }
 
 impl Fixture {
@@ -70,31 +80,6 @@ impl Fixture {
             tools,
             version: "0.1.0".to_owned(),
         }
-    }
-
-    fn events(&self) -> Vec<Json> {
-        let text = std::fs::read_to_string(&self.marker).unwrap_or_default();
-        text.lines().map(|l| serde_json::from_str(l).unwrap()).collect()
-    }
-
-    async fn wait_for(&self, what: &str, cond: impl Fn(&[Json]) -> bool) -> Vec<Json> {
-        let deadline = Instant::now() + Duration::from_secs(20);
-        loop {
-            let events = self.events();
-            if cond(&events) {
-                return events;
-            }
-            assert!(Instant::now() < deadline, "marker never showed {what}: {events:?}");
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    }
-
-    fn of(&self, kind: &str) -> Vec<Json> {
-        self.events().into_iter().filter(|e| e["event"] == kind).collect()
-    }
-
-    fn methods(&self) -> Vec<String> {
-        self.of("recv").iter().map(|e| e["method"].as_str().unwrap().to_owned()).collect()
     }
 
     /// Every recorded process (spawns and grandchildren) is gone: no process, no zombie, empty group.
