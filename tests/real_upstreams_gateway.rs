@@ -10,17 +10,15 @@
 
 mod support;
 
-use std::io::{BufRead, BufReader};
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
+use std::process::Command;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use nix::sys::signal::Signal;
 use serde_json::{json, Value};
+use support::http_time_server::HttpTimeServer;
 use support::providers::{call, mission_args, structured, wait};
-use support::{content_pin, free_port, run_with_deadline, Deployment, Gateway};
+use support::{content_pin, run_with_deadline, Deployment, Gateway};
 
 const OPEN: &str = r#"{"type":"object","additionalProperties":true}"#;
 const APP: &str = "local M = {}\nfunction M.run(input)\n  return mission(\"default\"):call(\"calls.run\", input)\nend\nreturn M\n";
@@ -213,48 +211,9 @@ fn mcp_server_time_over_stdio_through_forward_and_mission_tools() {
     assert!(transports.iter().all(|t| t["fault"] == "close"), "{transports:?}");
 }
 
-/// `http_time_server.py` on a free loopback port, requiring `Bearer UPSTREAM_TOKEN`; killed with its
-/// group and reaped on drop.
-struct HttpUpstream {
-    child: Child,
-    endpoint: String,
-}
-
-impl Drop for HttpUpstream {
-    fn drop(&mut self) {
-        if let Ok(None) = self.child.try_wait() {
-            let group = nix::unistd::Pid::from_raw(self.child.id() as i32);
-            let _ = nix::sys::signal::killpg(group, Signal::SIGKILL);
-        }
-        let _ = self.child.wait();
-    }
-}
-
-fn http_upstream() -> HttpUpstream {
+fn http_upstream() -> HttpTimeServer {
     let python = root().join("tests/python/.venv/bin/python");
-    let port = free_port("127.0.0.1");
-    let mut child = Command::new(python)
-        .arg(root().join("tests/upstreams/http_time_server.py"))
-        .arg(port.to_string())
-        .env("PTC_UPSTREAM_TOKEN", UPSTREAM_TOKEN)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .process_group(0)
-        .spawn()
-        .expect("the HTTP upstream (run tests/third_party/install.sh)");
-    let stdout = child.stdout.take().unwrap();
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let mut line = String::new();
-        let _ = BufReader::new(stdout).read_line(&mut line);
-        let _ = tx.send(line);
-    });
-    let endpoint = format!("http://127.0.0.1:{port}/mcp");
-    let upstream = HttpUpstream { child, endpoint };
-    let line = rx.recv_timeout(Duration::from_secs(30)).expect("no `listening` line within 30 s");
-    assert_eq!(line, format!("listening {}\n", upstream.endpoint));
-    upstream
+    HttpTimeServer::start(&python, &root().join("tests/upstreams/http_time_server.py"), UPSTREAM_TOKEN)
 }
 
 fn http_install(endpoint: &str) -> Value {
@@ -270,7 +229,7 @@ fn http_install(endpoint: &str) -> Value {
 #[test]
 fn mcp_server_time_over_streamable_http_with_a_static_bearer() {
     let upstream = http_upstream();
-    let mut d = deployment(http_install(&upstream.endpoint), "up.now");
+    let mut d = deployment(http_install(&upstream.endpoint()), "up.now");
     pin(&mut d, UPSTREAM_TOKEN);
     let gateway = start(&d, UPSTREAM_TOKEN);
     assert_time_tools(&d);

@@ -1,65 +1,26 @@
 //! The Streamable HTTP upstream `tests/upstreams/http_time_server.py` (the pinned `mcp` 2.x SDK serving
 //! `mcp-server-time`'s tools) and its static credential check, spoken to with raw HTTP/1.1: the library
-//! has no HTTP transport yet, so this proves the upstream that the HTTP provider tests will use.
+//! is not involved, so this proves the upstream that the gateway tests (`real_upstreams_gateway`) use.
 //!
-//! Owns: starting the script on a free loopback port, waiting for its one `listening` line with a
-//! deadline, a table of requests with their exact statuses, and the script's exit on stdin end of file.
+//! Owns: a table of requests with their exact statuses, and the script's exit on stdin end of file
+//! (starting it is `support::http_time_server`).
 
-use std::io::{BufRead, BufReader};
-use std::net::SocketAddr;
-use std::os::unix::process::CommandExt;
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value as Json};
 
 use crate::installed;
-use crate::support::{authority, free_port, raw_exchange};
+use crate::support::http_time_server::HttpTimeServer;
+use crate::support::{authority, raw_exchange};
 
 const TOKEN: &str = "upstream-secret-7f3a";
 const META: &str = r#"{"io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"ptc-gateway","version":"0.1.0"},"io.modelcontextprotocol/protocolVersion":"2026-07-28"}"#;
 
-/// The running script; killed with its group and reaped on drop if a test failed before it exited.
-struct Server {
-    child: Child,
-    addr: SocketAddr,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        if let Ok(None) = self.child.try_wait() {
-            let group = nix::unistd::Pid::from_raw(self.child.id() as i32);
-            let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGKILL);
-        }
-        let _ = self.child.wait();
-    }
-}
+type Server = HttpTimeServer;
 
 fn start() -> Server {
     let (python, script) = installed::http_time_server();
-    let port = free_port("127.0.0.1");
-    let mut child = Command::new(python)
-        .arg(script)
-        .arg(port.to_string())
-        .env("PTC_UPSTREAM_TOKEN", TOKEN)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .process_group(0)
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let mut line = String::new();
-        let _ = BufReader::new(stdout).read_line(&mut line);
-        let _ = tx.send(line);
-    });
-    let server = Server { child, addr: SocketAddr::from(([127, 0, 0, 1], port)) };
-    let line = rx.recv_timeout(Duration::from_secs(30)).expect("no `listening` line within 30 s");
-    assert_eq!(line, format!("listening http://127.0.0.1:{port}/mcp\n"));
-    server
+    HttpTimeServer::start(&python, &script, TOKEN)
 }
 
 /// One POST to `/mcp` with `Connection: close`, so the body (JSON or an SSE stream) ends at EOF.
