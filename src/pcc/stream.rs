@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use ptc_actors::{Lease, Readiness};
+use ptc_actors::{Lease, Phase, Readiness};
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 use tonic::{Status, Streaming};
@@ -311,8 +311,10 @@ impl Conversation {
     /// §7.5, steps 1–6 in order.
     fn call(&mut self, id: &RequestId, params: Option<&crate::json::Map>) -> Option<String> {
         // §15 step 3: during a drain a stream is open only for its call in flight, and further calls are
-        // answered -31998 (not `call_in_flight`): nothing more will execute on it.
-        if *self.ctx.drain.borrow() != Drain::Serving {
+        // answered -31998 (not `call_in_flight`): nothing more will execute on it. The drain begins at the
+        // signal, when readiness turns `draining`; S1 moves the PCC watch only after the listener owners
+        // have stopped, so both are read (the same pair as stream admission, `service`).
+        if *self.ctx.drain.borrow() != Drain::Serving || self.ctx.readiness.phase() == Phase::Draining {
             return Some(PccError::Unavailable.body(Some(id)));
         }
         if self.call.is_some() {

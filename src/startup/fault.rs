@@ -1,5 +1,6 @@
 //! Fault injection for the test vectors marked *F* in config.md §11 (rows 94, 97, 106, 116, 119), and for the
-//! defect answer of the MCP front (http-mcp.md §5).
+//! defect answer of the MCP front (http-mcp.md §5), and for timing windows that the tests must be able to
+//! hold open (the publication write, the shutdown's stop of the listeners).
 //!
 //! Compiled only with the `fault-injection` cargo feature, which the test command enables and release
 //! builds never do: without it, [`injected`] is a constant `false` and the optimiser removes every check.
@@ -25,7 +26,14 @@ pub enum FaultPoint {
     /// While serving: the final message of a `tools/call` cannot be written (audit-events.md EV15, the
     /// `publication_failed` outcome and counter).
     PublicationWrite,
+    /// At shutdown: S1 waits [`SLOW_LISTENER_STOP`] before it stops the accept loops, which widens the
+    /// window between readiness turning `draining` and the PCC front seeing the drain (pcc.md §15 step 3
+    /// must hold in it).
+    SlowListenerStop,
 }
+
+/// How long [`FaultPoint::SlowListenerStop`] holds S1.
+pub const SLOW_LISTENER_STOP: std::time::Duration = std::time::Duration::from_millis(1_500);
 
 impl FaultPoint {
     fn as_str(self) -> &'static str {
@@ -37,6 +45,7 @@ impl FaultPoint {
             FaultPoint::ExecutableUnreadable => "executable_unreadable",
             FaultPoint::FrontDefect => "mcp_front_defect",
             FaultPoint::PublicationWrite => "publication_write",
+            FaultPoint::SlowListenerStop => "slow_listener_stop",
         }
     }
 }

@@ -43,6 +43,9 @@ pub async fn run(gateway: RunningGateway, notifier: Notifier) -> u8 {
             for name in crate::startup::listeners::CHILD_NAMES {
                 let _ = domain.stop_child(name, CHILD_BOUND).await;
             }
+            if crate::startup::fault::injected(crate::startup::fault::FaultPoint::SlowListenerStop) {
+                tokio::time::sleep(crate::startup::fault::SLOW_LISTENER_STOP).await;
+            }
             stopper.stop_accepting();
             // HTTP connections never make S1 unclean (§7.3); they are waited for until S6.
             let _ = stage;

@@ -89,6 +89,30 @@ async fn drain_answers_the_call_in_flight_with_its_real_outcome() {
     assert_eq!(waited.await.unwrap().0, Some(70));
 }
 
+/// §15 step 3 from the signal on: readiness turns `draining` before S1 stops the listeners (held open here
+/// for 1.5 s by the `slow_listener_stop` fault point), and a `tools/call` in that window, on a stream
+/// with a call in flight, is -31998, never `call_in_flight`; the call in flight still gets its result.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_between_the_signal_and_the_listener_stop_is_unavailable() {
+    let d = deployment(64, 4);
+    let mut command = d.command();
+    command.env("PTC_FAULT", "slow_listener_stop");
+    let gw = crate::support::Gateway::start(command, crate::fixture::http_addr(&d));
+    let mut conv = ready_stream(d.pcc_port).await;
+    conv.send(&call(r#""call-1""#, "delta", "{}")).await;
+    conv.send(&ping(1)).await;
+    assert_eq!(conv.next().await, pong(1));
+    kill(nix::unistd::Pid::from_raw(gw.child.id() as i32), Signal::SIGTERM).unwrap();
+    until_unavailable(&mut conv).await;
+    conv.send(&call("3", "alpha", r#"{"text":"hi"}"#)).await;
+    assert_eq!(conv.next().await, err(-31998, "Server unavailable", None, "3"));
+    assert_eq!(conv.next().await, done(r#""call-1""#), "the real outcome");
+    assert_eq!(conv.next().await, end(Code::Unavailable, "draining"));
+    assert_eq!(summary(&audit_records(&d, 1).await[0]), ("delta", "success", false));
+    let waited = tokio::task::spawn_blocking(move || gw.signal_and_wait(Signal::SIGTERM, EXIT_BOUND));
+    assert_eq!(waited.await.unwrap().0, Some(0));
+}
+
 /// §15 and §17 V51: SIGTERM ends an idle stream with `UNAVAILABLE`, `draining`; the gateway exits 0
 /// within the deadlines.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
