@@ -29,6 +29,7 @@
 //! | V61 | `admission::the_stream_bound_leaves_mcp_alone` |
 //! | §5.2 invalid UTF-8 → -32700 | `connection::a_body_that_is_not_utf8_is_a_parse_error` |
 //! | §3 idle connection close | `connection::connections_without_streams_are_closed_after_30_s` |
+//! | §3 keepalive `PING` unacknowledged | `keepalive::an_unacknowledged_ping_closes_the_connection_and_resets_its_streams` |
 //! | §4 client deadline | `writes::the_client_deadline_cancels_the_stream` |
 //! | §15 step 3 before S1 stops the listeners | `drain::a_call_between_the_signal_and_the_listener_stop_is_unavailable` |
 //! | same `structuredContent` as `/mcp` | `the_same_tool_over_both_fronts_has_the_same_structured_content` |
@@ -46,6 +47,8 @@ mod connection;
 mod drain;
 #[path = "pcc_front/fixture.rs"]
 mod fixture;
+#[path = "pcc_front/keepalive.rs"]
+mod keepalive;
 mod support;
 #[path = "pcc_front/vectors.rs"]
 mod vectors;

@@ -182,12 +182,18 @@ mod tests {
     use hyper::service::service_fn;
     use hyper::{Request, Response};
 
-    // A loopback HTTP/1.1 server that answers every request with an empty 200.
-    async fn server() -> u16 {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    // A loopback HTTP/1.1 server that answers every request with an empty 200; the counter is the number
+    // of connections the client has closed.
+    async fn server() -> (u16, Arc<AtomicUsize>) {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let port = listener.local_addr().unwrap().port();
+        let closed = Arc::new(AtomicUsize::new(0));
+        let counter = closed.clone();
         tokio::spawn(async move {
             while let Ok((tcp, _)) = listener.accept().await {
+                let counter = counter.clone();
                 tokio::spawn(async move {
                     let service = service_fn(|_req: Request<hyper::body::Incoming>| async {
                         Ok::<_, std::convert::Infallible>(Response::new(Full::new(Bytes::new())))
@@ -195,15 +201,32 @@ mod tests {
                     let _ = hyper::server::conn::http1::Builder::new()
                         .serve_connection(TokioIo::new(tcp), service)
                         .await;
+                    counter.fetch_add(1, Ordering::SeqCst);
                 });
             }
         });
-        port
+        (port, closed)
+    }
+
+    async fn exchange(conn: &mut Conn) {
+        let request = Request::builder().uri("/").header("host", "x").body(Full::new(Bytes::new())).unwrap();
+        let response = conn.sender.send_request(request).await.unwrap();
+        http_body_util::BodyExt::collect(response.into_body()).await.unwrap();
+        conn.sender.ready().await.unwrap();
+    }
+
+    // Yields until `done` holds; a real-clock bound, since the test pauses tokio's clock.
+    async fn until(mut done: impl FnMut() -> bool, what: &str) {
+        let started = std::time::Instant::now();
+        while !done() {
+            assert!(started.elapsed() < std::time::Duration::from_secs(5), "{what} within 5 s");
+            tokio::task::yield_now().await;
+        }
     }
 
     #[tokio::test]
     async fn at_most_four_connections_stay_idle_and_idle_ones_are_reused() {
-        let port = server().await;
+        let (port, closed) = server().await;
         let endpoint = Endpoint::parse(&format!("http://127.0.0.1:{port}/"), true).unwrap();
         let pool = Pool::new(endpoint);
         let mut conns = Vec::new();
@@ -211,18 +234,43 @@ mod tests {
             conns.push(pool.checkout().await.unwrap());
         }
         for mut conn in conns {
-            let request =
-                Request::builder().uri("/").header("host", "x").body(Full::new(Bytes::new())).unwrap();
-            let response = conn.sender.send_request(request).await.unwrap();
-            http_body_util::BodyExt::collect(response.into_body()).await.unwrap();
-            conn.sender.ready().await.unwrap();
+            exchange(&mut conn).await;
             pool.checkin(conn);
         }
         assert_eq!(pool.idle_count(), MAX_IDLE);
+        // The two beyond the bound were closed at check-in, not kept.
+        until(|| closed.load(Ordering::SeqCst) == 2, "the two connections beyond the bound closed").await;
         let reused = pool.checkout().await.unwrap();
         assert_eq!(pool.idle_count(), MAX_IDLE - 1);
         drop(reused);
         pool.close_idle();
         assert_eq!(pool.idle_count(), 0);
+        until(|| closed.load(Ordering::SeqCst) == 6, "every connection closed").await;
+    }
+
+    // §5.1: an idle connection is closed at its 30,000 ms mark, each by its own clock, and the upstream
+    // sees the close; one checked in later stays until its own mark.
+    #[tokio::test]
+    async fn idle_connections_are_closed_after_30_s_each() {
+        let (port, closed) = server().await;
+        let endpoint = Endpoint::parse(&format!("http://127.0.0.1:{port}/"), true).unwrap();
+        let pool = Pool::new(endpoint);
+        let (mut first, mut second) = (pool.checkout().await.unwrap(), pool.checkout().await.unwrap());
+        exchange(&mut first).await;
+        exchange(&mut second).await;
+        tokio::time::pause();
+        pool.checkin(first);
+        tokio::time::advance(Duration::from_millis(10_000)).await;
+        pool.checkin(second);
+        tokio::time::advance(IDLE_TIMEOUT - Duration::from_millis(10_001)).await;
+        tokio::task::yield_now().await;
+        assert_eq!(pool.idle_count(), 2, "both idle 1 ms before the first one's mark");
+        assert_eq!(closed.load(Ordering::SeqCst), 0);
+        tokio::time::advance(Duration::from_millis(2)).await;
+        until(|| pool.idle_count() == 1, "the first connection reaped at its mark").await;
+        until(|| closed.load(Ordering::SeqCst) == 1, "the upstream saw the first close").await;
+        tokio::time::advance(Duration::from_millis(10_000)).await;
+        until(|| pool.idle_count() == 0, "the second connection reaped at its mark").await;
+        until(|| closed.load(Ordering::SeqCst) == 2, "the upstream saw the second close").await;
     }
 }
