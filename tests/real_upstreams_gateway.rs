@@ -1,7 +1,7 @@
 //! Served tools over real, pinned upstream MCP servers through `POST /mcp` of the real binary (issue 5;
 //! providers.md §5, §7, §16; pins.md §8, §10): `mcp-server-time` over stdio and over Streamable HTTP
-//! (`tests/upstreams/http_time_server.py` behind a static bearer), server-everything (legacy only) under
-//! `protocol: auto`. Every deployment is pinned by running `--print-pins` and copying its maps into the
+//! (`tests/upstreams/http_time_server.py` behind a static bearer, over HTTP and over HTTPS with a private
+//! CA), server-everything (legacy only) under `protocol: auto`. Every deployment is pinned by running `--print-pins` and copying its maps into the
 //! gateway document, so each scenario also proves that discovery's output makes serving start.
 //!
 //! Owns the deployments over those upstreams and the exact result shapes. Installs nothing: without
@@ -17,6 +17,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use nix::sys::signal::Signal;
 use serde_json::{json, Value};
 use support::http_time_server::HttpTimeServer;
+use support::pki::Pki;
 use support::providers::{call, mission_args, structured, wait};
 use support::{content_pin, run_with_deadline, Deployment, Gateway};
 
@@ -72,9 +73,17 @@ fn deployment(install: Value, forward_alias: &str) -> Deployment {
     d
 }
 
+/// A deployment that holds this file has the gateway trust it instead of the system store
+/// (`SSL_CERT_FILE`, tests/support/pki.rs).
+const TRUST_FILE: &str = "trust.pem";
+
 fn command(d: &Deployment, upstream_token: &str) -> Command {
     let mut cmd = d.command();
     cmd.env("UPSTREAM_TOKEN", upstream_token);
+    let trust = d.path(TRUST_FILE);
+    if trust.exists() {
+        cmd.env("SSL_CERT_FILE", trust).env_remove("SSL_CERT_DIR");
+    }
     cmd
 }
 
@@ -254,6 +263,54 @@ fn mcp_server_time_over_streamable_http_with_a_static_bearer() {
     });
     assert_eq!(failed["code"], "provider_runtime_unavailable", "{failed}");
     assert_eq!(failed["reason_class"], "mcp_authentication_failed", "{failed}");
+}
+
+/// providers.md §5.1: an `https` endpoint is verified, chain and host name, before anything is sent.
+/// mcp-server-time behind a certificate for `localhost` from a private CA answers through both tools when
+/// the gateway trusts that CA; with another CA trusted, serving is refused at stage 9 (78,
+/// `mcp_transport_error`), and with the endpoint naming `127.0.0.1`, which the certificate does not,
+/// discovery is refused (78, nothing printed).
+#[test]
+fn mcp_server_time_over_https_is_verified_against_the_trusted_roots() {
+    let pki = Pki::new(&["localhost"]);
+    let (cert, key) = pki.server();
+    let python = root().join("tests/python/.venv/bin/python");
+    let script = root().join("tests/upstreams/http_time_server.py");
+    let upstream = HttpTimeServer::start_tls(&python, &script, UPSTREAM_TOKEN, &cert, &key);
+    let https = |endpoint: &str| {
+        let mut install = http_install(endpoint);
+        install["transport"]["allow_insecure_loopback"] = json!(false);
+        install
+    };
+    let mut d = deployment(https(&upstream.endpoint()), "up.now");
+    std::fs::copy(pki.ca(), d.path(TRUST_FILE)).unwrap();
+    pin(&mut d, UPSTREAM_TOKEN);
+    let gateway = start(&d, UPSTREAM_TOKEN);
+    assert_time_tools(&d);
+    stop(gateway);
+
+    // Another CA: the pinned deployment no longer starts (stage 9, 78), and the log names the class.
+    let other = Pki::new(&["localhost"]);
+    std::fs::copy(other.ca(), d.path(TRUST_FILE)).unwrap();
+    let _ = std::fs::remove_dir_all(d.path("artifacts"));
+    let out = run_with_deadline(command(&d, UPSTREAM_TOKEN), Duration::from_secs(60));
+    assert_eq!(out.status.code(), Some(78), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    let failed = wait("startup_failed", Duration::from_secs(5), || {
+        events(&d).into_iter().find(|e| e["kind"] == "startup_failed")
+    });
+    assert_eq!(failed["code"], "provider_runtime_unavailable", "{failed}");
+    assert_eq!(failed["reason_class"], "mcp_transport_error", "{failed}");
+
+    // The trusted CA, but the endpoint names 127.0.0.1: discovery is refused and prints nothing.
+    let mut by_ip = deployment(https(&format!("https://127.0.0.1:{}/mcp", upstream.addr.port())), "up.now");
+    by_ip.write_documents();
+    std::fs::copy(pki.ca(), by_ip.path(TRUST_FILE)).unwrap();
+    let mut cmd = command(&by_ip, UPSTREAM_TOKEN);
+    cmd.arg("--print-pins").env_remove("GATEWAY_TOKEN");
+    let out = run_with_deadline(cmd, Duration::from_secs(60));
+    assert_eq!(out.status.code(), Some(78), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.stdout.is_empty(), "nothing is printed");
+    assert_eq!(String::from_utf8_lossy(&out.stderr).trim(), r#"{"error":"provider_runtime_unavailable"}"#);
 }
 
 #[test]

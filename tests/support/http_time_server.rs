@@ -13,13 +13,28 @@ use std::time::Duration;
 pub struct HttpTimeServer {
     pub child: Child,
     pub addr: SocketAddr,
+    /// Serving HTTPS (as `localhost`) rather than HTTP.
+    pub tls: bool,
 }
 
 impl HttpTimeServer {
     /// Starts the script with `python` and waits (30 s at most) for its one `listening` line.
     pub fn start(python: &Path, script: &Path, token: &str) -> HttpTimeServer {
+        Self::spawn(python, script, token, None)
+    }
+
+    /// As [`HttpTimeServer::start`], serving HTTPS with `cert` and `key` (PEM files).
+    pub fn start_tls(python: &Path, script: &Path, token: &str, cert: &Path, key: &Path) -> HttpTimeServer {
+        Self::spawn(python, script, token, Some((cert, key)))
+    }
+
+    fn spawn(python: &Path, script: &Path, token: &str, tls: Option<(&Path, &Path)>) -> HttpTimeServer {
         let port = super::free_port("127.0.0.1");
-        let mut child = Command::new(python)
+        let mut command = Command::new(python);
+        if let Some((cert, key)) = tls {
+            command.env("PTC_UPSTREAM_TLS_CERT", cert).env("PTC_UPSTREAM_TLS_KEY", key);
+        }
+        let mut child = command
             .arg(script)
             .arg(port.to_string())
             .env("PTC_UPSTREAM_TOKEN", token)
@@ -36,14 +51,18 @@ impl HttpTimeServer {
             let _ = BufReader::new(stdout).read_line(&mut line);
             let _ = tx.send(line);
         });
-        let server = HttpTimeServer { child, addr: SocketAddr::from(([127, 0, 0, 1], port)) };
+        let addr = SocketAddr::from(([127, 0, 0, 1], port));
+        let server = HttpTimeServer { child, addr, tls: tls.is_some() };
         let line = rx.recv_timeout(Duration::from_secs(30)).expect("no `listening` line within 30 s");
         assert_eq!(line, format!("listening {}\n", server.endpoint()));
         server
     }
 
     pub fn endpoint(&self) -> String {
-        format!("http://{}/mcp", self.addr)
+        match self.tls {
+            true => format!("https://localhost:{}/mcp", self.addr.port()),
+            false => format!("http://{}/mcp", self.addr),
+        }
     }
 }
 

@@ -17,6 +17,7 @@ use serde_json::{json, Value};
 pub mod audit;
 pub mod http_time_server;
 pub mod mcp;
+pub mod pki;
 pub mod providers;
 pub mod sse;
 

@@ -17,6 +17,9 @@ the tool descriptions is fixed to Etc/UTC so what the server advertises (and so 
 depend on the machine. Prints exactly `listening http://127.0.0.1:<port>/mcp` on stdout once the socket
 accepts connections, then serves until SIGTERM/SIGINT or until stdin reaches end of file (so a test
 harness that dies cannot leave it behind).
+
+With PTC_UPSTREAM_TLS_CERT and PTC_UPSTREAM_TLS_KEY (PEM files) it serves HTTPS with that certificate
+instead, and the line is `listening https://localhost:<port>/mcp` (the name the tests' certificate carries).
 """
 
 import asyncio
@@ -64,10 +67,17 @@ async def stdin_closed():
     await loop.run_in_executor(None, sys.stdin.buffer.read)
 
 
-async def main(port, token):
+async def main(port, token, tls):
     app = create_server(LOCAL_TIMEZONE).streamable_http_app(host="127.0.0.1")
+    cert, key = tls if tls else (None, None)
     config = uvicorn.Config(
-        RequireBearer(app, token), host="127.0.0.1", port=port, log_level="warning", lifespan="on"
+        RequireBearer(app, token),
+        host="127.0.0.1",
+        port=port,
+        log_level="warning",
+        lifespan="on",
+        ssl_certfile=cert,
+        ssl_keyfile=key,
     )
     server = uvicorn.Server(config)
     serving = asyncio.create_task(server.serve())
@@ -76,7 +86,8 @@ async def main(port, token):
             serving.result()
             sys.exit("error: the server stopped before it listened")
         await asyncio.sleep(0.01)
-    print(f"listening http://127.0.0.1:{port}/mcp", flush=True)
+    origin = f"https://localhost:{port}" if tls else f"http://127.0.0.1:{port}"
+    print(f"listening {origin}/mcp", flush=True)
     watcher = asyncio.create_task(stdin_closed())
     await asyncio.wait({serving, watcher}, return_when=asyncio.FIRST_COMPLETED)
     server.should_exit = True
@@ -87,4 +98,7 @@ if __name__ == "__main__":
     token = os.environ.get("PTC_UPSTREAM_TOKEN", "")
     if len(sys.argv) != 2 or not sys.argv[1].isdigit() or not token:
         sys.exit("usage: PTC_UPSTREAM_TOKEN=<token> http_time_server.py PORT")
-    asyncio.run(main(int(sys.argv[1]), token))
+    cert, key = os.environ.get("PTC_UPSTREAM_TLS_CERT"), os.environ.get("PTC_UPSTREAM_TLS_KEY")
+    if bool(cert) != bool(key):
+        sys.exit("error: PTC_UPSTREAM_TLS_CERT and PTC_UPSTREAM_TLS_KEY go together")
+    asyncio.run(main(int(sys.argv[1]), token, (cert, key) if cert else None))
