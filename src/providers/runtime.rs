@@ -50,8 +50,11 @@ pub struct ProviderRuntime {
     events: EventLog,
     version: String,
     sealed: AtomicBool,
-    /// Detached requests not yet settled (the S5 wait, lifecycle.md §7.3).
-    unsettled: Arc<(AtomicUsize, Notify)>,
+    /// Provider calls past the seal check that have neither ended nor, once detached, settled: what S5
+    /// waits for (lifecycle.md §7.3 "outstanding provider borrows"). A call cancelled by S3's cancel-all
+    /// is still counted until its cancellation has been written, so S5 never closes a transport under a
+    /// request that is about to be abandoned.
+    outstanding: Arc<(AtomicUsize, Notify)>,
     watchers: Mutex<Vec<JoinHandle<()>>>,
 }
 
@@ -70,7 +73,7 @@ impl ProviderRuntime {
             events,
             version,
             sealed: AtomicBool::new(false),
-            unsettled: Arc::new((AtomicUsize::new(0), Notify::new())),
+            outstanding: Arc::new((AtomicUsize::new(0), Notify::new())),
             watchers: Mutex::new(Vec::new()),
         }
     }
@@ -111,9 +114,12 @@ impl ProviderRuntime {
         // Step 2: the deadline covers the admission wait too.
         let own = Instant::now() + Duration::from_millis(site.ceilings.timeout_ms);
         let deadline = run_deadline.min(own);
+        // Counted before the seal is read, and S5 seals before it reads the count (both SeqCst): either
+        // this call sees the seal, or S5 waits for it.
+        let outstanding = Outstanding::enter(&self.outstanding);
         // Step 3: sealed, lost, or a fenced domain (a draining one still lets admitted runs finish; S5
         // seals the acquisitions).
-        if self.sealed.load(Ordering::Acquire) || self.domain.readiness().phase() == Phase::Fenced {
+        if self.sealed.load(Ordering::SeqCst) || self.domain.readiness().phase() == Phase::Fenced {
             return refused(FailureClass::ProviderUnavailable);
         }
         // Step 4: the in-flight slot, held from here until the request settles.
@@ -159,8 +165,6 @@ impl ProviderRuntime {
         };
         // §10.2: detached; it keeps its admission slot until it settles.
         site.counters.bump(CounterKind::Detached);
-        let unsettled = self.unsettled.clone();
-        unsettled.0.fetch_add(1, Ordering::AcqRel);
         let (domain, events, counters) = (self.domain.clone(), self.events.clone(), site.counters.clone());
         let (tool, provider) = (site.tool.clone(), site.provider.clone());
         let settling = tokio::spawn(async move {
@@ -173,9 +177,7 @@ impl ProviderRuntime {
                     events.pair_not_ready(NotReadyCause::ProviderCleanupFailed, &tool, &provider);
                 }
             }
-            if unsettled.0.fetch_sub(1, Ordering::AcqRel) == 1 {
-                unsettled.1.notify_waiters();
-            }
+            drop(outstanding);
             settled
         });
         Called { result: outcome.result, settling: Some(settling) }
@@ -188,11 +190,11 @@ impl ProviderRuntime {
         }
     }
 
-    /// S5 (lifecycle.md §7.3, providers.md §13.3): seal, wait for detached requests until `cutoff`, close
-    /// every transport concurrently. Clean iff every leader was reaped, nothing was unsettled at the
-    /// close, and admission is idle.
+    /// S5 (lifecycle.md §7.3, providers.md §13.3): seal, wait for outstanding calls (in flight, or
+    /// detached and not yet settled) until `cutoff`, close every transport concurrently. Clean iff every
+    /// leader was reaped, nothing was outstanding at the close, and admission is idle.
     pub async fn shut_down(&self, cutoff: Instant) -> bool {
-        self.sealed.store(true, Ordering::Release);
+        self.sealed.store(true, Ordering::SeqCst);
         self.admission.close();
         let settled = self.wait_settled(cutoff).await;
         for watcher in self.watchers.lock().unwrap_or_else(|p| p.into_inner()).drain(..) {
@@ -204,21 +206,40 @@ impl ProviderRuntime {
 
     /// Startup failure and discovery: close everything at once (§13.3).
     pub async fn close_all(&self) -> bool {
-        self.sealed.store(true, Ordering::Release);
+        self.sealed.store(true, Ordering::SeqCst);
         finish_all(&self.sites, &self.events).await
     }
 
     async fn wait_settled(&self, cutoff: Instant) -> bool {
         loop {
-            let notified = self.unsettled.1.notified();
+            let notified = self.outstanding.1.notified();
             tokio::pin!(notified);
             notified.as_mut().enable();
-            if self.unsettled.0.load(Ordering::Acquire) == 0 {
+            if self.outstanding.0.load(Ordering::SeqCst) == 0 {
                 return true;
             }
             if tokio::time::timeout_at(cutoff, notified).await.is_err() {
-                return self.unsettled.0.load(Ordering::Acquire) == 0;
+                return self.outstanding.0.load(Ordering::SeqCst) == 0;
             }
+        }
+    }
+}
+
+/// One outstanding provider call in [`ProviderRuntime::outstanding`]; dropping it (the call ended, its
+/// detached request settled, or the issuing future was dropped) takes it out and wakes S5's wait.
+struct Outstanding(Arc<(AtomicUsize, Notify)>);
+
+impl Outstanding {
+    fn enter(count: &Arc<(AtomicUsize, Notify)>) -> Outstanding {
+        count.0.fetch_add(1, Ordering::SeqCst);
+        Outstanding(count.clone())
+    }
+}
+
+impl Drop for Outstanding {
+    fn drop(&mut self) {
+        if self.0 .0.fetch_sub(1, Ordering::SeqCst) == 1 {
+            self.0 .1.notify_waiters();
         }
     }
 }

@@ -145,6 +145,24 @@ impl Conv {
     }
 }
 
+impl Conv {
+    /// Polls `tools/list` (id 2) until a drain has made readiness false (pcc.md §15 step 3: -31998),
+    /// within 5 s.
+    pub async fn until_unavailable(&mut self) {
+        let started = std::time::Instant::now();
+        loop {
+            self.send(&body(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#)).await;
+            let got = self.next().await;
+            if got == err(-31998, "Server unavailable", None, "2") {
+                return;
+            }
+            assert!(matches!(&got, Out::Json(j) if j.contains(r#""tools":["#)), "{got:?}");
+            assert!(started.elapsed() < Duration::from_secs(5), "readiness did not turn false");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+}
+
 pub fn err(code: i64, message: &str, reason: Option<&str>, id: &str) -> Out {
     let data = reason.map(|r| format!(r#","data":{{"reason":"{r}"}}"#)).unwrap_or_default();
     // Keys sorted: code, data, message.

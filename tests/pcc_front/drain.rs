@@ -6,27 +6,12 @@ use std::time::{Duration, Instant};
 use nix::sys::signal::{kill, Signal};
 use tonic::Code;
 
-use crate::client::{body, call, end, err, ping, pong, try_open, In, Out};
+use crate::client::{call, end, err, ping, pong, try_open, In};
 use crate::fixture::{audit_records, auth, deployment, done, ready_stream, start, summary};
 
 /// lifecycle.md §7.2: the drain deadline (10 s after the signal) plus the cleanup deadline (10 s) and
 /// the slack of the shutdown stages bound every exit after SIGTERM.
 const EXIT_BOUND: Duration = Duration::from_secs(30);
-
-/// Polls `tools/list` until the drain has made readiness false (§15 step 3: -31998).
-async fn until_unavailable(conv: &mut crate::client::Conv) {
-    let started = Instant::now();
-    loop {
-        conv.send(&body(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#)).await;
-        let got = conv.next().await;
-        if got == err(-31998, "Server unavailable", None, "2") {
-            return;
-        }
-        assert!(matches!(&got, Out::Json(j) if j.contains(r#""tools":["#)), "{got:?}");
-        assert!(started.elapsed() < Duration::from_secs(5), "readiness did not turn false");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
 
 /// §17 V52 and V54: a write call in flight at SIGTERM that ends before the drain deadline is answered
 /// with its success, then `UNAVAILABLE draining`; a new stream meanwhile is refused; exit 0 (no run had
@@ -41,7 +26,7 @@ async fn drain_answers_a_call_that_ends_before_the_deadline() {
     assert_eq!(conv.next().await, pong(1));
     kill(nix::unistd::Pid::from_raw(gw.child.id() as i32), Signal::SIGTERM).unwrap();
     let signalled = Instant::now();
-    until_unavailable(&mut conv).await;
+    conv.until_unavailable().await;
     // V54: the listener is closed (no connection), or a stream that still reaches the service is refused
     // `UNAVAILABLE` `draining` (the exact status is asserted in-process, tests/pcc_inproc.rs).
     let auth = auth();
@@ -72,7 +57,7 @@ async fn drain_answers_the_call_in_flight_with_its_real_outcome() {
     conv.send(&ping(1)).await;
     assert_eq!(conv.next().await, pong(1));
     kill(nix::unistd::Pid::from_raw(gw.child.id() as i32), Signal::SIGTERM).unwrap();
-    until_unavailable(&mut conv).await;
+    conv.until_unavailable().await;
     conv.send(&call("3", "alpha", r#"{"text":"hi"}"#)).await;
     assert_eq!(conv.next().await, err(-31998, "Server unavailable", None, "3"));
     conv.send(&ping(4)).await;
@@ -103,7 +88,7 @@ async fn a_call_between_the_signal_and_the_listener_stop_is_unavailable() {
     conv.send(&ping(1)).await;
     assert_eq!(conv.next().await, pong(1));
     kill(nix::unistd::Pid::from_raw(gw.child.id() as i32), Signal::SIGTERM).unwrap();
-    until_unavailable(&mut conv).await;
+    conv.until_unavailable().await;
     conv.send(&call("3", "alpha", r#"{"text":"hi"}"#)).await;
     assert_eq!(conv.next().await, err(-31998, "Server unavailable", None, "3"));
     assert_eq!(conv.next().await, done(r#""call-1""#), "the real outcome");
