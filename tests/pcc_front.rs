@@ -36,6 +36,8 @@
 //!
 //! Without upstreams, §17's `beta` ("held until released") is two tools: `beta` runs until cancelled
 //! (the held call) and `delta` computes for a few seconds and returns `{"done":true}` (the released one).
+//! tests/pcc_upstream runs V36, V42, V43, V48, V52, V53 and V56 again with §17's own `beta`: a mission
+//! over an upstream `slow` tool that the test holds and releases.
 
 #[path = "pcc_front/admission.rs"]
 mod admission;

@@ -8,6 +8,7 @@
 //! | --- | --- |
 //! | V36, V43 | `v36_v43_a_held_call_refuses_a_second_ignores_other_cancellations_and_succeeds_on_release` |
 //! | V42 | `v42_a_cancelled_call_is_cancelled_upstream_and_never_answered` |
+//! | V48 | `v48_a_call_held_for_75_s_is_not_timed_out` |
 //! | V52 | `v52_a_call_released_within_the_drain_deadline_is_answered_with_its_result` |
 //! | V53 | `v53_a_call_never_released_is_cancelled_upstream_and_answered_cancelled` |
 //! | V56 | `v56_a_half_close_waits_for_the_released_call` |
@@ -162,6 +163,23 @@ async fn v42_a_cancelled_call_is_cancelled_upstream_and_never_answered() {
     let records = audit_records(&fx, 2);
     assert_eq!(summary(&records[0]), ("mission", "cancelled", false), "V42");
     assert_eq!(summary(&records[1]), ("mission", "success", false));
+    drop(conv);
+    assert_eq!(stop(fx, gateway).await, Some(0));
+}
+
+/// §5.1: the 60 s idle clock runs only while no call is in flight. Nothing is sent on the stream for
+/// 75 s after the call and nothing arrives (the HTTP/2 keepalive PINGs of §3 are acknowledged by the
+/// client below the stream); then the release gives the result.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v48_a_call_held_for_75_s_is_not_timed_out() {
+    let (fx, gateway) = start_beta();
+    let mut conv = ready_stream(fx.d.pcc_port).await;
+    hold(&fx, &mut conv, r#""call-5""#).await;
+    let quiet = tokio::time::timeout(Duration::from_secs(75), conv.next_unbounded()).await;
+    assert!(quiet.is_err(), "V48: nothing while the call is held, no idle_timeout: {quiet:?}");
+    release(&fx);
+    assert_eq!(conv.next().await, done(r#""call-5""#), "V48: the result after release");
+    assert_eq!(summary(&audit_records(&fx, 1)[0]), ("mission", "success", false));
     drop(conv);
     assert_eq!(stop(fx, gateway).await, Some(0));
 }
