@@ -137,7 +137,8 @@ fn assert_transport(record: &Value, tool: &str, fault: &str) {
 }
 
 /// After the exit: one `transport` record per acquisition (`fwd`, `mission`) with these faults, no
-/// `stderr_tail` although `stderr` is on (HTTP has no stderr), and the credential nowhere in the log.
+/// `stderr_tail` although `stderr` is on (HTTP has no stderr), no `publication_failed`, and the credential
+/// nowhere in the log.
 fn assert_ends(fx: &Fx, fwd: &str, mission: &str) {
     let mut transports = records(fx, "transport");
     transports.sort_by_key(|r| r["tool"].as_str().unwrap().to_owned());
@@ -145,6 +146,8 @@ fn assert_ends(fx: &Fx, fwd: &str, mission: &str) {
     assert_transport(&transports[0], "fwd", fwd);
     assert_transport(&transports[1], "mission", mission);
     assert_eq!(records(fx, "stderr_tail"), Vec::<Value>::new(), "HTTP transports have no stderr");
+    // Every answer reached the client whole (read to EOF), so none counts as `publication_failed` (§3.5).
+    assert_eq!(records(fx, "publication_failed"), Vec::<Value>::new());
     let log = serde_json::to_string(&fx.events()).unwrap();
     assert!(!log.contains(HTTP_TOKEN) && !log.contains("127.0.0.1"), "no credential or address in the log");
 }
