@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use nix::sys::signal::Signal;
 use serde_json::{json, Value};
-use support::providers::{call, mission_args, structured, wait, Fx};
+use support::providers::{call, mission_args, mission_error, structured, wait, Fx};
 use support::sse::{read_stream, success};
 use support::{http_get, Gateway};
 
@@ -57,18 +57,6 @@ fn exact(fx: &Fx, tool: &str, id: u64, arguments: &Value) -> String {
     let stream = read_stream(&mut s);
     assert_eq!(stream.status, 200);
     String::from_utf8(stream.body()).unwrap()
-}
-
-/// The `error` table a mission saw, as `(code, dispatch, retryable)`.
-fn mission_error(text: &str) -> (String, String, bool) {
-    let v = structured(text).unwrap_or_else(|| panic!("no structured result in {text}"));
-    assert_eq!(v["ok"], false, "{v}");
-    let e = &v["error"];
-    (
-        e["code"].as_str().unwrap().into(),
-        e["dispatch"].as_str().unwrap().into(),
-        e["retryable"].as_bool().unwrap(),
-    )
 }
 
 #[test]

@@ -5,15 +5,17 @@
 //! The fixture picks its own port and writes it to a file the test waits for; every wait is on a marker-file
 //! condition with a deadline. The fixture process is killed and reaped when its guard drops.
 
+#[path = "support/http_fixture.rs"]
+mod http_fixture;
 #[path = "support/marker.rs"]
 mod support_marker;
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
+use http_fixture::HttpFixture as Upstream;
 use ptc_gateway::config::host::{HeaderScheme, ProtocolEra, ToolEffect, ToolMapping};
 use ptc_gateway::config::secret::Secret;
 use ptc_gateway::json::{Map, Value};
@@ -42,21 +44,6 @@ const TOOLS: [&str; 12] = [
     "forget",
 ];
 
-/// One fixture server: its directory, marker file and port; killed and reaped on drop.
-struct Upstream {
-    dir: tempfile::TempDir,
-    marker: PathBuf,
-    port: u16,
-    child: Child,
-}
-
-impl Drop for Upstream {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 impl MarkerFile for Upstream {
     fn marker_path(&self) -> &Path {
         &self.marker
@@ -64,29 +51,6 @@ impl MarkerFile for Upstream {
 }
 
 impl Upstream {
-    fn start(mode: &str) -> Upstream {
-        let dir = tempfile::tempdir().unwrap();
-        let marker = dir.path().join("marker.jsonl");
-        let portfile = dir.path().join("port");
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp_http_fixture.py");
-        let child = Command::new("python3")
-            .arg(&script)
-            .args([mode, marker.to_str().unwrap(), portfile.to_str().unwrap()])
-            .stdin(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut upstream = Upstream { dir, marker, port: 0, child };
-        let deadline = Instant::now() + Duration::from_secs(20);
-        upstream.port = loop {
-            if let Ok(text) = std::fs::read_to_string(&portfile) {
-                break text.trim().parse().unwrap();
-            }
-            assert!(Instant::now() < deadline, "the fixture never wrote its port");
-            std::thread::sleep(Duration::from_millis(20));
-        };
-        upstream
-    }
-
     fn spec(&self, protocol: ProtocolEra, token: &str) -> HttpSpec {
         let tools = TOOLS
             .map(|n| {
@@ -98,7 +62,7 @@ impl Upstream {
             .into_iter()
             .collect::<BTreeMap<_, _>>();
         HttpSpec {
-            endpoint: format!("http://127.0.0.1:{}/mcp?tenant=a", self.port),
+            endpoint: self.endpoint("?tenant=a"),
             allow_insecure_loopback: true,
             headers: vec![CredentialHeader {
                 name: "Authorization".into(),
@@ -121,10 +85,6 @@ impl Upstream {
 
     fn calls(&self) -> Vec<Json> {
         self.of("recv").into_iter().filter(|e| e["method"] == "tools/call").collect()
-    }
-
-    fn release(&self) {
-        std::fs::write(format!("{}.release", self.marker.display()), "").unwrap();
     }
 }
 

@@ -74,6 +74,8 @@ pub struct EventStream {
     pieces: mpsc::Receiver<Piece>,
     shared: Arc<Shared>,
     ended: bool,
+    /// hyper took the end of the body (not an abandonment): dropping it now is no sign of a gone client.
+    finished: bool,
 }
 
 impl Body for EventStream {
@@ -100,6 +102,7 @@ impl Body for EventStream {
             }
             None => {
                 self.ended = true;
+                self.finished = true;
                 Poll::Ready(None)
             }
         }
@@ -108,6 +111,11 @@ impl Body for EventStream {
 
 impl Drop for EventStream {
     fn drop(&mut self) {
+        // hyper drops a finished body as soon as it took the end, before it flushes the terminator: the
+        // writer then waits for that flush (bounded by its caller), not for a gone client (§9).
+        if self.finished {
+            return;
+        }
         self.shared.gone.store(true, Ordering::Release);
         self.shared.changed.notify_waiters();
     }
@@ -208,7 +216,7 @@ pub fn open(progress: Option<Arc<WriteProgress>>, http10: bool) -> (Response<Res
         gone: AtomicBool::new(false),
         changed: Notify::new(),
     });
-    let body = EventStream { pieces: rx, shared: shared.clone(), ended: false };
+    let body = EventStream { pieces: rx, shared: shared.clone(), ended: false, finished: false };
     let mut response = Response::new(body.boxed());
     *response.status_mut() = StatusCode::OK;
     let headers = response.headers_mut();
@@ -247,6 +255,29 @@ mod tests {
         writer.finish().await.unwrap();
         let got = reader.await.unwrap();
         assert_eq!(got, b": accepted\n\nevent: message\ndata: {}\n\n");
+    }
+
+    #[tokio::test]
+    async fn a_body_dropped_after_its_end_waits_for_the_flush_not_a_gone_client() {
+        // hyper's order: take the end, drop the body, then flush the terminator.
+        let progress = Arc::new(WriteProgress::default());
+        let (response, mut writer) = open(Some(progress.clone()), false);
+        let mut body = response.into_body();
+        let flusher = progress.clone();
+        let hyper = tokio::spawn(async move {
+            while let Some(frame) = body.frame().await {
+                frame.unwrap();
+                flusher.record_flush();
+            }
+            drop(body);
+            // Long enough for the writer to look at the stream between the drop and the flush.
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            flusher.record_flush();
+        });
+        commit(&mut writer).await.unwrap();
+        writer.write(Bytes::from_static(b"event: message\ndata: {}\n\n")).await.unwrap();
+        assert_eq!(writer.finish().await, Ok(()), "the end was written: the publication succeeded");
+        hyper.await.unwrap();
     }
 
     #[tokio::test]

@@ -12,7 +12,6 @@ use std::sync::Arc;
 use tokio::sync::OnceCell;
 
 use super::listing::Era;
-use super::transport::TransportFault;
 use super::upstream::Upstream;
 use crate::config::host::Ceilings;
 use crate::events::counters::PairSlots;
@@ -65,7 +64,7 @@ impl Site {
             .get_or_init(|| async {
                 let end = self.upstream.close().await;
                 events.transport(&self.tool, &self.provider, end.fault, end.exit_status);
-                end.fault != TransportFault::TransportError
+                self.upstream.reaped(&end)
             })
             .await
     }

@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 pub mod audit;
+pub mod http_fixture;
 pub mod http_time_server;
 pub mod mcp;
 pub mod pki;

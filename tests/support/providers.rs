@@ -1,6 +1,7 @@
-//! Deployments whose tools reach the stdio fault fixture (`tests/fixtures/mcp_fixture.py`) through the
-//! real gateway (providers.md §16): one installation `fx`, a Luau mission tool `mission` and a forward
-//! tool `fwd`, pins filled in from `--print-pins`, the fixture's marker file and the event log.
+//! Deployments whose tools reach the stdio fault fixture (`tests/fixtures/mcp_fixture.py`), or the HTTP one
+//! (`tests/fixtures/mcp_http_fixture.py`, `Fx::http`), through the real gateway (providers.md §16): one
+//! installation `fx`, a Luau mission tool `mission` and a forward tool `fwd`, pins filled in from
+//! `--print-pins`, the fixture's marker file and the event log.
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -9,10 +10,20 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
+pub use super::http_fixture::python;
+use super::http_fixture::HttpFixture;
 use super::{content_pin, run_with_deadline, Deployment};
 
 /// The fixture's tools, all mapped as `fx.<name>`.
 pub const TOOLS: [&str; 7] = ["echo", "slow", "crash", "segv", "big", "stall", "garbage"];
+
+/// The token the HTTP fixture's `auth` flag requires (`Authorization: Bearer s3cret`).
+pub const HTTP_TOKEN: &str = "s3cret";
+
+/// `{"<name>": {"as": "fx.<name>", "effect": "read"}}` for each of `names`.
+fn aliases(names: &[&str]) -> Value {
+    names.iter().map(|n| (n.to_string(), json!({"as": format!("fx.{n}"), "effect": "read"}))).collect()
+}
 
 /// The mission tool's workflow: hands `{alias, args}` to the mission, returns what `tool` returned.
 const APP: &str = "local M = {}\nfunction M.run(input)\n  return mission(\"default\"):call(\"calls.run\", input)\nend\nreturn M\n";
@@ -20,21 +31,7 @@ const CALLS: &str =
     "local M = {}\nfunction M.run(input)\n  return tool(input.alias, input.args)\nend\nreturn M\n";
 const OPEN: &str = r#"{"type":"object","additionalProperties":true}"#;
 
-/// The real interpreter (not a version-manager shim, which would add its own processes).
-pub fn python() -> String {
-    static PYTHON: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    PYTHON
-        .get_or_init(|| {
-            let out = std::process::Command::new("python3")
-                .args(["-c", "import sys; print(sys.executable)"])
-                .output()
-                .expect("python3");
-            String::from_utf8(out.stdout).expect("utf-8").trim().to_owned()
-        })
-        .clone()
-}
-
-/// A deployment over the fixture in `mode`, with the event log (stderr tails on).
+/// A deployment over a fixture (stdio in `mode`, or an HTTP one), with the event log (stderr tails on).
 pub struct Fx {
     pub d: Deployment,
     pub marker: PathBuf,
@@ -42,22 +39,42 @@ pub struct Fx {
 
 impl Fx {
     pub fn new(mode: &str) -> Fx {
-        let mut d = Deployment::baseline();
+        let d = Deployment::baseline();
         let marker = d.path("marker.jsonl");
         let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp_fixture.py");
-        let tools: serde_json::Map<String, Value> = TOOLS
-            .iter()
-            .map(|n| (n.to_string(), json!({"as": format!("fx.{n}"), "effect": "read"})))
-            .collect();
-        d.host["install"] = json!({"fx": {
+        let install = json!({
             "source": "mcp", "installation_revision": "fixture-1",
             "transport": {"type": "stdio", "command": python(),
                           "args": [script.display().to_string(), mode, marker.display().to_string()],
                           "env": {"FIXTURE_FLAGS": {"binding": "flags"}}},
-            "tools": tools
-        }});
+            "tools": aliases(&TOOLS)
+        });
+        let mut fx = Fx::over(d, marker, install);
         // Extra fixture flags through a credential (FX_FLAGS, see `Fx::command`): no pin covers them.
-        d.host["credentials"]["flags"] = json!({"env": "FX_FLAGS"});
+        fx.d.host["credentials"]["flags"] = json!({"env": "FX_FLAGS"});
+        fx
+    }
+
+    /// The same deployment over the HTTP fixture `up` (already started in its mode): installation `fx` is
+    /// `streamable_http` to its endpoint with `Authorization: Bearer` built from the credential `upstream`
+    /// (`FX_UPSTREAM_TOKEN`, [`HTTP_TOKEN`] in `Fx::command`), and maps `tools` as `fx.<name>`. The marker
+    /// is the fixture's; the gateway spawns no process for it.
+    pub fn http(up: &HttpFixture, tools: &[&str]) -> Fx {
+        let install = json!({
+            "source": "mcp", "installation_revision": "http-fixture-1",
+            "transport": {"type": "streamable_http", "endpoint": up.endpoint(""),
+                          "allow_insecure_loopback": true,
+                          "headers": [{"name": "Authorization", "binding": "upstream", "scheme": "bearer"}]},
+            "tools": aliases(tools)
+        });
+        let mut fx = Fx::over(Deployment::baseline(), up.marker.clone(), install);
+        fx.d.host["credentials"]["upstream"] = json!({"env": "FX_UPSTREAM_TOKEN"});
+        fx
+    }
+
+    /// Installation `fx` (`install`), the tools `mission` and `fwd` over it, the event log with stderr tails.
+    fn over(mut d: Deployment, marker: PathBuf, install: Value) -> Fx {
+        d.host["install"] = json!({ "fx": install });
         let mission = json!({
             "version": 1, "effect": "read",
             "contracts": {"input_schema": {"path": "open.json"}, "result_schema": {"path": "open.json"}},
@@ -186,7 +203,7 @@ impl Fx {
     /// `ptc gateway` with extra fixture `flags` (comma-separated; "none" for none).
     pub fn command(&self, flags: &str) -> std::process::Command {
         let mut cmd = self.d.command();
-        cmd.env("FX_FLAGS", flags);
+        cmd.env("FX_FLAGS", flags).env("FX_UPSTREAM_TOKEN", HTTP_TOKEN);
         cmd
     }
 
@@ -301,6 +318,18 @@ pub fn call(addr: SocketAddr, tool: &str, id: usize, arguments: &Value) -> (u16,
     let text = String::from_utf8_lossy(&all).into_owned();
     let status = text.split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
     (status, text)
+}
+
+/// The `error` table a mission saw, as `(code, dispatch, retryable)`.
+pub fn mission_error(text: &str) -> (String, String, bool) {
+    let v = structured(text).unwrap_or_else(|| panic!("no structured result in {text}"));
+    assert_eq!(v["ok"], false, "{v}");
+    let e = &v["error"];
+    (
+        e["code"].as_str().expect("error table").into(),
+        e["dispatch"].as_str().expect("error table").into(),
+        e["retryable"].as_bool().expect("error table"),
+    )
 }
 
 /// The `structuredContent` of the final message event of a call's response, de-chunked.
