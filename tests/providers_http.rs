@@ -466,7 +466,12 @@ async fn a_lost_session_reinitialises_once_and_a_second_loss_fences() {
         .unwrap()
         .unwrap();
     assert_eq!(loss(&acquired), Some(LossFault::ProtocolError));
+    assert!(up.of("delete").is_empty(), "nothing is deleted before the close");
     assert_eq!(acquired.transport.close().await.fault, TransportFault::ProtocolError);
+    // §5.4 "Close": the session the re-initialisation opened (and did not adopt) is deleted; the
+    // forgotten one is not (the server said it no longer has it).
+    let deleted: Vec<Json> = up.of("delete").iter().map(|e| e["session"].clone()).collect();
+    assert_eq!(deleted, [Json::from("session-2")]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

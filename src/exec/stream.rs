@@ -112,7 +112,8 @@ impl Body for EventStream {
 impl Drop for EventStream {
     fn drop(&mut self) {
         // hyper drops a finished body as soon as it took the end, before it flushes the terminator: the
-        // writer then waits for that flush (bounded by its caller), not for a gone client (§9).
+        // writer then waits for that flush, or for the connection to fail or end before it
+        // (`WriteProgress::closed`), not for a gone client (§9).
         if self.finished {
             return;
         }
@@ -188,8 +189,11 @@ impl StreamWriter {
             if taken >= self.sent {
                 return match &self.shared.progress {
                     Some(progress) => {
+                        // Biased: a flush that completed counts even if the connection ended right after.
                         tokio::select! {
+                            biased;
                             _ = progress.flushed_after(epoch) => Ok(()),
+                            _ = progress.closed() => Err(Gone),
                             _ = self.gone() => Err(Gone),
                         }
                     }
@@ -277,6 +281,29 @@ mod tests {
         commit(&mut writer).await.unwrap();
         writer.write(Bytes::from_static(b"event: message\ndata: {}\n\n")).await.unwrap();
         assert_eq!(writer.finish().await, Ok(()), "the end was written: the publication succeeded");
+        hyper.await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_connection_that_ends_before_flushing_the_end_is_a_gone_client() {
+        // hyper took the end and dropped the body, then the connection failed before the flush.
+        let progress = Arc::new(WriteProgress::default());
+        let (response, mut writer) = open(Some(progress.clone()), false);
+        let mut body = response.into_body();
+        let connection = progress.clone();
+        let hyper = tokio::spawn(async move {
+            while let Some(frame) = body.frame().await {
+                frame.unwrap();
+                connection.record_flush();
+            }
+            drop(body);
+            connection.record_closed();
+        });
+        commit(&mut writer).await.unwrap();
+        writer.write(Bytes::from_static(b"event: message\ndata: {}\n\n")).await.unwrap();
+        // The last frame's flush was recorded above, the end's never is: only the close ends the wait.
+        let finished = tokio::time::timeout(std::time::Duration::from_secs(5), writer.finish()).await;
+        assert_eq!(finished.expect("at once, not at the publication bound"), Err(Gone));
         hyper.await.unwrap();
     }
 

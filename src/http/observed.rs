@@ -48,7 +48,9 @@ impl AsyncRead for ObservedIo {
 
 impl AsyncWrite for ObservedIo {
     fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.inner).poll_write(cx, buf)
+        let written = Pin::new(&mut self.inner).poll_write(cx, buf);
+        self.closed_on_error(&written);
+        written
     }
 
     fn poll_write_vectored(
@@ -56,7 +58,9 @@ impl AsyncWrite for ObservedIo {
         cx: &mut Context<'_>,
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.inner).poll_write_vectored(cx, bufs)
+        let written = Pin::new(&mut self.inner).poll_write_vectored(cx, bufs);
+        self.closed_on_error(&written);
+        written
     }
 
     fn is_write_vectored(&self) -> bool {
@@ -65,14 +69,31 @@ impl AsyncWrite for ObservedIo {
 
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         let flushed = Pin::new(&mut self.inner).poll_flush(cx);
-        if let Poll::Ready(Ok(())) = flushed {
-            self.progress.record_flush();
+        match flushed {
+            Poll::Ready(Ok(())) => self.progress.record_flush(),
+            Poll::Ready(Err(_)) => self.progress.record_closed(),
+            Poll::Pending => {}
         }
         flushed
     }
 
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+}
+
+impl ObservedIo {
+    fn closed_on_error<T>(&self, polled: &Poll<io::Result<T>>) {
+        if let Poll::Ready(Err(_)) = polled {
+            self.progress.record_closed();
+        }
+    }
+}
+
+impl Drop for ObservedIo {
+    // The connection is over: a writer still waiting for a flush waits no longer (execution.md §9).
+    fn drop(&mut self) {
+        self.progress.record_closed();
     }
 }
 
@@ -122,5 +143,31 @@ mod tests {
         io.flush().await.unwrap();
         tokio::time::timeout(Duration::from_secs(5), waiter).await.unwrap().unwrap();
         assert_eq!(progress.flushes(), epoch + 1);
+    }
+
+    #[tokio::test]
+    async fn a_failed_write_or_the_end_of_the_connection_wakes_a_waiter_for_closed() {
+        // The peer resets the connection: writes fail.
+        let (mut io, client, _, progress) = observed().await;
+        let closed = tokio::spawn({
+            let progress = progress.clone();
+            async move { progress.closed().await }
+        });
+        socket2::SockRef::from(&client).set_linger(Some(Duration::ZERO)).unwrap();
+        drop(client);
+        let chunk = [0u8; 65_536];
+        let failed = tokio::time::timeout(Duration::from_secs(5), async {
+            loop {
+                if io.write_all(&chunk).await.is_err() || io.flush().await.is_err() {
+                    return;
+                }
+            }
+        });
+        failed.await.unwrap();
+        tokio::time::timeout(Duration::from_secs(5), closed).await.unwrap().unwrap();
+        // A connection whose IO is dropped (hyper's connection ended) can flush no more.
+        let (io, _client, _, progress) = observed().await;
+        drop(io);
+        tokio::time::timeout(Duration::from_secs(5), progress.closed()).await.unwrap();
     }
 }

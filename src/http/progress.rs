@@ -13,14 +13,16 @@
 //! Owns the counter. It does not own what is written (the event stream does) or when a
 //! connection closes (the connection layer does).
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use tokio::sync::Notify;
 
-/// The number of completed flushes of one connection.
+/// The number of completed flushes of one connection, and whether it can flush again.
 #[derive(Debug, Default)]
 pub struct WriteProgress {
     flushes: AtomicU64,
+    /// A write or flush failed, or the connection's IO was dropped: no flush will complete any more.
+    closed: AtomicBool,
     changed: Notify,
 }
 
@@ -42,9 +44,26 @@ impl WriteProgress {
         }
     }
 
+    /// Completes once no flush can complete any more (the connection failed or ended).
+    pub async fn closed(&self) {
+        loop {
+            let changed = self.changed.notified();
+            if self.closed.load(Ordering::Acquire) {
+                return;
+            }
+            changed.await;
+        }
+    }
+
     /// Records a completed flush.
     pub(crate) fn record_flush(&self) {
         self.flushes.fetch_add(1, Ordering::AcqRel);
+        self.changed.notify_waiters();
+    }
+
+    /// Records that the connection can write no more (a write error, or its IO dropped).
+    pub(crate) fn record_closed(&self) {
+        self.closed.store(true, Ordering::Release);
         self.changed.notify_waiters();
     }
 }

@@ -50,6 +50,9 @@ struct Shared {
     cleanup_failed: watch::Sender<bool>,
     closing: watch::Sender<bool>,
     reinit: Mutex<Option<JoinHandle<()>>>,
+    /// A session a re-initialisation opened but did not adopt (its facts differed, or its listing
+    /// failed): the server holds it, so the close deletes it too (§5.4 "Close").
+    unadopted: Mutex<Option<Arc<str>>>,
 }
 
 impl Shared {
@@ -129,6 +132,7 @@ impl HttpTransport {
             cleanup_failed,
             closing,
             reinit: Mutex::new(None),
+            unadopted: Mutex::new(None),
         };
         HttpTransport { shared: Arc::new(shared) }
     }
@@ -359,8 +363,11 @@ impl HttpTransport {
         if let Some(task) = s.reinit.lock().unwrap_or_else(|p| p.into_inner()).take() {
             task.abort();
         }
-        if let (Era::Legacy, Some(session)) = (s.era, session) {
-            exchange::delete(&s.wire.ctx, &session).await;
+        let unadopted = s.unadopted.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if s.era == Era::Legacy {
+            for session in session.iter().chain(unadopted.iter()) {
+                exchange::delete(&s.wire.ctx, session).await;
+            }
         }
         s.wire.ctx.pool.close_idle();
         let fault = match (*s.cleanup_failed.borrow(), *s.loss.borrow()) {
@@ -475,19 +482,21 @@ async fn reinitialise(shared: Arc<Shared>) {
         Ok(negotiated) => negotiated,
         Err(_) => return shared.lose(LossFault::TransportError),
     };
-    let tools = match list(&shared.wire, &shared.spec, &negotiated, deadline).await {
-        Ok(tools) => tools,
-        Err(_) => return shared.lose(LossFault::TransportError),
-    };
+    let listed = list(&shared.wire, &shared.spec, &negotiated, deadline).await;
     let facts = &shared.facts;
-    let same = negotiated.protocol_version == facts.protocol_version
-        && negotiated.server_info == facts.server_info
-        && tools == facts.tools;
-    if same {
-        shared.session.replace(negotiated.session);
-    } else {
-        shared.lose(LossFault::ProtocolError);
-    }
+    let fault = match listed {
+        Ok(tools)
+            if negotiated.protocol_version == facts.protocol_version
+                && negotiated.server_info == facts.server_info
+                && tools == facts.tools =>
+        {
+            return shared.session.replace(negotiated.session);
+        }
+        Ok(_) => LossFault::ProtocolError,
+        Err(_) => LossFault::TransportError,
+    };
+    *shared.unadopted.lock().unwrap_or_else(|p| p.into_inner()) = negotiated.session;
+    shared.lose(fault);
 }
 
 impl Drop for HttpTransport {
