@@ -148,6 +148,36 @@ fn f1_f2_f6_a_lost_child_fences_the_domain_with_records() {
     }
 }
 
+/// §4.3 and §12.1: EPIPE on a child that closed its stdin but lives on is transport-owner loss with
+/// fault `transport_error`; the domain is fenced. The close procedure still reaps the child (SIGTERM), so
+/// the fence alone does not make the exit unclean (lifecycle.md §7.4): exit 0.
+#[test]
+fn a_child_that_closes_its_stdin_fences_with_transport_error_and_still_exits_0() {
+    let mut fx = Fx::new("modern");
+    fx.pin();
+    let gateway = start(&fx);
+    let addr = fx.addr();
+    let held = std::thread::spawn(move || call(addr, "mission", 1, &mission_args("fx.closein", json!({}))));
+    fx.wait_marker("stdin closed", |e| e.iter().any(|e| e["event"] == "stdin_closed"));
+    // The next request cannot be written: the write fails and fences the domain.
+    let (_, text) = call(fx.addr(), "mission", 2, &mission_args("fx.echo", json!({})));
+    assert_eq!(mission_error(&text).0, "mcp_transport_error", "{text}");
+    let (_, text) = held.join().unwrap();
+    assert_eq!(mission_error(&text), ("mcp_transport_error".into(), "unknown".into(), false), "{text}");
+    wait("ready 503", Duration::from_secs(1), || {
+        http_get(fx.addr(), "/health/ready").ok().filter(|r| r.status == 503)
+    });
+    let readiness =
+        fx.wait_event("readiness", |e| e["kind"] == "readiness" && e["transition"] == "not_ready");
+    assert_eq!(readiness["cause"], "provider_runtime_lost", "{readiness}");
+    stop(&fx, gateway, 0);
+    let transport = fx.wait_event("transport", |e| e["kind"] == "transport" && e["tool"] == "mission");
+    assert_eq!(
+        (transport["fault"].clone(), transport["exit_status"].clone()),
+        (json!("transport_error"), json!(0))
+    );
+}
+
 fn counter(fx: &Fx, kind: &str) -> u64 {
     fx.events()
         .iter()

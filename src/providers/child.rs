@@ -284,17 +284,19 @@ impl Child {
         }
     }
 
-    /// The fast close of a discarded probe process (§13.2): stdin, 500 ms, `SIGKILL`, reap.
-    pub async fn fast_close(mut self, stdin: Option<ChildStdin>) {
+    /// The fast close of a discarded probe process (§13.2): stdin, 500 ms, `SIGKILL`, reap. False when
+    /// the leader outlived the kill grace (a background reaper finishes the job).
+    pub async fn fast_close(mut self, stdin: Option<ChildStdin>) -> bool {
         drop(stdin);
         if self.exited_within(FAST_CLOSE_GRACE).await.is_none() {
             self.signal_group(Signal::SIGKILL);
             if self.exited_within(KILL_GRACE).await.is_none() {
                 self.reap_in_background();
-                return;
+                return false;
             }
         }
         self.finish().await;
+        true
     }
 
     // Step 6: the leader has exited but is not reaped, so the group id is still ours: SIGKILL the group

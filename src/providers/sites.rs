@@ -64,7 +64,7 @@ impl Site {
             .get_or_init(|| async {
                 let end = self.upstream.close().await;
                 events.transport(&self.tool, &self.provider, end.fault, end.exit_status);
-                self.upstream.reaped(&end)
+                end.reaped
             })
             .await
     }

@@ -82,6 +82,10 @@ pub struct TransportEnd {
     pub exit_status: Option<i32>,
     pub stderr: Vec<u8>,
     pub stderr_truncated: bool,
+    /// The transport is closed and, for stdio, its leader reaped (providers.md §13.3, S5's cleanliness).
+    /// Independent of `fault`: a child lost to a pipe error (`transport_error`) is still reaped by the
+    /// close procedure.
+    pub reaped: bool,
 }
 
 /// Counters and fences the integrator observes (§12, audit-events.md).
@@ -408,7 +412,7 @@ impl StdioTransport {
         self.shared.table().seal(FailureClass::ProviderUnavailable);
         let owned = self.owned.lock().unwrap_or_else(|p| p.into_inner()).take();
         let Some(Owned { child, writer, close_stdin }) = owned else {
-            return self.end(TransportFault::TransportError, Exit::Unknown);
+            return self.end(TransportFault::TransportError, Exit::Unknown, false);
         };
         let _ = close_stdin.send(());
         // Step 2 closes stdin even when the writer is stuck on a full pipe (a child that stopped
@@ -417,8 +421,8 @@ impl StdioTransport {
         let _ = writer.await;
         let stdin = None;
         if fast {
-            child.fast_close(stdin).await;
-            return self.end(TransportFault::Close, Exit::Unknown);
+            let reaped = child.fast_close(stdin).await;
+            return self.end(TransportFault::Close, Exit::Unknown, reaped);
         }
         let (step, exit) = child.close(stdin).await;
         let fault = match (*self.shared.loss.borrow(), step) {
@@ -433,16 +437,16 @@ impl StdioTransport {
             (None, CloseStep::Term) => TransportFault::CloseTimeout,
             (None, CloseStep::Kill) => TransportFault::Killed,
         };
-        self.end(fault, exit)
+        self.end(fault, exit, step != CloseStep::Failed)
     }
 
-    fn end(&self, fault: TransportFault, exit: Exit) -> TransportEnd {
+    fn end(&self, fault: TransportFault, exit: Exit, reaped: bool) -> TransportEnd {
         let (stderr, stderr_truncated) = self.stderr_tail();
         let exit_status = match exit {
             Exit::Code(code) => Some(code),
             Exit::Signal(_) | Exit::Unknown => None,
         };
-        TransportEnd { fault, exit_status, stderr, stderr_truncated }
+        TransportEnd { fault, exit_status, stderr, stderr_truncated, reaped }
     }
 }
 

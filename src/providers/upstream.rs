@@ -14,7 +14,7 @@ use super::failure::{CallFailure, Dispatch, FailureClass};
 use super::http::HttpTransport;
 use super::provider_call::{self, CallOutcome, CallRequest};
 use super::result::CallError;
-use super::transport::{InflightSlot, StdioTransport, TransportEnd, TransportEvents, TransportFault};
+use super::transport::{InflightSlot, StdioTransport, TransportEnd, TransportEvents};
 
 /// One acquisition's transport.
 pub enum Upstream {
@@ -82,17 +82,6 @@ impl Upstream {
         match self {
             Upstream::Stdio(t) => t.close(false).await,
             Upstream::Http(t) => t.close().await,
-        }
-    }
-
-    /// Whether a close that ended with `end` left its transport "closed and reaped" (providers.md §13.3).
-    /// A stdio close that could not confirm its leader reaped ends with `transport_error` (§12.2). An
-    /// HTTP transport has no process to reap: its `transport_error` is an unclassified loss (a failed or
-    /// second re-initialisation, §5.4) or a settlement expiry, which the shutdown counts on its own.
-    pub fn reaped(&self, end: &TransportEnd) -> bool {
-        match self {
-            Upstream::Stdio(_) => end.fault != TransportFault::TransportError,
-            Upstream::Http(_) => true,
         }
     }
 

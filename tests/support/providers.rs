@@ -15,7 +15,7 @@ use super::http_fixture::HttpFixture;
 use super::{content_pin, run_with_deadline, Deployment};
 
 /// The fixture's tools, all mapped as `fx.<name>`.
-pub const TOOLS: [&str; 7] = ["echo", "slow", "crash", "segv", "big", "stall", "garbage"];
+pub const TOOLS: [&str; 8] = ["echo", "slow", "crash", "segv", "big", "stall", "garbage", "closein"];
 
 /// The token the HTTP fixture's `auth` flag requires (`Authorization: Bearer s3cret`).
 pub const HTTP_TOKEN: &str = "s3cret";

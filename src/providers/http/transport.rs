@@ -468,7 +468,8 @@ fn sent_dispatch(progress: &Progress) -> Dispatch {
 }
 
 fn end(fault: TransportFault) -> TransportEnd {
-    TransportEnd { fault, exit_status: None, stderr: Vec::new(), stderr_truncated: false }
+    // No process: closed is reaped (§13.3).
+    TransportEnd { fault, exit_status: None, stderr: Vec::new(), stderr_truncated: false, reaped: true }
 }
 
 /// §5.4: a fresh `initialize` without a session id, `notifications/initialized`, every listing page, all
