@@ -27,12 +27,15 @@ fn start_with(fx: &Fx, flags: &str) -> Gateway {
     Gateway::start(fx.command(flags), fx.addr())
 }
 
-/// SIGTERM, exit `code`, stdout empty, every recorded process gone.
+/// SIGTERM, exit `code`, stdout empty, every recorded process gone, and no answer counted as
+/// `publication_failed` (every test here reads its answers whole; audit-events.md §3.5).
 fn stop(fx: &Fx, gateway: Gateway, code: i32) {
     let (status, _, out, err) = gateway.signal_and_wait(Signal::SIGTERM, Duration::from_secs(40));
     assert_eq!(status, Some(code), "exit status; stderr: {}", String::from_utf8_lossy(&err));
     assert!(out.is_empty(), "stdout must stay empty");
     fx.assert_all_gone();
+    let failed: Vec<Value> = fx.events().into_iter().filter(|e| e["kind"] == "publication_failed").collect();
+    assert_eq!(failed, Vec::<Value>::new(), "answers read whole are published");
 }
 
 /// The raw bytes of a `tools/call` (for exact-stream reads).

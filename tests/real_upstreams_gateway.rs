@@ -113,11 +113,14 @@ fn start(d: &Deployment, upstream_token: &str) -> Gateway {
     Gateway::start(command(d, upstream_token), addr)
 }
 
-/// SIGTERM, exit 0, nothing on stdout.
-fn stop(gateway: Gateway) {
+/// SIGTERM, exit 0, nothing on stdout, and no answer counted as `publication_failed` (every answer here
+/// is read whole).
+fn stop(d: &Deployment, gateway: Gateway) {
     let (status, _, out, err) = gateway.signal_and_wait(Signal::SIGTERM, Duration::from_secs(40));
     assert_eq!(status, Some(0), "exit status; stderr: {}", String::from_utf8_lossy(&err));
     assert!(out.is_empty(), "stdout must stay empty");
+    let failed: Vec<Value> = events(d).into_iter().filter(|e| e["kind"] == "publication_failed").collect();
+    assert_eq!(failed, Vec::<Value>::new(), "answers read whole are published");
 }
 
 fn addr(d: &Deployment) -> std::net::SocketAddr {
@@ -214,7 +217,7 @@ fn mcp_server_time_over_stdio_through_forward_and_mission_tools() {
     assert!(pins["fwd"]["provider_snapshot_pins"]["mission/up"].as_str().unwrap().starts_with("sha256:"));
     let gateway = start(&d, "unused");
     assert_time_tools(&d);
-    stop(gateway);
+    stop(&d, gateway);
     let transports: Vec<Value> = events(&d).into_iter().filter(|e| e["kind"] == "transport").collect();
     assert_eq!(transports.len(), 2, "{transports:?}");
     assert!(transports.iter().all(|t| t["fault"] == "close"), "{transports:?}");
@@ -242,7 +245,7 @@ fn mcp_server_time_over_streamable_http_with_a_static_bearer() {
     pin(&mut d, UPSTREAM_TOKEN);
     let gateway = start(&d, UPSTREAM_TOKEN);
     assert_time_tools(&d);
-    stop(gateway);
+    stop(&d, gateway);
     // HTTP transports end with `close` and no exit status; they have no stderr (audit-events.md §3.8).
     let records = events(&d);
     let transports: Vec<&Value> = records.iter().filter(|e| e["kind"] == "transport").collect();
@@ -287,7 +290,7 @@ fn mcp_server_time_over_https_is_verified_against_the_trusted_roots() {
     pin(&mut d, UPSTREAM_TOKEN);
     let gateway = start(&d, UPSTREAM_TOKEN);
     assert_time_tools(&d);
-    stop(gateway);
+    stop(&d, gateway);
 
     // Another CA: the pinned deployment no longer starts (stage 9, 78), and the log names the class.
     let other = Pki::new(&["localhost"]);
@@ -337,5 +340,5 @@ fn server_everything_under_auto_is_legacy_and_echoes() {
     assert_eq!(status, 200, "{text}");
     let tool_error = r#"data: {"id":2,"jsonrpc":"2.0","result":{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"ptc-gateway","version":"0.1.0"}},"content":[{"text":"Tool execution failed","type":"text"}],"isError":true,"resultType":"complete"}}"#;
     assert!(text.contains(tool_error), "{text}");
-    stop(gateway);
+    stop(&d, gateway);
 }
