@@ -82,19 +82,13 @@ fn forward_and_mission_tools_answer_exact_streams() {
     let (_, text) = call(fx.addr(), "mission", 5, &mission_args("fx.echo", json!([1])));
     assert_eq!(mission_error(&text), ("mcp_request_invalid".into(), "false".into(), false));
     // Three `tools/call` reached the fixture, each with a fresh parent id in the traceparent.
-    let events =
-        fx.wait_marker("three calls", |e| e.iter().filter(|e| e["method"] == "tools/call").count() == 3);
-    let parents: Vec<String> = events
-        .iter()
-        .filter(|e| e["method"] == "tools/call")
-        .map(|e| e["params"]["_meta"]["traceparent"].as_str().unwrap().to_owned())
-        .collect();
+    let parents = fx.traceparents(3);
     for tp in &parents {
         assert!(tp.len() == 55 && tp.starts_with("00-") && tp.ends_with("-01"), "{tp}");
     }
     assert_ne!(parents[1][36..52], parents[2][36..52]);
     // One spawn per tool at startup, none per call (A1, F34).
-    assert_eq!(events.iter().filter(|e| e["event"] == "spawn").count(), 2);
+    assert_eq!(fx.marker().iter().filter(|e| e["event"] == "spawn").count(), 2);
     stop(&fx, gateway, 0);
     let faults: Vec<Value> = fx.events().into_iter().filter(|e| e["kind"] == "transport").collect();
     assert_eq!(faults.len(), 2, "one transport record per transport: {faults:?}");
@@ -511,13 +505,7 @@ async fn f33_the_pcc_stream_trace_id_reaches_every_provider_call() {
         assert!(answer.contains(r#""ok":true"#), "{answer}");
     }
     drop(conv);
-    let events =
-        fx.wait_marker("two calls", |e| e.iter().filter(|e| e["method"] == "tools/call").count() == 2);
-    let parents: Vec<String> = events
-        .iter()
-        .filter(|e| e["method"] == "tools/call")
-        .map(|e| e["params"]["_meta"]["traceparent"].as_str().unwrap().to_owned())
-        .collect();
+    let parents = fx.traceparents(2);
     for tp in &parents {
         let (trace, parent) = (&tp[..36], &tp[36..52]);
         assert_eq!(trace, "00-4bf92f3577b34da6a3ce929d0e0e4736-", "{tp}");
@@ -535,58 +523,33 @@ async fn f33_the_pcc_stream_trace_id_reaches_every_provider_call() {
 /// `apple-request-uuid` never reach the upstream (nothing the fixture received carries them).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn v45_v58_an_invalid_trace_id_is_replaced_and_connect_metadata_never_reaches_the_upstream() {
-    use ptc_gateway::pcc::proto::create_mcp_transport_request::{Connect, Request};
-    use ptc_gateway::pcc::proto::{CreateMcpTransportRequest, TenantInfo, TraceContext};
-    const SENTINELS: [&str; 6] = [
-        "sentinel-bundle-51c9",
-        "sentinel-feature-51c9",
-        "sentinel-client-info-51c9",
-        "sentinel-request-id-51c9",
-        "sentinel-cloudos-51c9",
-        "sentinel-uuid-51c9",
-    ];
+    const SENTINELS: client::Sentinels = client::Sentinels {
+        bundle_id: "sentinel-bundle-51c9",
+        feature_id: "sentinel-feature-51c9",
+        client_info: "sentinel-client-info-51c9",
+        device_group: "sentinel-group-51c9",
+        request_id: "sentinel-request-id-51c9",
+        cloudos: "sentinel-cloudos-51c9",
+        uuid: "sentinel-uuid-51c9",
+    };
     let mut fx = Fx::new("modern");
     fx.pin();
     let gateway = start(&fx);
-    let auth = format!("Bearer {}", support::TOKEN);
-    let meta = [("authorization", auth.as_str()), ("apple-request-uuid", SENTINELS[5])];
-    let mut conv = client::open(fx.d.pcc_port, &meta).await.unwrap();
-    let connect = Connect {
-        server_id: "srv-1".into(),
-        request_id: SENTINELS[3].into(),
-        trace_context: Some(TraceContext {
-            trace_id: "4BF92F3577B34DA6A3CE929D0E0E4736".into(),
-            span_id: "00f067aa0ba902b7".into(),
-        }),
-        tenant_info: Some(TenantInfo {
-            bundle_id: SENTINELS[0].into(),
-            feature_id: SENTINELS[1].into(),
-            client_info: SENTINELS[2].into(),
-            automated_device_group: "sentinel-group-51c9".into(),
-        }),
-        server_cloudos_version: SENTINELS[4].into(),
-    };
-    conv.send(&client::In::Raw(CreateMcpTransportRequest { request: Some(Request::Connect(connect)) })).await;
-    for step in client::h() {
-        conv.send(&step).await;
-    }
-    assert_eq!(conv.next().await, client::Out::Connected);
-    assert_eq!(conv.next().await, client::initialized(0, "2025-11-25"));
+    let trace_id = "4BF92F3577B34DA6A3CE929D0E0E4736";
+    let mut conv = client::open_with_sentinels(fx.d.pcc_port, &SENTINELS, trace_id).await;
     // V37: with `apple-request-uuid` the call's id must equal it (the id is a sentinel too).
-    let id = format!("\"{}\"", SENTINELS[5]);
+    let id = SENTINELS.call_id();
     conv.send(&client::call(&id, "mission", r#"{"alias":"fx.echo","args":{}}"#)).await;
     let client::Out::Json(answer) = conv.next().await else { panic!("no answer") };
     assert!(answer.contains(r#""ok":true"#), "{answer}");
     drop(conv);
-    let events = fx.wait_marker("one call", |e| e.iter().any(|e| e["method"] == "tools/call"));
-    let call = events.iter().find(|e| e["method"] == "tools/call").unwrap();
-    let tp = call["params"]["_meta"]["traceparent"].as_str().unwrap();
+    let tp = &fx.traceparents(1)[0];
     let trace = &tp[3..35];
     assert!(tp.starts_with("00-") && tp.ends_with("-01") && tp.len() == 55, "{tp}");
     assert!(trace.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)), "{tp}");
     assert_ne!(trace, "4bf92f3577b34da6a3ce929d0e0e4736", "an invalid trace id is never passed on");
     let received = std::fs::read_to_string(&fx.marker).unwrap();
-    for sentinel in SENTINELS.iter().chain(&["sentinel-group-51c9"]) {
+    for sentinel in SENTINELS.all() {
         assert!(!received.contains(sentinel), "{sentinel} reached the upstream");
     }
     tokio::task::spawn_blocking(move || stop(&fx, gateway, 0)).await.unwrap();

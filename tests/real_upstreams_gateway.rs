@@ -10,7 +10,7 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -18,13 +18,11 @@ use nix::sys::signal::Signal;
 use serde_json::{json, Value};
 use support::http_time_server::HttpTimeServer;
 use support::pki::Pki;
-use support::providers::{call, mission_args, structured, wait};
-use support::{content_pin, run_with_deadline, Deployment, Gateway};
+use support::providers::{
+    call, copy_pins, event_records, mission_and_forward, mission_args, structured, wait,
+};
+use support::{run_with_deadline, Deployment, Gateway};
 
-const OPEN: &str = r#"{"type":"object","additionalProperties":true}"#;
-const APP: &str = "local M = {}\nfunction M.run(input)\n  return mission(\"default\"):call(\"calls.run\", input)\nend\nreturn M\n";
-const CALLS: &str =
-    "local M = {}\nfunction M.run(input)\n  return tool(input.alias, input.args)\nend\nreturn M\n";
 /// The upstream credential the HTTP tests bind (`upstream`, from `UPSTREAM_TOKEN`).
 const UPSTREAM_TOKEN: &str = "upstream-secret-51c2";
 
@@ -42,34 +40,7 @@ fn deployment(install: Value, forward_alias: &str) -> Deployment {
     let mut d = Deployment::baseline();
     d.host["install"] = json!({ "up": install });
     d.host["credentials"]["upstream"] = json!({"env": "UPSTREAM_TOKEN"});
-    let contracts = json!({"input_schema": {"path": "open.json"}, "result_schema": {"path": "open.json"}});
-    let providers = json!({"mission": [{"name": "up"}]});
-    let mission = json!({
-        "version": 1, "effect": "read", "contracts": contracts,
-        "workflow": {"components": [{"id": "app", "path": "app.luau"}], "entry": "app.run"},
-        "missions": {"default": {"components": [{"id": "calls", "path": "calls.luau"}], "providers": ["up"]}},
-        "providers": providers
-    });
-    let forward = json!({
-        "version": 1, "effect": "read", "contracts": contracts,
-        "workflow": {"forward": {"mission": "default", "tool": forward_alias}},
-        "missions": {"default": {"components": [], "providers": ["up"]}},
-        "providers": providers
-    });
-    for (dir, manifest) in [("mission", &mission), ("fwd", &forward)] {
-        d.write_file(&format!("{dir}/ptc.json"), &serde_json::to_string_pretty(manifest).unwrap());
-        d.write_file(&format!("{dir}/open.json"), OPEN);
-    }
-    d.write_file("mission/app.luau", APP);
-    d.write_file("mission/calls.luau", CALLS);
-    let tool = |name: &str| {
-        json!({"name": name, "title": name, "description": "A tool over a real upstream.",
-               "application": {"manifest": format!("{name}/ptc.json")},
-               "expected_application_content_digest": content_pin::of(&d.path(&format!("{name}/ptc.json"))),
-               "installation_config_pins": {}, "provider_snapshot_pins": {}})
-    };
-    d.gateway["tools"] = json!([tool("fwd"), tool("mission")]);
-    d.gateway["pcc"]["servers"] = json!({"srv-1": {"tools": ["mission"]}});
+    mission_and_forward(&mut d, "up", forward_alias, "A tool over a real upstream.");
     d
 }
 
@@ -90,22 +61,10 @@ fn command(d: &Deployment, upstream_token: &str) -> Command {
 /// `--print-pins` (pins.md §10), its three maps copied into each tool, the documents written.
 fn pin(d: &mut Deployment, upstream_token: &str) -> Value {
     d.write_documents();
-    d.frozen = false;
     let mut cmd = command(d, upstream_token);
     cmd.arg("--print-pins").env_remove("GATEWAY_TOKEN");
     let out = run_with_deadline(cmd, Duration::from_secs(60));
-    assert_eq!(out.status.code(), Some(0), "print-pins: {}", String::from_utf8_lossy(&out.stderr));
-    let pins: Value = serde_json::from_slice(&out.stdout).expect("pins json");
-    for tool in d.gateway["tools"].as_array_mut().unwrap() {
-        let name = tool["name"].as_str().unwrap().to_owned();
-        for key in
-            ["expected_application_content_digest", "installation_config_pins", "provider_snapshot_pins"]
-        {
-            tool[key] = pins[&name][key].clone();
-        }
-    }
-    d.write_documents();
-    pins
+    copy_pins(d, &out)
 }
 
 fn start(d: &Deployment, upstream_token: &str) -> Gateway {
@@ -119,26 +78,13 @@ fn stop(d: &Deployment, gateway: Gateway) {
     let (status, _, out, err) = gateway.signal_and_wait(Signal::SIGTERM, Duration::from_secs(40));
     assert_eq!(status, Some(0), "exit status; stderr: {}", String::from_utf8_lossy(&err));
     assert!(out.is_empty(), "stdout must stay empty");
-    let failed: Vec<Value> = events(d).into_iter().filter(|e| e["kind"] == "publication_failed").collect();
+    let failed: Vec<Value> =
+        event_records(d).into_iter().filter(|e| e["kind"] == "publication_failed").collect();
     assert_eq!(failed, Vec::<Value>::new(), "answers read whole are published");
 }
 
 fn addr(d: &Deployment) -> std::net::SocketAddr {
     std::net::SocketAddr::from(([127, 0, 0, 1], d.port))
-}
-
-/// Every record of the event log, in file order.
-fn events(d: &Deployment) -> Vec<Value> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(d.path("artifacts/events"))
-        .map(|r| r.flatten().map(|e| e.path()).collect())
-        .unwrap_or_default();
-    files.retain(|p| p.extension().is_some_and(|e| e == "jsonl"));
-    files.sort();
-    files
-        .iter()
-        .flat_map(|f| std::fs::read_to_string(f).unwrap().lines().map(str::to_owned).collect::<Vec<_>>())
-        .filter_map(|l| serde_json::from_str(&l).ok())
-        .collect()
 }
 
 /// Days since 1970-01-01 → (year, month, day) (the proleptic Gregorian calendar).
@@ -218,7 +164,7 @@ fn mcp_server_time_over_stdio_through_forward_and_mission_tools() {
     let gateway = start(&d, "unused");
     assert_time_tools(&d);
     stop(&d, gateway);
-    let transports: Vec<Value> = events(&d).into_iter().filter(|e| e["kind"] == "transport").collect();
+    let transports: Vec<Value> = event_records(&d).into_iter().filter(|e| e["kind"] == "transport").collect();
     assert_eq!(transports.len(), 2, "{transports:?}");
     assert!(transports.iter().all(|t| t["fault"] == "close"), "{transports:?}");
 }
@@ -247,7 +193,7 @@ fn mcp_server_time_over_streamable_http_with_a_static_bearer() {
     assert_time_tools(&d);
     stop(&d, gateway);
     // HTTP transports end with `close` and no exit status; they have no stderr (audit-events.md §3.8).
-    let records = events(&d);
+    let records = event_records(&d);
     let transports: Vec<&Value> = records.iter().filter(|e| e["kind"] == "transport").collect();
     assert_eq!(transports.len(), 2, "{transports:?}");
     assert!(transports.iter().all(|t| t["fault"] == "close" && t["exit_status"].is_null()), "{transports:?}");
@@ -262,7 +208,7 @@ fn mcp_server_time_over_streamable_http_with_a_static_bearer() {
     assert!(stderr.contains("provider_runtime_unavailable"), "{stderr}");
     assert!(!stderr.contains("wrong-token"), "{stderr}");
     let failed = wait("startup_failed", Duration::from_secs(5), || {
-        events(&d).into_iter().find(|e| e["kind"] == "startup_failed")
+        event_records(&d).into_iter().find(|e| e["kind"] == "startup_failed")
     });
     assert_eq!(failed["code"], "provider_runtime_unavailable", "{failed}");
     assert_eq!(failed["reason_class"], "mcp_authentication_failed", "{failed}");
@@ -299,7 +245,7 @@ fn mcp_server_time_over_https_is_verified_against_the_trusted_roots() {
     let out = run_with_deadline(command(&d, UPSTREAM_TOKEN), Duration::from_secs(60));
     assert_eq!(out.status.code(), Some(78), "stderr: {}", String::from_utf8_lossy(&out.stderr));
     let failed = wait("startup_failed", Duration::from_secs(5), || {
-        events(&d).into_iter().find(|e| e["kind"] == "startup_failed")
+        event_records(&d).into_iter().find(|e| e["kind"] == "startup_failed")
     });
     assert_eq!(failed["code"], "provider_runtime_unavailable", "{failed}");
     assert_eq!(failed["reason_class"], "mcp_transport_error", "{failed}");

@@ -6,7 +6,9 @@ use std::time::Duration;
 use ptc_gateway::pcc::proto::create_mcp_transport_request::{Connect, Request};
 use ptc_gateway::pcc::proto::create_mcp_transport_response::Response;
 use ptc_gateway::pcc::proto::pcc_tool_gateway_client::PccToolGatewayClient;
-use ptc_gateway::pcc::proto::{CreateMcpTransportRequest, CreateMcpTransportResponse, TraceContext};
+use ptc_gateway::pcc::proto::{
+    CreateMcpTransportRequest, CreateMcpTransportResponse, TenantInfo, TraceContext,
+};
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::metadata::MetadataValue;
@@ -161,6 +163,58 @@ impl Conv {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }
+}
+
+/// pcc.md §13's connect metadata, each field a distinct sentinel that a privacy test (V58) then looks
+/// for wherever the gateway writes: the tenant information, `request_id`, `server_cloudos_version`, and
+/// `apple-request-uuid` (which also becomes the call id, §13).
+pub struct Sentinels {
+    pub bundle_id: &'static str,
+    pub feature_id: &'static str,
+    pub client_info: &'static str,
+    pub device_group: &'static str,
+    pub request_id: &'static str,
+    pub cloudos: &'static str,
+    pub uuid: &'static str,
+}
+
+impl Sentinels {
+    pub fn all(&self) -> [&'static str; 7] {
+        let s = self;
+        [s.bundle_id, s.feature_id, s.client_info, s.device_group, s.request_id, s.cloudos, s.uuid]
+    }
+
+    /// `apple-request-uuid` as a JSON-RPC id (a string).
+    pub fn call_id(&self) -> String {
+        format!("\"{}\"", self.uuid)
+    }
+}
+
+/// A stream opened with the bearer and `apple-request-uuid`, connected to `srv-1` with `trace_id` and
+/// every sentinel, after the handshake (`connected` and the `initialize` answer read).
+pub async fn open_with_sentinels(port: u16, s: &Sentinels, trace_id: &str) -> Conv {
+    let auth = format!("Bearer {}", crate::support::TOKEN);
+    let mut conv =
+        open(port, &[("authorization", auth.as_str()), ("apple-request-uuid", s.uuid)]).await.unwrap();
+    let connect = Connect {
+        server_id: "srv-1".into(),
+        request_id: s.request_id.into(),
+        trace_context: Some(TraceContext { trace_id: trace_id.into(), span_id: "00f067aa0ba902b7".into() }),
+        tenant_info: Some(TenantInfo {
+            bundle_id: s.bundle_id.into(),
+            feature_id: s.feature_id.into(),
+            client_info: s.client_info.into(),
+            automated_device_group: s.device_group.into(),
+        }),
+        server_cloudos_version: s.cloudos.into(),
+    };
+    conv.send(&In::Raw(CreateMcpTransportRequest { request: Some(Request::Connect(connect)) })).await;
+    for step in h() {
+        conv.send(&step).await;
+    }
+    assert_eq!(conv.next().await, Out::Connected);
+    assert_eq!(conv.next().await, initialized(0, "2025-11-25"));
+    conv
 }
 
 pub fn err(code: i64, message: &str, reason: Option<&str>, id: &str) -> Out {

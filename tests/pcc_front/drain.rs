@@ -6,12 +6,31 @@ use std::time::{Duration, Instant};
 use nix::sys::signal::{kill, Signal};
 use tonic::Code;
 
-use crate::client::{call, end, err, ping, pong, try_open, In};
+use crate::client::{call, end, err, ping, pong, try_open, Conv, In};
 use crate::fixture::{audit_records, auth, deployment, done, ready_stream, start, summary};
+use crate::support::Gateway;
 
 /// lifecycle.md §7.2: the drain deadline (10 s after the signal) plus the cleanup deadline (10 s) and
 /// the slack of the shutdown stages bound every exit after SIGTERM.
 const EXIT_BOUND: Duration = Duration::from_secs(30);
+
+/// A ready stream on which `tool` was called as `id` and is in flight (the ping after it was answered),
+/// then SIGTERM to the gateway and the wait until readiness is false; the stream and the signal's instant.
+async fn in_flight_at_the_signal(port: u16, gw: &Gateway, id: &str, tool: &str) -> (Conv, Instant) {
+    let mut conv = ready_stream(port).await;
+    conv.send(&call(id, tool, "{}")).await;
+    conv.send(&ping(1)).await;
+    assert_eq!(conv.next().await, pong(1));
+    kill(nix::unistd::Pid::from_raw(gw.child.id() as i32), Signal::SIGTERM).unwrap();
+    let signalled = Instant::now();
+    conv.until_unavailable().await;
+    (conv, signalled)
+}
+
+/// The gateway's exit status once the drain has run its course (a second SIGTERM changes nothing).
+async fn exit_status(gw: Gateway) -> Option<i32> {
+    tokio::task::spawn_blocking(move || gw.signal_and_wait(Signal::SIGTERM, EXIT_BOUND)).await.unwrap().0
+}
 
 /// §17 V52 and V54: a write call in flight at SIGTERM that ends before the drain deadline is answered
 /// with its success, then `UNAVAILABLE draining`; a new stream meanwhile is refused; exit 0 (no run had
@@ -20,13 +39,7 @@ const EXIT_BOUND: Duration = Duration::from_secs(30);
 async fn drain_answers_a_call_that_ends_before_the_deadline() {
     let d = deployment(64, 4);
     let gw = start(&d);
-    let mut conv = ready_stream(d.pcc_port).await;
-    conv.send(&call(r#""call-1""#, "delta", "{}")).await;
-    conv.send(&ping(1)).await;
-    assert_eq!(conv.next().await, pong(1));
-    kill(nix::unistd::Pid::from_raw(gw.child.id() as i32), Signal::SIGTERM).unwrap();
-    let signalled = Instant::now();
-    conv.until_unavailable().await;
+    let (mut conv, signalled) = in_flight_at_the_signal(d.pcc_port, &gw, r#""call-1""#, "delta").await;
     // V54: the listener is closed (no connection), or a stream that still reaches the service is refused
     // `UNAVAILABLE` `draining` (the exact status is asserted in-process, tests/pcc_inproc.rs).
     let auth = auth();
@@ -40,8 +53,7 @@ async fn drain_answers_a_call_that_ends_before_the_deadline() {
     assert!(signalled.elapsed() < Duration::from_secs(10), "the call ended before the drain deadline");
     let records = audit_records(&d, 1).await;
     assert_eq!(summary(&records[0]), ("delta", "success", false));
-    let waited = tokio::task::spawn_blocking(move || gw.signal_and_wait(Signal::SIGTERM, EXIT_BOUND));
-    assert_eq!(waited.await.unwrap().0, Some(0));
+    assert_eq!(exit_status(gw).await, Some(0));
 }
 
 /// §15 and §17 V53: a held write call at SIGTERM keeps its stream open (ping answered, `tools/list` and
@@ -52,12 +64,7 @@ async fn drain_answers_a_call_that_ends_before_the_deadline() {
 async fn drain_answers_the_call_in_flight_with_its_real_outcome() {
     let d = deployment(64, 4);
     let gw = start(&d);
-    let mut conv = ready_stream(d.pcc_port).await;
-    conv.send(&call(r#""call-9""#, "beta", "{}")).await;
-    conv.send(&ping(1)).await;
-    assert_eq!(conv.next().await, pong(1));
-    kill(nix::unistd::Pid::from_raw(gw.child.id() as i32), Signal::SIGTERM).unwrap();
-    conv.until_unavailable().await;
+    let (mut conv, _) = in_flight_at_the_signal(d.pcc_port, &gw, r#""call-9""#, "beta").await;
     conv.send(&call("3", "alpha", r#"{"text":"hi"}"#)).await;
     assert_eq!(conv.next().await, err(-31998, "Server unavailable", None, "3"));
     conv.send(&ping(4)).await;
@@ -70,8 +77,7 @@ async fn drain_answers_the_call_in_flight_with_its_real_outcome() {
     assert_eq!(conv.next().await, end(Code::Unavailable, "draining"));
     let records = audit_records(&d, 1).await;
     assert_eq!(summary(&records[0]), ("beta", "cancelled", false), "drain's cancel is no disconnect");
-    let waited = tokio::task::spawn_blocking(move || gw.signal_and_wait(Signal::SIGTERM, EXIT_BOUND));
-    assert_eq!(waited.await.unwrap().0, Some(70));
+    assert_eq!(exit_status(gw).await, Some(70));
 }
 
 /// §15 step 3 from the signal on: readiness turns `draining` before S1 stops the listeners (held open here
@@ -82,20 +88,14 @@ async fn a_call_between_the_signal_and_the_listener_stop_is_unavailable() {
     let d = deployment(64, 4);
     let mut command = d.command();
     command.env("PTC_FAULT", "slow_listener_stop");
-    let gw = crate::support::Gateway::start(command, crate::fixture::http_addr(&d));
-    let mut conv = ready_stream(d.pcc_port).await;
-    conv.send(&call(r#""call-1""#, "delta", "{}")).await;
-    conv.send(&ping(1)).await;
-    assert_eq!(conv.next().await, pong(1));
-    kill(nix::unistd::Pid::from_raw(gw.child.id() as i32), Signal::SIGTERM).unwrap();
-    conv.until_unavailable().await;
+    let gw = Gateway::start(command, crate::fixture::http_addr(&d));
+    let (mut conv, _) = in_flight_at_the_signal(d.pcc_port, &gw, r#""call-1""#, "delta").await;
     conv.send(&call("3", "alpha", r#"{"text":"hi"}"#)).await;
     assert_eq!(conv.next().await, err(-31998, "Server unavailable", None, "3"));
     assert_eq!(conv.next().await, done(r#""call-1""#), "the real outcome");
     assert_eq!(conv.next().await, end(Code::Unavailable, "draining"));
     assert_eq!(summary(&audit_records(&d, 1).await[0]), ("delta", "success", false));
-    let waited = tokio::task::spawn_blocking(move || gw.signal_and_wait(Signal::SIGTERM, EXIT_BOUND));
-    assert_eq!(waited.await.unwrap().0, Some(0));
+    assert_eq!(exit_status(gw).await, Some(0));
 }
 
 /// §15 and §17 V51: SIGTERM ends an idle stream with `UNAVAILABLE`, `draining`; the gateway exits 0

@@ -4,11 +4,11 @@
 
 use std::time::{Duration, Instant};
 
-use ptc_gateway::pcc::proto::create_mcp_transport_request::{Connect, Request};
-use ptc_gateway::pcc::proto::{CreateMcpTransportRequest, TenantInfo, TraceContext};
 use tonic::Code;
 
-use crate::client::{body, call, end, err, h, initialized, open, ping, pong, In, Out};
+use crate::client::{
+    body, call, end, err, h, initialized, open, open_with_sentinels, ping, pong, In, Out, Sentinels,
+};
 use crate::fixture::{
     alpha, alpha_success, audit_records, auth, deployment, done, ready_stream, start, summary,
 };
@@ -91,14 +91,15 @@ async fn the_client_deadline_cancels_the_stream() {
     assert_eq!(idle.next().await, end(Code::DeadlineExceeded, ""));
 }
 
-const SENTINELS: [&str; 6] = [
-    "sentinel-bundle-7f3a",
-    "sentinel-feature-7f3a",
-    "sentinel-client-info-7f3a",
-    "sentinel-request-id-7f3a",
-    "sentinel-cloudos-7f3a",
-    "sentinel-uuid-7f3a",
-];
+const SENTINELS: Sentinels = Sentinels {
+    bundle_id: "sentinel-bundle-7f3a",
+    feature_id: "sentinel-feature-7f3a",
+    client_info: "sentinel-client-info-7f3a",
+    device_group: "sentinel-group-7f3a",
+    request_id: "sentinel-request-id-7f3a",
+    cloudos: "sentinel-cloudos-7f3a",
+    uuid: "sentinel-uuid-7f3a",
+};
 
 /// §13, §16 and §17 V58: tenant information, `request_id`, `server_cloudos_version`,
 /// `apple-request-uuid` (here also the call's id) and the bearer appear nowhere: not in the event log,
@@ -107,31 +108,8 @@ const SENTINELS: [&str; 6] = [
 async fn connect_metadata_never_leaves_the_stream() {
     let d = deployment(64, 4);
     let gw = start(&d);
-    let auth = auth();
-    let meta = [("authorization", auth.as_str()), ("apple-request-uuid", SENTINELS[5])];
-    let mut conv = open(d.pcc_port, &meta).await.unwrap();
-    let connect = Connect {
-        server_id: "srv-1".into(),
-        request_id: SENTINELS[3].into(),
-        trace_context: Some(TraceContext {
-            trace_id: "4bf92f3577b34da6a3ce929d0e0e4736".into(),
-            span_id: "00f067aa0ba902b7".into(),
-        }),
-        tenant_info: Some(TenantInfo {
-            bundle_id: SENTINELS[0].into(),
-            feature_id: SENTINELS[1].into(),
-            client_info: SENTINELS[2].into(),
-            automated_device_group: "sentinel-group-7f3a".into(),
-        }),
-        server_cloudos_version: SENTINELS[4].into(),
-    };
-    conv.send(&In::Raw(CreateMcpTransportRequest { request: Some(Request::Connect(connect)) })).await;
-    for step in h() {
-        conv.send(&step).await;
-    }
-    assert_eq!(conv.next().await, Out::Connected);
-    assert_eq!(conv.next().await, initialized(0, "2025-11-25"));
-    let id = format!("\"{}\"", SENTINELS[5]);
+    let mut conv = open_with_sentinels(d.pcc_port, &SENTINELS, "4bf92f3577b34da6a3ce929d0e0e4736").await;
+    let id = SENTINELS.call_id();
     conv.send(&call(&id, "delta", "{}")).await;
     assert_eq!(conv.next().await, done(&id));
     conv.send(&In::HalfClose).await;
@@ -150,8 +128,8 @@ async fn connect_metadata_never_leaves_the_stream() {
         }
     }
     assert!(texts.iter().any(|(p, _)| p.contains("audit")), "the audit is among the files read");
-    let mut forbidden: Vec<&str> = SENTINELS.to_vec();
-    forbidden.extend(["sentinel-group-7f3a", support::TOKEN]);
+    let mut forbidden: Vec<&str> = SENTINELS.all().to_vec();
+    forbidden.push(support::TOKEN);
     for (path, content) in &texts {
         let content = String::from_utf8_lossy(content);
         for s in &forbidden {

@@ -75,34 +75,7 @@ impl Fx {
     /// Installation `fx` (`install`), the tools `mission` and `fwd` over it, the event log with stderr tails.
     fn over(mut d: Deployment, marker: PathBuf, install: Value) -> Fx {
         d.host["install"] = json!({ "fx": install });
-        let mission = json!({
-            "version": 1, "effect": "read",
-            "contracts": {"input_schema": {"path": "open.json"}, "result_schema": {"path": "open.json"}},
-            "workflow": {"components": [{"id": "app", "path": "app.luau"}], "entry": "app.run"},
-            "missions": {"default": {"components": [{"id": "calls", "path": "calls.luau"}], "providers": ["fx"]}},
-            "providers": {"mission": [{"name": "fx"}]}
-        });
-        let forward = json!({
-            "version": 1, "effect": "read",
-            "contracts": {"input_schema": {"path": "open.json"}, "result_schema": {"path": "open.json"}},
-            "workflow": {"forward": {"mission": "default", "tool": "fx.echo"}},
-            "missions": {"default": {"components": [], "providers": ["fx"]}},
-            "providers": {"mission": [{"name": "fx"}]}
-        });
-        for (dir, manifest) in [("mission", &mission), ("fwd", &forward)] {
-            d.write_file(&format!("{dir}/ptc.json"), &serde_json::to_string_pretty(manifest).expect("json"));
-            d.write_file(&format!("{dir}/open.json"), OPEN);
-        }
-        d.write_file("mission/app.luau", APP);
-        d.write_file("mission/calls.luau", CALLS);
-        let tool = |name: &str| {
-            json!({"name": name, "title": name, "description": "A provider fixture tool.",
-                   "application": {"manifest": format!("{name}/ptc.json")},
-                   "expected_application_content_digest": content_pin::of(&d.path(&format!("{name}/ptc.json"))),
-                   "installation_config_pins": {}, "provider_snapshot_pins": {}})
-        };
-        d.gateway["tools"] = json!([tool("fwd"), tool("mission")]);
-        d.gateway["pcc"]["servers"] = json!({"srv-1": {"tools": ["mission"]}});
+        mission_and_forward(&mut d, "fx", "fx.echo", "A provider fixture tool.");
         d.gateway["artifacts"]["events"]["stderr"] = json!(true);
         Fx { d, marker }
     }
@@ -177,19 +150,8 @@ impl Fx {
     pub fn pin(&mut self) -> Value {
         self.d.write_documents();
         let out = self.print_pins();
-        assert_eq!(out.status.code(), Some(0), "print-pins: {}", String::from_utf8_lossy(&out.stderr));
+        let pins = copy_pins(&mut self.d, &out);
         assert!(out.stderr.is_empty(), "print-pins writes nothing to stderr");
-        let pins: Value = serde_json::from_slice(&out.stdout).expect("pins json");
-        let tools = self.d.gateway["tools"].as_array_mut().expect("tools");
-        for tool in tools.iter_mut() {
-            let name = tool["name"].as_str().expect("name").to_owned();
-            for key in
-                ["expected_application_content_digest", "installation_config_pins", "provider_snapshot_pins"]
-            {
-                tool[key] = pins[&name][key].clone();
-            }
-        }
-        self.d.write_documents();
         let _ = std::fs::remove_file(&self.marker);
         pins
     }
@@ -224,6 +186,18 @@ impl Fx {
         })
     }
 
+    /// The `_meta.traceparent` of each `tools/call` the fixture received, once it received `n`.
+    pub fn traceparents(&self, n: usize) -> Vec<String> {
+        let events = self.wait_marker(&format!("{n} calls"), |e| {
+            e.iter().filter(|e| e["method"] == "tools/call").count() == n
+        });
+        events
+            .iter()
+            .filter(|e| e["method"] == "tools/call")
+            .map(|e| e["params"]["_meta"]["traceparent"].as_str().expect("traceparent").to_owned())
+            .collect()
+    }
+
     /// The `tools/call` requests the fixture received.
     pub fn calls_received(&self) -> usize {
         self.marker().iter().filter(|e| e["event"] == "recv" && e["method"] == "tools/call").count()
@@ -238,18 +212,7 @@ impl Fx {
 
     /// Every record of the event log, in file order.
     pub fn events(&self) -> Vec<Value> {
-        let dir = self.d.path("artifacts/events");
-        let mut files: Vec<PathBuf> =
-            std::fs::read_dir(dir).map(|r| r.flatten().map(|e| e.path()).collect()).unwrap_or_default();
-        files.retain(|p| p.extension().is_some_and(|e| e == "jsonl"));
-        files.sort();
-        files
-            .iter()
-            .flat_map(|f| {
-                std::fs::read_to_string(f).unwrap_or_default().lines().map(str::to_owned).collect::<Vec<_>>()
-            })
-            .filter_map(|l| serde_json::from_str(&l).ok())
-            .collect()
+        event_records(&self.d)
     }
 
     /// Waits until the event log holds a record for which `cond` holds.
@@ -273,6 +236,73 @@ impl Fx {
             }
         }
     }
+}
+
+/// The tools `mission` (a Luau workflow handing `{alias, args}` to its mission, which returns what
+/// `tool(alias, args)` returned) and `fwd` (the forward form over `forward_alias`), both over
+/// `installation` and read, the PCC server `srv-1` serving `mission`.
+pub fn mission_and_forward(d: &mut Deployment, installation: &str, forward_alias: &str, description: &str) {
+    let contracts = json!({"input_schema": {"path": "open.json"}, "result_schema": {"path": "open.json"}});
+    let providers = json!({"mission": [{"name": installation}]});
+    let mission = json!({
+        "version": 1, "effect": "read", "contracts": contracts,
+        "workflow": {"components": [{"id": "app", "path": "app.luau"}], "entry": "app.run"},
+        "missions": {"default": {"components": [{"id": "calls", "path": "calls.luau"}], "providers": [installation]}},
+        "providers": providers
+    });
+    let forward = json!({
+        "version": 1, "effect": "read", "contracts": contracts,
+        "workflow": {"forward": {"mission": "default", "tool": forward_alias}},
+        "missions": {"default": {"components": [], "providers": [installation]}},
+        "providers": providers
+    });
+    for (dir, manifest) in [("mission", &mission), ("fwd", &forward)] {
+        d.write_file(&format!("{dir}/ptc.json"), &serde_json::to_string_pretty(manifest).expect("json"));
+        d.write_file(&format!("{dir}/open.json"), OPEN);
+    }
+    d.write_file("mission/app.luau", APP);
+    d.write_file("mission/calls.luau", CALLS);
+    let tool = |name: &str| {
+        json!({"name": name, "title": name, "description": description,
+               "application": {"manifest": format!("{name}/ptc.json")},
+               "expected_application_content_digest": content_pin::of(&d.path(&format!("{name}/ptc.json"))),
+               "installation_config_pins": {}, "provider_snapshot_pins": {}})
+    };
+    d.gateway["tools"] = json!([tool("fwd"), tool("mission")]);
+    d.gateway["pcc"]["servers"] = json!({"srv-1": {"tools": ["mission"]}});
+}
+
+/// The output of `--print-pins` (pins.md §10): exit 0, and its three maps copied into each tool of `d`,
+/// the documents written again. Returns the pins.
+pub fn copy_pins(d: &mut Deployment, out: &Output) -> Value {
+    assert_eq!(out.status.code(), Some(0), "print-pins: {}", String::from_utf8_lossy(&out.stderr));
+    let pins: Value = serde_json::from_slice(&out.stdout).expect("pins json");
+    for tool in d.gateway["tools"].as_array_mut().expect("tools") {
+        let name = tool["name"].as_str().expect("name").to_owned();
+        for key in
+            ["expected_application_content_digest", "installation_config_pins", "provider_snapshot_pins"]
+        {
+            tool[key] = pins[&name][key].clone();
+        }
+    }
+    d.write_documents();
+    pins
+}
+
+/// Every record of `d`'s event log, in file order.
+pub fn event_records(d: &Deployment) -> Vec<Value> {
+    let dir = d.path("artifacts/events");
+    let mut files: Vec<PathBuf> =
+        std::fs::read_dir(dir).map(|r| r.flatten().map(|e| e.path()).collect()).unwrap_or_default();
+    files.retain(|p| p.extension().is_some_and(|e| e == "jsonl"));
+    files.sort();
+    files
+        .iter()
+        .flat_map(|f| {
+            std::fs::read_to_string(f).unwrap_or_default().lines().map(str::to_owned).collect::<Vec<_>>()
+        })
+        .filter_map(|l| serde_json::from_str(&l).ok())
+        .collect()
 }
 
 /// Polls `probe` until it yields, failing after `deadline`.
