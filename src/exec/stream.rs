@@ -69,13 +69,22 @@ impl Shared {
     }
 }
 
+/// Where the body is in its life, as hyper sees it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum BodyState {
+    /// Pieces may still come.
+    Open,
+    /// The writer abandoned it: hyper got the error and closes the connection.
+    Abandoned,
+    /// hyper took its end: dropping it now is no sign of a gone client.
+    Finished,
+}
+
 /// The body of a committed stream.
 pub struct EventStream {
     pieces: mpsc::Receiver<Piece>,
     shared: Arc<Shared>,
-    ended: bool,
-    /// hyper took the end of the body (not an abandonment): dropping it now is no sign of a gone client.
-    finished: bool,
+    state: BodyState,
 }
 
 impl Body for EventStream {
@@ -86,7 +95,7 @@ impl Body for EventStream {
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, BodyAbandoned>>> {
-        if self.ended {
+        if self.state != BodyState::Open {
             return Poll::Ready(None);
         }
         let next = match self.pieces.poll_recv(cx) {
@@ -97,12 +106,11 @@ impl Body for EventStream {
         match next {
             Some(Piece::Bytes(bytes)) => Poll::Ready(Some(Ok(Frame::data(bytes)))),
             Some(Piece::Abandon) => {
-                self.ended = true;
+                self.state = BodyState::Abandoned;
                 Poll::Ready(Some(Err(BodyAbandoned)))
             }
             None => {
-                self.ended = true;
-                self.finished = true;
+                self.state = BodyState::Finished;
                 Poll::Ready(None)
             }
         }
@@ -114,7 +122,7 @@ impl Drop for EventStream {
         // hyper drops a finished body as soon as it took the end, before it flushes the terminator: the
         // writer then waits for that flush, or for the connection to fail or end before it
         // (`WriteProgress::closed`), not for a gone client (§9).
-        if self.finished {
+        if self.state == BodyState::Finished {
             return;
         }
         self.shared.gone.store(true, Ordering::Release);
@@ -220,7 +228,7 @@ pub fn open(progress: Option<Arc<WriteProgress>>, http10: bool) -> (Response<Res
         gone: AtomicBool::new(false),
         changed: Notify::new(),
     });
-    let body = EventStream { pieces: rx, shared: shared.clone(), ended: false, finished: false };
+    let body = EventStream { pieces: rx, shared: shared.clone(), state: BodyState::Open };
     let mut response = Response::new(body.boxed());
     *response.status_mut() = StatusCode::OK;
     let headers = response.headers_mut();

@@ -37,6 +37,13 @@ pub enum Drain {
     Cutoff,
 }
 
+/// Whether a drain has begun (§15): from the signal on, when readiness turns `draining`, although S1
+/// moves the front's own watch only once the listener owners have stopped. Stream admission and a
+/// stream's `tools/call` both ask this, so neither sees a gap between the two.
+pub fn drain_begun(drain: &watch::Receiver<Drain>, readiness: &Readiness) -> bool {
+    *drain.borrow() != Drain::Serving || readiness.phase() == Phase::Draining
+}
+
 /// What the service needs, built once in the listener stage.
 pub struct PccService {
     pub bearer: BearerDigest,
@@ -76,7 +83,7 @@ impl PccService {
             return Err(End::Unauthorized);
         }
         let uuid = request_uuid(metadata)?;
-        if *self.drain.borrow() != Drain::Serving || self.readiness.phase() == Phase::Draining {
+        if drain_begun(&self.drain, &self.readiness) {
             return Err(End::Draining);
         }
         match self.streams.try_reserve() {

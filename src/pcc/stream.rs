@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use ptc_actors::{Lease, Phase, Readiness};
+use ptc_actors::{Lease, Readiness};
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 use tonic::{Status, Streaming};
@@ -22,7 +22,7 @@ use crate::pcc::methods::{self, Server};
 use crate::pcc::proto::served::create_mcp_transport_request::{Connect, Request};
 use crate::pcc::proto::served::create_mcp_transport_response::{Connected, Response};
 use crate::pcc::proto::served::{CreateMcpTransportRequest, CreateMcpTransportResponse};
-use crate::pcc::service::Drain;
+use crate::pcc::service::{drain_begun, Drain};
 use crate::pcc::wire::{End, PccError};
 use crate::providers::trace::TraceId;
 
@@ -311,10 +311,8 @@ impl Conversation {
     /// §7.5, steps 1–6 in order.
     fn call(&mut self, id: &RequestId, params: Option<&crate::json::Map>) -> Option<String> {
         // §15 step 3: during a drain a stream is open only for its call in flight, and further calls are
-        // answered -31998 (not `call_in_flight`): nothing more will execute on it. The drain begins at the
-        // signal, when readiness turns `draining`; S1 moves the PCC watch only after the listener owners
-        // have stopped, so both are read (the same pair as stream admission, `service`).
-        if *self.ctx.drain.borrow() != Drain::Serving || self.ctx.readiness.phase() == Phase::Draining {
+        // answered -31998 (not `call_in_flight`): nothing more will execute on it.
+        if drain_begun(&self.ctx.drain, &self.ctx.readiness) {
             return Some(PccError::Unavailable.body(Some(id)));
         }
         if self.call.is_some() {
