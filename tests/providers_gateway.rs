@@ -38,25 +38,11 @@ fn stop(fx: &Fx, gateway: Gateway, code: i32) {
     assert_eq!(failed, Vec::<Value>::new(), "answers read whole are published");
 }
 
-/// The raw bytes of a `tools/call` (for exact-stream reads).
-fn call_request(fx: &Fx, tool: &str, id: u64, arguments: &Value) -> Vec<u8> {
-    let body = format!(
-        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{tool}","arguments":{},"_meta":{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{{}}}}}}}}"#,
-        arguments
-    );
-    format!(
-        "POST /mcp HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: {tool}\r\nContent-Length: {}\r\n\r\n{body}",
-        support::authority(fx.addr()),
-        support::TOKEN,
-        body.len()
-    )
-    .into_bytes()
-}
-
-fn exact(fx: &Fx, tool: &str, id: u64, arguments: &Value) -> String {
+/// A `tools/call` on a kept-alive connection; the body of its stream, read exactly.
+fn exact(fx: &Fx, tool: &str, id: usize, arguments: &Value) -> String {
     let mut s = TcpStream::connect(fx.addr()).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-    s.write_all(&call_request(fx, tool, id, arguments)).unwrap();
+    s.write_all(&support::tools_call_request(fx.addr(), tool, id, &arguments.to_string(), false)).unwrap();
     let stream = read_stream(&mut s);
     assert_eq!(stream.status, 200);
     String::from_utf8(stream.body()).unwrap()

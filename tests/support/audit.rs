@@ -1,14 +1,13 @@
 //! Write-tool deployments with a private audit, the call bytes, and reading the audit files back
 //! (audit-events.md §2).
 
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use super::{content_pin, Deployment, TOKEN};
+use super::{content_pin, Deployment};
 
 /// A write application that computes for a few milliseconds, then returns `{"ok": true}`.
 pub const NOTE_LUAU: &str = "local M = {}\nfunction M.run(input)\n  local n = 0\n  for i = 1, 100000 do n = n + i end\n  return { ok = true }\nend\nreturn M\n";
@@ -56,31 +55,12 @@ pub fn deployment(max_runs: u32, inflight: u32, max_file_bytes: u64, max_retaine
 
 /// A `tools/call` of `tool` with `Connection: close`.
 pub fn call_bytes(addr: SocketAddr, tool: &str, id: usize) -> Vec<u8> {
-    let body = format!(
-        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{tool}","arguments":{{"text":"secret-argument"}},"_meta":{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{{}}}}}}}}"#
-    );
-    format!(
-        "POST /mcp HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {TOKEN}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: {tool}\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{body}",
-        super::authority(addr),
-        body.len()
-    )
-    .into_bytes()
+    super::tools_call_request(addr, tool, id, r#"{"text":"secret-argument"}"#, true)
 }
 
 /// Status and the whole response (read to EOF); status 0 when the connection failed.
 pub fn exchange(addr: SocketAddr, tool: &str, id: usize) -> (u16, String) {
-    let Ok(mut s) = TcpStream::connect_timeout(&addr, Duration::from_secs(5)) else {
-        return (0, String::new());
-    };
-    let _ = s.set_read_timeout(Some(Duration::from_secs(30)));
-    if s.write_all(&call_bytes(addr, tool, id)).is_err() {
-        return (0, String::new());
-    }
-    let mut all = Vec::new();
-    let _ = s.read_to_end(&mut all);
-    let text = String::from_utf8_lossy(&all).into_owned();
-    let status = text.split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
-    (status, text)
+    super::send_to_eof(addr, &call_bytes(addr, tool, id), Duration::from_secs(30))
 }
 
 /// The final message event of a successful call `id` was received.

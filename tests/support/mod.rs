@@ -368,6 +368,38 @@ pub fn authority(addr: SocketAddr) -> String {
     }
 }
 
+/// The raw bytes of a `POST /mcp` `tools/call` of `tool` as `id` with `arguments` (JSON text), every
+/// header http-mcp.md requires, and `Connection: close` when `close`.
+pub fn tools_call_request(addr: SocketAddr, tool: &str, id: usize, arguments: &str, close: bool) -> Vec<u8> {
+    let body = format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{tool}","arguments":{arguments},"_meta":{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{{}}}}}}}}"#
+    );
+    let connection = if close { "Connection: close\r\n" } else { "" };
+    format!(
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {TOKEN}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: {tool}\r\n{connection}Content-Length: {}\r\n\r\n{body}",
+        authority(addr),
+        body.len()
+    )
+    .into_bytes()
+}
+
+/// Sends `request` on a new connection and reads the response to EOF within `read_timeout`: the status
+/// and the whole text (status 0 when the connection failed).
+pub fn send_to_eof(addr: SocketAddr, request: &[u8], read_timeout: Duration) -> (u16, String) {
+    let Ok(mut s) = TcpStream::connect_timeout(&addr, Duration::from_secs(5)) else {
+        return (0, String::new());
+    };
+    let _ = s.set_read_timeout(Some(read_timeout));
+    if s.write_all(request).is_err() {
+        return (0, String::new());
+    }
+    let mut all = Vec::new();
+    let _ = s.read_to_end(&mut all);
+    let text = String::from_utf8_lossy(&all).into_owned();
+    let status = text.split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+    (status, text)
+}
+
 /// An independent implementation of the content pin (pins.md §6) for "pin updated" rows, so that a
 /// test never trusts the gateway to tell it the right pin.
 pub mod content_pin {

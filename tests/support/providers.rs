@@ -325,29 +325,12 @@ pub fn mission_args(alias: &str, args: Value) -> Value {
 /// One `tools/call` of `tool` with `arguments` and `Connection: close`; the status and the whole
 /// response read to EOF (status 0 when the connection failed).
 pub fn call(addr: SocketAddr, tool: &str, id: usize, arguments: &Value) -> (u16, String) {
-    use std::io::{Read, Write};
-    let body = format!(
-        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{tool}","arguments":{},"_meta":{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{{}}}}}}}}"#,
-        serde_json::to_string(arguments).expect("json")
-    );
-    let request = format!(
-        "POST /mcp HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: {tool}\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{body}",
-        super::authority(addr),
-        super::TOKEN,
-        body.len()
-    );
-    let Ok(mut s) = std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(5)) else {
-        return (0, String::new());
-    };
-    let _ = s.set_read_timeout(Some(Duration::from_secs(60)));
-    if s.write_all(request.as_bytes()).is_err() {
-        return (0, String::new());
-    }
-    let mut all = Vec::new();
-    let _ = s.read_to_end(&mut all);
-    let text = String::from_utf8_lossy(&all).into_owned();
-    let status = text.split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
-    (status, text)
+    let arguments = serde_json::to_string(arguments).expect("json");
+    super::send_to_eof(
+        addr,
+        &super::tools_call_request(addr, tool, id, &arguments, true),
+        Duration::from_secs(60),
+    )
 }
 
 /// The `error` table a mission saw, as `(code, dispatch, retryable)`.
