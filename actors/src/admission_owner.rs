@@ -30,6 +30,12 @@ pub enum OwnerMsg {
     Fence(RpcReplyPort<()>),
     /// Report every pool.
     Report(RpcReplyPort<Vec<AdmissionSnapshot>>),
+    /// A task linked to this owner ([`AdmissionOwnerRef::spawn_linked`]) was lost before its work
+    /// settled: the owner stops without acknowledging cleanup, which its supervisor turns into the
+    /// owner's loss (lifecycle.md §6.3: run admission becomes unavailable; execution.md §6.2 step 4).
+    WorkLost,
+    /// The fault tests' panic in the owner's own logic.
+    Panic,
 }
 
 /// Errors of a call to the owner. Closed.
@@ -102,6 +108,13 @@ impl Actor for AdmissionOwner {
             OwnerMsg::Report(reply) => {
                 let _ = reply.send(pools.iter().map(AdmissionPool::snapshot).collect());
             }
+            OwnerMsg::WorkLost => {
+                pools.iter().for_each(|p| {
+                    p.fence();
+                });
+                return Err("a linked task was lost before its work settled".into());
+            }
+            OwnerMsg::Panic => return Err("injected fault: a panic in an admission owner".into()),
         }
         Ok(())
     }
@@ -125,15 +138,42 @@ impl AdmissionOwnerRef {
         cause: NotReadyCause,
     ) -> Result<AdmissionOwnerRef, DomainError> {
         let fenced_on_loss = pools.clone();
-        let spec = ChildSpec::new(name, ChildPolicy::Fence(cause), AdmissionOwner, pools.clone()).on_loss(
-            move || {
+        let spec = ChildSpec::new(name, ChildPolicy::Fence(cause), AdmissionOwner, pools.clone())
+            .on_loss(move || {
                 fenced_on_loss.iter().for_each(|p| {
                     p.fence();
                 });
-            },
-        );
+            })
+            .panic_message(|| OwnerMsg::Panic);
         let actor = domain.start_child(spec).await?;
         Ok(AdmissionOwnerRef { actor, pools })
+    }
+
+    /// Spawns `work` as a task linked to this owner: if it panics, the owner hears that its work was
+    /// lost and stops without acknowledging cleanup, so its supervisor fences the pools and readiness
+    /// with the owner's cause (lifecycle.md §6.3). The task's own result is returned through the handle.
+    pub fn spawn_linked<T, F>(&self, work: F) -> tokio::task::JoinHandle<Option<T>>
+    where
+        F: std::future::Future<Output = T> + Send + 'static,
+        T: Send + 'static,
+    {
+        let owner = self.clone();
+        tokio::spawn(async move {
+            let ended = crate::tasks::catch_unwind(work).await;
+            if ended.is_err() {
+                owner.report_lost_work();
+            }
+            ended.ok()
+        })
+    }
+
+    /// Tells the owner that work it admitted was lost before it settled (execution.md §6.2 step 4): the
+    /// pools are fenced at once, here, and the owner's loss fences readiness through its supervisor.
+    pub fn report_lost_work(&self) {
+        self.pools.iter().for_each(|p| {
+            p.fence();
+        });
+        let _ = self.actor.send_message(OwnerMsg::WorkLost);
     }
 
     /// The pools, in the order given at start. The fronts reserve on these directly.

@@ -16,7 +16,8 @@
 //! | [`observer`] | [`DomainObserver`]: what the event log hears (readiness, child losses, stages) |
 //! | [`admission`] | [`AdmissionPool`] and its RAII [`Lease`]: reservation without queues |
 //! | [`admission_owner`] | [`AdmissionOwnerRef`]: the supervised owner actor of one or more pools |
-//! | [`supervisor`] | [`DomainHandle`]: start children in stage order, apply their loss policy |
+//! | [`supervisor`] | [`SupervisorHandle`]: the tree; start children in stage order, apply their loss policy |
+//! | [`tasks`] | [`TaskGroup`]: tasks whose end or panic their owner hears |
 //! | [`stage`], [`shutdown`], [`exit`] | S1–S8 (§7.3), their deadlines (§7.2), exit 0 or 70 (§7.4) |
 //!
 //! # How the gateway wires it
@@ -91,6 +92,7 @@ pub mod readiness;
 pub mod shutdown;
 pub mod stage;
 pub mod supervisor;
+pub mod tasks;
 pub mod trigger;
 
 pub use admission::{AdmissionPool, AdmissionSnapshot, IdleTimeout, Lease, PoolState, Refusal, RefusalOrder};
@@ -104,6 +106,8 @@ pub use readiness::{NotReadyCause, Phase, Readiness};
 pub use shutdown::{run_shutdown, ShutdownPlan, ShutdownReport};
 pub use stage::{Stage, StageContext, StageFuture, StageId, StageOutcome, Unclean};
 pub use supervisor::{
-    ChildInfo, ChildPolicy, ChildSpec, ChildStatus, ChildStop, DomainError, DomainHandle, LossHook, LossKind,
+    AsyncLossHook, ChildInfo, ChildPolicy, ChildSpec, ChildStatus, ChildStop, DomainError, DomainHandle,
+    LossHook, LossKind, LossReport, SupervisorHandle, TreeNode,
 };
+pub use tasks::{TaskEnd, TaskGroup, TaskReport};
 pub use trigger::{AbnormalCause, ShutdownTrigger, TriggerKind, TriggerState, DRAIN_WINDOW};

@@ -1,25 +1,33 @@
-//! The domain supervisor: starts owners in stage order, watches them, and turns an unexpected stop into
-//! the rule of lifecycle.md §6.3 for that child: fence, stop the domain, or tolerate.
+//! The supervision tree: supervisors that start owners in stage order, watch them, and turn an
+//! unexpected stop into the rule the child declared once when it was started: fence with a cause, stop
+//! the domain, or tolerate (lifecycle.md §6.3, §7.5).
 //!
-//! Owns: the list of supervised children (name, policy, status) in start order, the reaction to ractor
-//! supervision events, retiring children (an expected stop), and stopping them explicitly in reverse
-//! order at the end. ractor's defaults are not these rules (DESIGN.md §3): by default a supervisor stops
-//! when a child stops, and a parent's exit kills its children without their `post_stop`. This supervisor
-//! never stops because of a child, and [`DomainHandle::shutdown`] stops every child in reverse start
-//! order before it stops itself.
+//! Owns: each supervisor's children (name, policy, status, and for a child that is itself a
+//! supervisor, its handle) in start order; the reaction to ractor supervision events; the loss hooks
+//! a loss runs (synchronous ones before readiness changes, asynchronous ones on tasks this supervisor
+//! owns and awaits); retiring children (an expected stop); stopping a subtree explicitly, children in
+//! reverse start order first; and the tree listing that the running system reports.
+//!
+//! ractor's defaults are not these rules: by default a supervisor stops when a child stops, and a
+//! parent's exit kills its children without their `post_stop`. A supervisor here never stops because of
+//! a child, and [`SupervisorHandle::shutdown`] stops every child (recursively, in reverse start order)
+//! before it stops itself.
 //!
 //! Does not own: what the children do, readiness itself (`DomainContext`), or the shutdown stages.
 //!
-//! Children are spawned by the caller's task, linked to the supervisor, and then registered. A loss
+//! Children are spawned by the caller's task, linked to their supervisor, and then registered. A loss
 //! that arrives before its registration is held until the registration (or the abandoned start) resolves
-//! it, so the supervisor's mailbox is never blocked by a child's `pre_start`.
+//! it, so a supervisor's mailbox is never blocked by a child's `pre_start`.
 
 use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::sync::watch;
+use tokio::task::JoinHandle;
 
 use ractor::{Actor, ActorCell, ActorId, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent};
 
@@ -27,7 +35,7 @@ use crate::context::DomainContext;
 use crate::readiness::NotReadyCause;
 use crate::trigger::AbnormalCause;
 
-/// How long a call to the supervisor may take before it counts as unresponsive.
+/// How long a call to a supervisor may take before it counts as unresponsive.
 const CALL_BOUND: Duration = Duration::from_millis(5_000);
 
 /// The name reported for a linked child that was never registered.
@@ -36,14 +44,23 @@ const UNREGISTERED: &str = "unregistered";
 /// What the loss of a child means (lifecycle.md §6.3).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ChildPolicy {
-    /// The loss fences readiness for good with this cause (admission owners, provider runtime,
-    /// credentials owner, any other child).
+    /// The loss fences readiness for good with this cause.
     Fence(NotReadyCause),
-    /// The loss stops the domain abnormally, exit 70 (audit owner, HTTP and PCC listeners, §7.5).
+    /// The loss stops the domain abnormally, exit 70 (lifecycle.md §7.5).
     StopDomain(AbnormalCause),
-    /// The loss changes nothing (a best-effort child; the event logger has the same rule but runs on its
-    /// own thread, `event_logger`).
+    /// The loss changes nothing (a best-effort child such as the event logger).
     Tolerate,
+}
+
+impl ChildPolicy {
+    /// A short text for tree listings: `fence <cause>`, `stop domain <cause>` or `tolerate`.
+    pub fn describe(&self) -> String {
+        match self {
+            ChildPolicy::Fence(cause) => format!("fence {}", cause.as_str()),
+            ChildPolicy::StopDomain(cause) => format!("stop domain {}", cause.as_str()),
+            ChildPolicy::Tolerate => "tolerate".to_owned(),
+        }
+    }
 }
 
 /// How a child stopped.
@@ -68,18 +85,48 @@ pub enum ChildStatus {
     Lost(LossKind),
 }
 
-/// One row of [`DomainHandle::children`].
+/// One row of [`SupervisorHandle::children`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ChildInfo {
     pub name: String,
     pub policy: ChildPolicy,
     pub status: ChildStatus,
+    /// True for a child that is itself a supervisor.
+    pub supervisor: bool,
 }
 
-/// How [`DomainHandle::stop_child`] ended.
+/// One node of [`SupervisorHandle::tree`]: a child with its own children (empty for an owner).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TreeNode {
+    pub name: String,
+    pub policy: ChildPolicy,
+    pub status: ChildStatus,
+    pub children: Vec<TreeNode>,
+}
+
+impl TreeNode {
+    /// The subtree drawn as text, one node a line, with `├─`/`└─` connectors and each node's policy,
+    /// the way `docs/architecture.md` draws the tree.
+    pub fn render(nodes: &[TreeNode], root: &str) -> String {
+        let mut out = format!("{root}\n");
+        render_level(nodes, "", &mut out);
+        out
+    }
+}
+
+fn render_level(nodes: &[TreeNode], prefix: &str, out: &mut String) {
+    for (i, node) in nodes.iter().enumerate() {
+        let last = i + 1 == nodes.len();
+        let (branch, deeper) = if last { ("└─ ", "   ") } else { ("├─ ", "│  ") };
+        out.push_str(&format!("{prefix}{branch}{}  [{}]\n", node.name, node.policy.describe()));
+        render_level(&node.children, &format!("{prefix}{deeper}"), out);
+    }
+}
+
+/// How [`SupervisorHandle::stop_child`] ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ChildStop {
-    /// Stopped within the bound; its `post_stop` ran.
+    /// Stopped within the bound; its `post_stop` ran (and, for a supervisor, every child's did).
     Stopped,
     /// Did not stop within the bound and was killed (no `post_stop`).
     Killed,
@@ -87,7 +134,7 @@ pub enum ChildStop {
     AlreadyGone,
 }
 
-/// Errors of the domain handle. Closed; names only.
+/// Errors of a supervisor handle. Closed; names only.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum DomainError {
     /// The supervisor could not be spawned.
@@ -130,6 +177,25 @@ impl std::error::Error for DomainError {}
 /// Work run when a child is lost, before readiness changes (e.g. fence the pools an admission owner held).
 pub type LossHook = Box<dyn FnOnce() + Send + 'static>;
 
+/// What an asynchronous loss hook is told.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LossReport {
+    pub kind: LossKind,
+    /// True iff this loss is what turned readiness false. With an asynchronous hook a fence is not
+    /// reported to the observer by the supervisor: the hook records it, later and with more detail
+    /// (providers.md §12.1 step 4: the `readiness` record follows the close).
+    pub first_fence: bool,
+}
+
+/// The future of an asynchronous loss hook.
+pub type HookFuture = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
+
+/// Work run after a child is lost, on a task its supervisor owns (a transport's close and records).
+pub type AsyncLossHook = Box<dyn FnOnce(LossReport) -> HookFuture + Send + 'static>;
+
+/// Makes a running child panic, for the fault tests of the `fault-injection` feature.
+pub type PanicInjector = Box<dyn Fn() + Send + Sync + 'static>;
+
 /// How to start one child: the actor, its arguments, its name and its policy.
 pub struct ChildSpec<A: Actor> {
     name: String,
@@ -137,17 +203,46 @@ pub struct ChildSpec<A: Actor> {
     actor: A,
     args: A::Arguments,
     on_loss: Option<LossHook>,
+    on_loss_async: Option<AsyncLossHook>,
+    panic_message: Option<fn() -> A::Msg>,
 }
 
 impl<A: Actor> ChildSpec<A> {
-    /// A child named `name` (used in reports and in [`DomainHandle::stop_child`]).
+    /// A child named `name` (used in reports and in [`SupervisorHandle::stop_child`]).
     pub fn new(name: impl Into<String>, policy: ChildPolicy, actor: A, args: A::Arguments) -> Self {
-        ChildSpec { name: name.into(), policy, actor, args, on_loss: None }
+        ChildSpec {
+            name: name.into(),
+            policy,
+            actor,
+            args,
+            on_loss: None,
+            on_loss_async: None,
+            panic_message: None,
+        }
     }
 
-    /// Runs `hook` once if the child is lost (not when it is retired).
+    /// Runs `hook` once if the child is lost (not when it is retired), before the policy applies.
     pub fn on_loss(mut self, hook: impl FnOnce() + Send + 'static) -> Self {
         self.on_loss = Some(Box::new(hook));
+        self
+    }
+
+    /// Runs `hook` once if the child is lost, after the policy applied, on a task the supervisor owns
+    /// and awaits in [`SupervisorHandle::settle_losses`] and at its shutdown. With this hook a
+    /// [`ChildPolicy::Fence`] is not reported to the observer: the hook records it
+    /// ([`LossReport::first_fence`]).
+    pub fn on_loss_async<F>(mut self, hook: impl FnOnce(LossReport) -> F + Send + 'static) -> Self
+    where
+        F: Future<Output = ()> + Send + 'static,
+    {
+        self.on_loss_async = Some(Box::new(move |report| Box::pin(hook(report)) as HookFuture));
+        self
+    }
+
+    /// The message that makes this child fail in its own logic, for the fault tests
+    /// ([`SupervisorHandle::inject_panic`]).
+    pub fn panic_message(mut self, message: fn() -> A::Msg) -> Self {
+        self.panic_message = Some(message);
         self
     }
 }
@@ -157,15 +252,22 @@ struct Registration {
     cell: ActorCell,
     policy: ChildPolicy,
     on_loss: Option<LossHook>,
+    on_loss_async: Option<AsyncLossHook>,
+    injector: Option<Arc<PanicInjector>>,
+    sub: Option<SupervisorHandle>,
 }
 
-/// The supervisor's messages. Private: the gateway talks to it through [`DomainHandle`].
+/// A supervisor's messages. Private: callers talk to it through [`SupervisorHandle`].
 enum SupervisorMsg {
     BeginStart(RpcReplyPort<StartToken>),
     AbandonStart(StartToken),
     Register(StartToken, Box<Registration>, RpcReplyPort<()>),
-    Retire(String, RpcReplyPort<Option<ActorCell>>),
-    Children(RpcReplyPort<Vec<ChildInfo>>),
+    Retire(String, RpcReplyPort<Option<(ActorCell, Option<SupervisorHandle>)>>),
+    Children(RpcReplyPort<Vec<(ChildInfo, Option<SupervisorHandle>)>>),
+    TakeHookTasks(RpcReplyPort<Vec<JoinHandle<()>>>),
+    Injector(String, RpcReplyPort<Option<(Arc<PanicInjector>, Option<SupervisorHandle>)>>),
+    /// The fault tests' panic in the supervisor's own logic.
+    Panic,
 }
 
 struct Entry {
@@ -174,6 +276,9 @@ struct Entry {
     cell: ActorCell,
     policy: ChildPolicy,
     on_loss: Option<LossHook>,
+    on_loss_async: Option<AsyncLossHook>,
+    injector: Option<Arc<PanicInjector>>,
+    sub: Option<SupervisorHandle>,
     status: ChildStatus,
 }
 
@@ -185,6 +290,8 @@ struct SupervisorState {
     next_token: u64,
     /// Losses of children not registered yet.
     orphans: Vec<(ActorId, LossKind)>,
+    /// The asynchronous loss hooks started by this supervisor, until someone awaits them.
+    hook_tasks: Vec<JoinHandle<()>>,
 }
 
 struct Supervisor;
@@ -205,6 +312,7 @@ impl Actor for Supervisor {
             pending: Vec::new(),
             next_token: 0,
             orphans: Vec::new(),
+            hook_tasks: Vec::new(),
         })
     }
 
@@ -235,9 +343,31 @@ impl Actor for Supervisor {
                 let rows = state
                     .children
                     .iter()
-                    .map(|e| ChildInfo { name: e.name.clone(), policy: e.policy, status: e.status })
+                    .map(|e| {
+                        let info = ChildInfo {
+                            name: e.name.clone(),
+                            policy: e.policy,
+                            status: e.status,
+                            supervisor: e.sub.is_some(),
+                        };
+                        (info, e.sub.clone())
+                    })
                     .collect();
                 let _ = reply.send(rows);
+            }
+            SupervisorMsg::TakeHookTasks(reply) => {
+                let _ = reply.send(std::mem::take(&mut state.hook_tasks));
+            }
+            SupervisorMsg::Injector(name, reply) => {
+                let found = state
+                    .children
+                    .iter()
+                    .find(|e| e.name == name && e.status == ChildStatus::Running)
+                    .and_then(|e| e.injector.clone().map(|i| (i, e.sub.clone())));
+                let _ = reply.send(found);
+            }
+            SupervisorMsg::Panic => {
+                return Err("injected fault: a panic in a supervisor's own logic".into());
             }
         }
         Ok(())
@@ -270,6 +400,9 @@ impl SupervisorState {
             cell: r.cell,
             policy: r.policy,
             on_loss: r.on_loss,
+            on_loss_async: r.on_loss_async,
+            injector: r.injector,
+            sub: r.sub,
             status: ChildStatus::Running,
         });
         if let Some(at) = self.orphans.iter().position(|(orphan, _)| *orphan == id) {
@@ -290,10 +423,10 @@ impl SupervisorState {
         }
     }
 
-    fn retire(&mut self, name: &str) -> Option<ActorCell> {
+    fn retire(&mut self, name: &str) -> Option<(ActorCell, Option<SupervisorHandle>)> {
         let entry = self.children.iter_mut().find(|e| e.name == name && e.status == ChildStatus::Running)?;
         entry.status = ChildStatus::Retiring;
-        Some(entry.cell.clone())
+        Some((entry.cell.clone(), entry.sub.clone()))
     }
 
     fn child_stopped(&mut self, id: ActorId, loss: LossKind) {
@@ -308,9 +441,12 @@ impl SupervisorState {
         match entry.status {
             ChildStatus::Running => {
                 entry.status = ChildStatus::Lost(loss);
-                let (name, policy, hook) = (entry.name.clone(), entry.policy, entry.on_loss.take());
+                let (name, policy) = (entry.name.clone(), entry.policy);
+                let hooks = (entry.on_loss.take(), entry.on_loss_async.take());
                 tracing::warn!(child = %name, ?loss, "supervised child stopped unexpectedly");
-                apply_policy(&self.ctx, &name, policy, loss, hook);
+                if let Some(task) = apply_policy(&self.ctx, &name, policy, loss, hooks) {
+                    self.hook_tasks.push(task);
+                }
             }
             ChildStatus::Retiring => entry.status = ChildStatus::Stopped,
             ChildStatus::Stopped | ChildStatus::Lost(_) => {}
@@ -319,32 +455,34 @@ impl SupervisorState {
 
     fn unregistered_lost(&self, loss: LossKind) {
         tracing::warn!(?loss, "an unregistered linked child stopped");
-        apply_policy(&self.ctx, UNREGISTERED, ChildPolicy::Fence(NotReadyCause::OwnerLost), loss, None);
+        let policy = ChildPolicy::Fence(NotReadyCause::OwnerLost);
+        let _ = apply_policy(&self.ctx, UNREGISTERED, policy, loss, (None, None));
     }
 }
 
-/// lifecycle.md §6.3: the loss hook first (so a fenced pool is in place before readiness turns false),
-/// then the policy.
+/// lifecycle.md §6.3: the synchronous hook first (so a fenced pool is in place before readiness turns
+/// false), then the policy, then the asynchronous hook on its own task, which the caller keeps.
 fn apply_policy(
     ctx: &DomainContext,
     name: &str,
     policy: ChildPolicy,
-    loss: LossKind,
-    hook: Option<LossHook>,
-) {
-    ctx.observer().child_lost(name, policy, loss);
+    kind: LossKind,
+    (hook, async_hook): (Option<LossHook>, Option<AsyncLossHook>),
+) -> Option<JoinHandle<()>> {
+    ctx.observer().child_lost(name, policy, kind);
     if let Some(hook) = hook {
         hook();
     }
-    match policy {
-        ChildPolicy::Fence(cause) => {
-            ctx.fence(cause);
-        }
+    let first_fence = match policy {
+        ChildPolicy::Fence(cause) if async_hook.is_some() => ctx.fence_unreported(cause),
+        ChildPolicy::Fence(cause) => ctx.fence(cause),
         ChildPolicy::StopDomain(cause) => {
             ctx.stop_abnormally(cause);
+            false
         }
-        ChildPolicy::Tolerate => {}
-    }
+        ChildPolicy::Tolerate => false,
+    };
+    async_hook.map(|hook| tokio::spawn(hook(LossReport { kind, first_fence })))
 }
 
 /// Identifies one start between `BeginStart` and its registration or abandonment.
@@ -364,42 +502,54 @@ impl Drop for PendingStart {
     }
 }
 
-/// The gateway's handle on the running domain supervisor. Cloneable; all clones drive the same domain.
+/// A handle on one supervisor of the tree. Cloneable; all clones drive the same supervisor.
 #[derive(Clone)]
-pub struct DomainHandle {
+pub struct SupervisorHandle {
     supervisor: ActorRef<SupervisorMsg>,
     ctx: DomainContext,
+    /// Only the root has these: its stop other than through [`SupervisorHandle::shutdown`] is an
+    /// abnormal stop of the domain (a child supervisor's stop is its parent's to judge).
+    root: Option<RootWatch>,
+}
+
+/// The root's watcher: set `orderly` before an intended stop; `watched` turns true once the watcher
+/// has judged the stop.
+#[derive(Clone)]
+struct RootWatch {
     orderly: Arc<AtomicBool>,
-    /// Becomes true once the watcher has seen the supervisor stop and judged that stop.
     watched: watch::Receiver<bool>,
 }
 
-impl fmt::Debug for DomainHandle {
+/// The root of the tree: the domain supervisor.
+pub type DomainHandle = SupervisorHandle;
+
+impl fmt::Debug for SupervisorHandle {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("DomainHandle").field("supervisor", &self.supervisor.get_id()).finish()
+        f.debug_struct("SupervisorHandle").field("supervisor", &self.supervisor.get_id()).finish()
     }
 }
 
-impl DomainHandle {
-    /// Spawns the domain supervisor. If the supervisor ever stops other than through
-    /// [`DomainHandle::shutdown`] (a panic in its logic), the domain stops abnormally with
+impl SupervisorHandle {
+    /// Spawns the domain supervisor, the root of the tree. If it ever stops other than through
+    /// [`SupervisorHandle::shutdown`] (a panic in its logic), the domain stops abnormally with
     /// [`AbnormalCause::SupervisorLost`] (lifecycle.md §7.5).
-    pub async fn start(ctx: DomainContext) -> Result<DomainHandle, DomainError> {
-        let (supervisor, _join) = Supervisor::spawn(None, Supervisor, ctx.clone())
+    pub async fn start(ctx: DomainContext) -> Result<SupervisorHandle, DomainError> {
+        let (supervisor, join) = Supervisor::spawn(None, Supervisor, ctx.clone())
             .await
             .map_err(|_| DomainError::SupervisorStartFailed)?;
         let orderly = Arc::new(AtomicBool::new(false));
         let (done_tx, watched) = watch::channel(false);
-        let watcher_cell = supervisor.get_cell();
         let (watcher_ctx, watcher_orderly) = (ctx.clone(), orderly.clone());
+        // The root's own end is watched through its join handle, so even a root that could not run
+        // its post_stop is noticed.
         tokio::spawn(async move {
-            let _ = watcher_cell.wait(None).await;
+            let _ = join.await;
             if !watcher_orderly.load(Ordering::Acquire) {
                 watcher_ctx.stop_abnormally(AbnormalCause::SupervisorLost);
             }
             done_tx.send_replace(true);
         });
-        Ok(DomainHandle { supervisor, ctx, orderly, watched })
+        Ok(SupervisorHandle { supervisor, ctx, root: Some(RootWatch { orderly, watched }) })
     }
 
     /// The context shared by the domain.
@@ -407,37 +557,158 @@ impl DomainHandle {
         &self.ctx
     }
 
-    /// Starts one child linked to the supervisor and registers it with its policy. Call in stage order;
-    /// an error is the stage's failure. The child's `pre_start` runs on the caller's task.
+    /// Starts one child linked to this supervisor and registers it with its policy. Call in stage
+    /// order; an error is the stage's failure. The child's `pre_start` runs on the caller's task.
     pub async fn start_child<A: Actor>(&self, spec: ChildSpec<A>) -> Result<ActorRef<A::Msg>, DomainError> {
         let token = self.call(SupervisorMsg::BeginStart).await?;
         // Dropped on every path (error, success, or the caller abandoning this future).
         let _pending = PendingStart { supervisor: self.supervisor.clone(), token };
-        let ChildSpec { name, policy, actor, args, on_loss } = spec;
+        let ChildSpec { name, policy, actor, args, on_loss, on_loss_async, panic_message } = spec;
         let spawned = A::spawn_linked(None, actor, args, self.supervisor.get_cell()).await;
         let (child, _join) = spawned.map_err(|_| DomainError::ChildStartFailed { child: name.clone() })?;
-        let registration = Box::new(Registration { name, cell: child.get_cell(), policy, on_loss });
+        let injector = panic_message.map(|message| {
+            let target = child.clone();
+            let injector: PanicInjector = Box::new(move || {
+                let _ = target.send_message(message());
+            });
+            Arc::new(injector)
+        });
+        let registration = Box::new(Registration {
+            name,
+            cell: child.get_cell(),
+            policy,
+            on_loss,
+            on_loss_async,
+            injector,
+            sub: None,
+        });
         // If the supervisor is gone, so are its linked children: the error says so.
         self.call(|reply| SupervisorMsg::Register(token, registration, reply)).await?;
         Ok(child)
     }
 
+    /// Starts a child supervisor named `name`. `policy` applies to the loss of that supervisor itself
+    /// (a panic in its own logic); each of its children declares its own policy when started.
+    pub async fn start_supervisor(
+        &self,
+        name: impl Into<String>,
+        policy: ChildPolicy,
+    ) -> Result<SupervisorHandle, DomainError> {
+        let name = name.into();
+        let token = self.call(SupervisorMsg::BeginStart).await?;
+        let _pending = PendingStart { supervisor: self.supervisor.clone(), token };
+        let spawned =
+            Supervisor::spawn_linked(None, Supervisor, self.ctx.clone(), self.supervisor.get_cell()).await;
+        let (child, _join) = spawned.map_err(|_| DomainError::ChildStartFailed { child: name.clone() })?;
+        let handle = SupervisorHandle { supervisor: child.clone(), ctx: self.ctx.clone(), root: None };
+        let panicking = child.clone();
+        let injector: PanicInjector = Box::new(move || {
+            let _ = panicking.send_message(SupervisorMsg::Panic);
+        });
+        let registration = Box::new(Registration {
+            name,
+            cell: child.get_cell(),
+            policy,
+            on_loss: None,
+            on_loss_async: None,
+            injector: Some(Arc::new(injector)),
+            sub: Some(handle.clone()),
+        });
+        self.call(|reply| SupervisorMsg::Register(token, registration, reply)).await?;
+        Ok(handle)
+    }
+
     /// Retires the named running child and stops it, waiting up to `bound` for its `post_stop`; a child
-    /// still running then is killed. Its stop is expected, so no policy applies. Stages use this to stop
-    /// a listener (S1) or the audit owner (S7) without stopping the domain.
+    /// still running then is killed. Its stop is expected, so no policy applies. A child supervisor is
+    /// stopped as a subtree: its children first, in reverse start order ([`SupervisorHandle::shutdown`]).
+    /// Stages use this to stop the listeners (S1) or the audit owner (S7) without stopping the domain.
     pub async fn stop_child(&self, name: &str, bound: Duration) -> Result<ChildStop, DomainError> {
-        let cell = self.call(|reply| SupervisorMsg::Retire(name.to_string(), reply)).await?;
-        let cell = cell.ok_or_else(|| DomainError::UnknownChild { child: name.to_string() })?;
+        let retired = self.call(|reply| SupervisorMsg::Retire(name.to_string(), reply)).await?;
+        let (cell, sub) = retired.ok_or_else(|| DomainError::UnknownChild { child: name.to_string() })?;
+        if let Some(sub) = sub {
+            let stopped = Box::pin(sub.shutdown(bound)).await;
+            if stopped.iter().any(|(_, how)| *how == ChildStop::Killed) {
+                let _ = stop_cell(&cell, bound).await;
+                return Ok(ChildStop::Killed);
+            }
+        }
         Ok(stop_cell(&cell, bound).await)
     }
 
-    /// Every registered child, in start order.
+    /// Every registered child of this supervisor, in start order.
     pub async fn children(&self) -> Result<Vec<ChildInfo>, DomainError> {
-        self.call(SupervisorMsg::Children).await
+        Ok(self.call(SupervisorMsg::Children).await?.into_iter().map(|(info, _)| info).collect())
     }
 
-    /// Stops every running child in reverse start order, each with `bound_per_child`, then the supervisor
-    /// itself, which is then not an abnormal stop. Returns how each child stopped.
+    /// The tree below this supervisor as the running system reports it, children in start order.
+    pub async fn tree(&self) -> Result<Vec<TreeNode>, DomainError> {
+        let rows = self.call(SupervisorMsg::Children).await?;
+        let mut nodes = Vec::with_capacity(rows.len());
+        for (info, sub) in rows {
+            let children = match sub {
+                Some(sub) if info.status == ChildStatus::Running => Box::pin(sub.tree()).await?,
+                _ => Vec::new(),
+            };
+            nodes.push(TreeNode { name: info.name, policy: info.policy, status: info.status, children });
+        }
+        Ok(nodes)
+    }
+
+    /// Makes the running child at `path` (names joined by `/`, relative to this supervisor) panic, if
+    /// it was started with a panic injector (every child supervisor has one). For the fault tests.
+    pub async fn inject_panic(&self, path: &str) -> Result<(), DomainError> {
+        let (head, rest) = match path.split_once('/') {
+            Some((head, rest)) => (head, Some(rest)),
+            None => (path, None),
+        };
+        let found = self.call(|reply| SupervisorMsg::Injector(head.to_string(), reply)).await?;
+        let unknown = || DomainError::UnknownChild { child: path.to_string() };
+        match (found, rest) {
+            (Some((injector, _)), None) => {
+                injector();
+                Ok(())
+            }
+            (Some((_, Some(sub))), Some(rest)) => Box::pin(sub.inject_panic(rest)).await,
+            _ => Err(unknown()),
+        }
+    }
+
+    /// Makes this supervisor itself panic (the fault tests' §7.5 case for the root).
+    pub fn inject_own_panic(&self) {
+        let _ = self.supervisor.send_message(SupervisorMsg::Panic);
+    }
+
+    /// Waits, up to `bound`, for every asynchronous loss hook this supervisor and its child
+    /// supervisors started so far. True iff all ended within the bound without a panic.
+    pub async fn settle_losses(&self, bound: Duration) -> bool {
+        let deadline = tokio::time::Instant::now() + bound;
+        let mut clean = true;
+        let Ok(rows) = self.call(SupervisorMsg::Children).await else { return false };
+        for sub in rows.into_iter().filter_map(|(_, sub)| sub) {
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            clean &= Box::pin(sub.settle_losses(left)).await;
+        }
+        let Ok(tasks) = self.call(SupervisorMsg::TakeHookTasks).await else { return false };
+        for task in tasks {
+            let abort = task.abort_handle();
+            match tokio::time::timeout_at(deadline, task).await {
+                Ok(Ok(())) => {}
+                Ok(Err(_)) => {
+                    tracing::error!("a loss hook panicked");
+                    clean = false;
+                }
+                Err(_) => {
+                    abort.abort();
+                    clean = false;
+                }
+            }
+        }
+        clean
+    }
+
+    /// Stops every running child in reverse start order, each with `bound_per_child` (a child
+    /// supervisor as a subtree), then this supervisor itself, which is then not a loss. Returns how
+    /// each direct child stopped.
     pub async fn shutdown(&self, bound_per_child: Duration) -> Vec<(String, ChildStop)> {
         let mut stopped = Vec::new();
         let running = match self.children().await {
@@ -450,11 +721,16 @@ impl DomainHandle {
                 Err(_) => stopped.push((child.name, ChildStop::AlreadyGone)),
             }
         }
-        self.orderly.store(true, Ordering::Release);
+        let _ = self.settle_losses(bound_per_child).await;
+        if let Some(root) = &self.root {
+            root.orderly.store(true, Ordering::Release);
+        }
         let _ = stop_cell(&self.supervisor.get_cell(), bound_per_child).await;
-        // Wait for the watcher's verdict, so that nothing about this domain changes after we return.
-        let mut watched = self.watched.clone();
-        let _ = tokio::time::timeout(bound_per_child, watched.wait_for(|done| *done)).await;
+        if let Some(root) = &self.root {
+            // Wait for the watcher's verdict, so that nothing about this domain changes after we return.
+            let mut watched = root.watched.clone();
+            let _ = tokio::time::timeout(bound_per_child, watched.wait_for(|done| *done)).await;
+        }
         stopped
     }
 

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use bytes::Bytes;
-use ptc_actors::{Lease, NotReadyCause, Refusal};
+use ptc_actors::{Lease, Refusal};
 use tokio::time::Instant as TokioInstant;
 
 use super::outcome::{fixed_text, Dispatch, Outcome};
@@ -69,7 +69,10 @@ pub fn answer(shared: &Arc<Shared>, call: AdmittedCall) -> hyper::Response<Respo
     let deadline = Instant::now() + Duration::from_millis(template.run_duration_ms);
     let (response, writer) = stream::open(progress, call.http10);
     let shared = shared.clone();
-    tokio::spawn(async move {
+    // Linked to the run-admission owner: a panic of this task anywhere is that owner's loss
+    // (lifecycle.md §6.3), even one that left the call unanswered.
+    let owner = shared.run_owner.clone();
+    drop(owner.spawn_linked(async move {
         let AdmittedCall { tool, arguments, id, lease, .. } = call;
         // §3.4: the call id, after the granted reservation and before the commit.
         let call = Call { tool, id: &id, call_id: CallId::random(), run: &run, deadline };
@@ -82,7 +85,7 @@ pub fn answer(shared: &Arc<Shared>, call: AdmittedCall) -> hyper::Response<Respo
         // §10: the run slot after the message; the request lease when the exchange ends.
         drop(run);
         drop(lease);
-    });
+    }));
     response
 }
 
@@ -146,12 +149,24 @@ async fn drive(
     // execution.md §2: a `/mcp` call's trace id is 16 fresh random bytes.
     let trace = crate::providers::trace::TraceId::fresh();
     let activation = shared.runner.activate(&shared.built, tool, arguments, deadline, trace);
-    let (ran, disconnected) = watch_run(activation, &mut writer, run, deadline).await;
+    // execution.md §6.2: a panic of the run's part of this task (outside the Luau call, which has its
+    // own guard) is a run lost before it settled; this task, the call's owner, still answers it.
+    let watched = std::panic::AssertUnwindSafe(async {
+        let watched = watch_run(activation, &mut writer, run, deadline).await;
+        if fault::injected(FaultPoint::PanicInRun) {
+            panic!("injected fault: a panic in a run task outside Luau");
+        }
+        watched
+    });
+    let (ran, disconnected) = match futures::FutureExt::catch_unwind(watched).await {
+        Ok(watched) => watched,
+        Err(_panic) => (Ran::Lost, writer.is_gone()),
+    };
     let classified = classify(shared, tool, id, ran);
     if classified.outcome == Outcome::InternalError {
-        // §6.2: a run lost before it settled fences the domain before anything is released.
-        shared.runs.fence();
-        shared.domain.fence(NotReadyCause::AdmissionLost);
+        // execution.md §6.2: a run lost before it settled fences run admission (its owner's loss) before
+        // anything is released.
+        shared.run_owner.report_lost_work();
     }
     let Classified { outcome, dispatch, response } = classified;
     // §5.2: found gone before classification: cancelled, and nothing is written.

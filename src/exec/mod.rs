@@ -18,7 +18,7 @@ pub mod stream;
 
 use std::sync::Arc;
 
-use ptc_actors::{AdmissionPool, DomainContext};
+use ptc_actors::{AdmissionOwnerRef, AdmissionPool};
 
 use crate::apps::Built;
 use crate::audit::AuditLog;
@@ -32,9 +32,10 @@ pub struct Shared {
     pub built: Arc<Built>,
     /// The run slots (`admission.max_concurrent_runs`), shared with the PCC front.
     pub runs: AdmissionPool,
-    /// Readiness and the observer: a fence made here is recorded in the event log (audit-events.md
-    /// §3.6), which `Readiness::fence` alone would not do.
-    pub domain: DomainContext,
+    /// The run-admission owner: every call's task is linked to it, and a run lost before it settled
+    /// is reported to it, which fences run admission and then readiness through its supervisor
+    /// (lifecycle.md §6.3, execution.md §6.2 step 4).
+    pub run_owner: AdmissionOwnerRef,
     pub runner: Box<dyn Runner>,
     /// The private audit, present iff `private_audit` is configured (audit-events.md §2.1).
     pub audit: Option<AuditLog>,
@@ -48,17 +49,17 @@ pub struct Executor {
 }
 
 impl Executor {
-    /// An executor over the built templates, the run pool and the domain context, running applications
+    /// An executor over the built templates, the run pool and its owner, running applications
     /// with `runner`, recording write calls through `audit` and counting into `events`.
     pub fn new(
         built: Arc<Built>,
         runs: AdmissionPool,
-        domain: DomainContext,
+        run_owner: AdmissionOwnerRef,
         runner: Box<dyn Runner>,
         audit: Option<AuditLog>,
         events: EventLog,
     ) -> Executor {
-        Executor { shared: Arc::new(Shared { built, runs, domain, runner, audit, events }) }
+        Executor { shared: Arc::new(Shared { built, runs, run_owner, runner, audit, events }) }
     }
 
     /// What every call shares; the PCC front runs its calls over the same (`pcc`).

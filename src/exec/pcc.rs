@@ -11,7 +11,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
-use ptc_actors::{Lease, NotReadyCause, Refusal};
+use ptc_actors::{Lease, Refusal};
 use tokio::sync::watch;
 
 use super::driver::{audit, AuditLost};
@@ -25,6 +25,7 @@ use crate::mcp::rpc::RequestId;
 use crate::pcc::result::{success, tool_error};
 use crate::pcc::wire::PccError;
 use crate::providers::trace::TraceId;
+use crate::startup::fault::{self, FaultPoint};
 
 /// Why the stream stopped a call in flight (pcc.md §11).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -96,12 +97,15 @@ pub fn begin(shared: &Arc<Shared>, call: PccCall) -> Begun {
     let (stop_tx, stop_rx) = watch::channel(None);
     let (done_tx, done_rx) = tokio::sync::oneshot::channel();
     let shared = shared.clone();
-    tokio::spawn(async move {
+    // Linked to the run-admission owner (lifecycle.md §6.3); a panic drops `done_tx`, which the stream
+    // answers as a lost run (`pcc/stream.rs`).
+    let owner = shared.run_owner.clone();
+    drop(owner.spawn_linked(async move {
         let activation = Activation { tool, arguments, trace, deadlines };
         let response = drive(&shared, activation, &id, &run, stop_rx).await;
         // The stream may be gone already; the slot is then released here.
         let _ = done_tx.send(Settled { response, run, tool });
-    });
+    }));
     Begun::Running(Running { done: done_rx, stop: stop_tx })
 }
 
@@ -149,18 +153,27 @@ async fn drive(
     let deadline = tokio::time::Instant::from_std(deadline);
     let mut stopped = None;
     let mut cancelled = false;
-    let ran = loop {
-        tokio::select! {
-            ran = &mut settled => break ran,
-            changed = stop.wait_for(Option::is_some), if stopped.is_none() => {
-                // A dropped sender means the stream task is gone: a disconnect (§11).
-                stopped = Some(changed.map_or(Stop::Disconnected, |s| s.unwrap_or(Stop::Disconnected)));
-                cancel();
+    // execution.md §6.2: a panic of the run's part of this task is a run lost before it settled; this
+    // task, the call's owner, still classifies, audits and answers it.
+    let watched = std::panic::AssertUnwindSafe(async {
+        let ran = loop {
+            tokio::select! {
+                ran = &mut settled => break ran,
+                changed = stop.wait_for(Option::is_some), if stopped.is_none() => {
+                    // A dropped sender means the stream task is gone: a disconnect (§11).
+                    stopped = Some(changed.map_or(Stop::Disconnected, |s| s.unwrap_or(Stop::Disconnected)));
+                    cancel();
+                }
+                _ = run.cancelled(), if !cancelled => { cancelled = true; cancel(); }
+                _ = tokio::time::sleep_until(deadline), if !cancelled => { cancelled = true; cancel(); }
             }
-            _ = run.cancelled(), if !cancelled => { cancelled = true; cancel(); }
-            _ = tokio::time::sleep_until(deadline), if !cancelled => { cancelled = true; cancel(); }
+        };
+        if fault::injected(FaultPoint::PanicInRun) {
+            panic!("injected fault: a panic in a run task outside Luau");
         }
-    };
+        ran
+    });
+    let ran = futures::FutureExt::catch_unwind(watched).await.unwrap_or(Ran::Lost);
     // The client deadline may be seen here first (the run stopped at it) or by the stream (which then
     // stops the call): either way the call is disconnected and nothing is sent (§5.2, §11).
     if stopped.is_none() && deadlines.client_expired() {
@@ -168,8 +181,8 @@ async fn drive(
     }
     let (outcome, dispatch, response) = classify(shared, tool, id, ran);
     if outcome == Outcome::InternalError {
-        shared.runs.fence();
-        shared.domain.fence(NotReadyCause::AdmissionLost);
+        // execution.md §6.2 step 4: run admission's owner hears the lost run and is lost itself.
+        shared.run_owner.report_lost_work();
     }
     let outcome = if stopped.is_some() { outcome.strongest(Outcome::Cancelled) } else { outcome };
     let disconnected = stopped == Some(Stop::Disconnected);

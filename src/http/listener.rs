@@ -141,8 +141,16 @@ impl BoundListener {
         &self.authority
     }
 
-    /// Stage 12: starts the accept loop. Must be called inside a tokio runtime.
+    /// Stage 12: starts the accept loop on a task of its own. Must be called inside a tokio runtime.
     pub fn serve(self) -> RunningListener {
+        let (running, accept) = self.start();
+        tokio::spawn(accept);
+        running
+    }
+
+    /// Stage 12: the running listener and its accept loop, for an owner that runs the loop on a task it
+    /// watches (the HTTP listener actor of `startup::listeners`): the loop's end is that owner's.
+    pub fn start(self) -> (RunningListener, impl std::future::Future<Output = ()> + Send + 'static) {
         let BoundListener { listener, addr, authority, settings } = self;
         let (stop, _) = watch::channel(false);
         let (abort, _) = watch::channel(false);
@@ -158,7 +166,7 @@ impl BoundListener {
         let config = settings.connection;
         let layer = settings.io_layer.clone();
         let loop_shared = shared.clone();
-        tokio::spawn(async move {
+        let accept = async move {
             let reporter = EndReporter { shared: loop_shared.clone() };
             let for_connections = loop_shared.clone();
             let end = acceptor::run(listener, loop_shared.slots.clone(), loop_shared.stop.subscribe(), {
@@ -174,8 +182,8 @@ impl BoundListener {
             })
             .await;
             reporter.report(end);
-        });
-        RunningListener { control: ListenerControl { shared }, ended, addr }
+        };
+        (RunningListener { control: ListenerControl { shared }, ended, addr }, accept)
     }
 }
 

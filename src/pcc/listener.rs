@@ -25,12 +25,12 @@ pub const KEEPALIVE_INTERVAL: Duration = Duration::from_millis(30_000);
 pub const KEEPALIVE_TIMEOUT: Duration = Duration::from_millis(10_000);
 
 /// Serves `service` on `listener` until `drain` leaves `Serving` (S1): then tonic stops accepting and
-/// sends `GOAWAY`, and the streams end as §15 says. Sets `ended` when the server has stopped.
+/// sends `GOAWAY`, and the streams end as §15 says. Returns when the server has stopped; its owner
+/// (`startup::listeners`) hears that end.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     service: PccService,
     mut drain: watch::Receiver<Drain>,
-    ended: watch::Sender<bool>,
 ) {
     let service = PccToolGatewayServer::new(service)
         .max_decoding_message_size(MAX_INBOUND_MESSAGE)
@@ -49,5 +49,4 @@ pub async fn serve(
     if let Err(error) = served {
         tracing::error!(%error, "pcc listener stopped");
     }
-    ended.send_replace(true);
 }

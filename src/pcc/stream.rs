@@ -14,6 +14,8 @@ use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 use tonic::{Status, Streaming};
 
+use crate::config::manifest::Effect;
+use crate::exec::outcome::{fixed_text, Dispatch, Outcome};
 use crate::exec::pcc::{begin, Begun, PccCall, Settled, Stop};
 use crate::exec::Shared;
 use crate::mcp::rpc::RequestId;
@@ -22,6 +24,7 @@ use crate::pcc::methods::{self, Server};
 use crate::pcc::proto::served::create_mcp_transport_request::{Connect, Request};
 use crate::pcc::proto::served::create_mcp_transport_response::{Connected, Response};
 use crate::pcc::proto::served::{CreateMcpTransportRequest, CreateMcpTransportResponse};
+use crate::pcc::result::tool_error;
 use crate::pcc::service::{drain_begun, Drain};
 use crate::pcc::wire::{End, PccError};
 use crate::providers::trace::TraceId;
@@ -58,6 +61,8 @@ enum State {
 /// The call in flight (§5.1 `READY`).
 struct InFlight {
     id: RequestId,
+    /// The template index (for the fixed text of a lost run).
+    tool: usize,
     done: tokio::sync::oneshot::Receiver<Settled>,
     stop: watch::Sender<Option<Stop>>,
     /// `notifications/cancelled` named it: its response is never sent (§11).
@@ -184,7 +189,18 @@ impl Conversation {
     /// (execution.md §10). False when the stream must be reset.
     async fn publish(&mut self, settled: Option<Settled>) -> bool {
         let Some(call) = self.call.take() else { return true };
-        let Some(Settled { response, run, tool }) = settled else { return true };
+        let Some(Settled { response, run, tool }) = settled else {
+            // The call's task was lost without settling (a panic its own guard could not catch): the
+            // run-admission owner heard it and fences (lifecycle.md §6.3); the client still gets the
+            // call's answer, internal_error with dispatch unknown (execution.md §6.2).
+            if !call.cancelled {
+                let effect = self.ctx.exec.built.templates.get(call.tool).map_or(Effect::Read, |t| t.effect);
+                let text = fixed_text(effect, Dispatch::Unknown, Outcome::InternalError);
+                let answer = tool_error(&call.id, text, None, Outcome::InternalError);
+                let _ = self.out.send_timeout(Ok(json(answer)), PUBLICATION_TIMEOUT).await;
+            }
+            return true;
+        };
         let mut ok = true;
         if let (Some(response), false) = (response, call.cancelled) {
             let sent = self.out.send_timeout(Ok(json(response)), PUBLICATION_TIMEOUT).await;
@@ -347,6 +363,7 @@ impl Conversation {
             Begun::Running(running) => {
                 self.call = Some(InFlight {
                     id: id.clone(),
+                    tool,
                     done: running.done,
                     stop: running.stop,
                     cancelled: false,

@@ -204,7 +204,29 @@ fn spawn_here(spec: &LaunchSpec, resolved: &Path) -> Result<(Child, Pipes), Fail
         return Err(FailureClass::McpStdioLauncherUnavailable);
     };
     let exit = watch_exit(pid);
+    live_groups(|groups| groups.push(pid));
     Ok((Child { pid, process: Some(process), exit }, Pipes { stdin, stdout, stderr }))
+}
+
+/// Every process group started and not yet given up by its close, so that the last resort of
+/// lifecycle.md §7.5 ("the main thread MUST send SIGKILL to every child process group it started") can
+/// reach them when the orderly stages cannot run.
+fn live_groups<R>(f: impl FnOnce(&mut Vec<i32>) -> R) -> R {
+    static LIVE: std::sync::Mutex<Vec<i32>> = std::sync::Mutex::new(Vec::new());
+    f(&mut LIVE.lock().unwrap_or_else(|p| p.into_inner()))
+}
+
+/// A group whose leader is about to be reaped (its id may be reused afterwards) leaves the registry.
+fn forget_group(pid: i32) {
+    live_groups(|groups| groups.retain(|g| *g != pid));
+}
+
+/// lifecycle.md §7.5: SIGKILL to every child process group still registered. Their leaders are left to
+/// the runtime's orphan reaping (`kill_on_drop`) or to the process exit.
+pub fn kill_every_group() {
+    for pid in live_groups(std::mem::take) {
+        let _ = killpg(Pid::from_raw(pid), Signal::SIGKILL);
+    }
 }
 
 // A dedicated thread blocks in `waitid(WEXITED | WNOWAIT)`: the leader's exit is observed while it stays a
@@ -303,6 +325,7 @@ impl Child {
     // (members that outlived the leader), then reap.
     async fn finish(&mut self) {
         self.signal_group(Signal::SIGKILL);
+        forget_group(self.pid);
         if let Some(mut process) = self.process.take() {
             let _ = process.wait().await;
         }
@@ -316,6 +339,7 @@ impl Child {
         tokio::spawn(async move {
             let _ = exit.wait_for(|e| e.is_some()).await;
             let _ = killpg(Pid::from_raw(pid), Signal::SIGKILL);
+            forget_group(pid);
             if let Some(mut process) = process {
                 let _ = process.wait().await;
             }
@@ -329,6 +353,7 @@ impl Drop for Child {
     fn drop(&mut self) {
         if self.process.is_some() {
             self.signal_group(Signal::SIGKILL);
+            forget_group(self.pid);
         }
     }
 }

@@ -3,14 +3,14 @@
 //! requests, and the fence that a transport loss or a settlement expiry puts on the whole domain.
 //!
 //! Owns one provider call from "the alias resolved to a site" to its reply (steps 2–8 of §8.1) and the
-//! background work it leaves (a detached request's settlement holds its admission slot). Owns the loss
-//! watchers: loss → fence (`provider_runtime_lost`) → close (§12.1 step 3) → `transport` record →
-//! `readiness` with the pair (first fence only) → `stderr_tail`. Does not own grants or Luau (the
-//! borrow, `crate::exec::borrow`), acquisition (`startup::providers`) or the transports themselves.
+//! background work it leaves (a detached request's settlement holds its admission slot), and S5's
+//! orderly close of every site. A transport's loss is its owner's (`owner.rs`): the owner fails, and its
+//! supervisor fences and closes. Does not own grants or Luau (the borrow, `crate::exec::borrow`),
+//! acquisition (`startup::providers`) or the transports themselves.
 
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use ptc_actors::{DomainContext, NotReadyCause, Phase};
@@ -55,7 +55,6 @@ pub struct ProviderRuntime {
     /// is still counted until its cancellation has been written, so S5 never closes a transport under a
     /// request that is about to be abandoned.
     outstanding: Arc<(AtomicUsize, Notify)>,
-    watchers: Mutex<Vec<JoinHandle<()>>>,
 }
 
 impl ProviderRuntime {
@@ -74,7 +73,6 @@ impl ProviderRuntime {
             version,
             sealed: AtomicBool::new(false),
             outstanding: Arc::new((AtomicUsize::new(0), Notify::new())),
-            watchers: Mutex::new(Vec::new()),
         }
     }
 
@@ -85,15 +83,6 @@ impl ProviderRuntime {
 
     pub fn sites(&self) -> &[Arc<Site>] {
         &self.sites
-    }
-
-    /// Starts one loss watcher per site (§12.1). Called once the gateway serves.
-    pub fn watch(self: &Arc<Self>) {
-        let mut watchers = self.watchers.lock().unwrap_or_else(|p| p.into_inner());
-        for site in &self.sites {
-            let (site, domain, events) = (site.clone(), self.domain.clone(), self.events.clone());
-            watchers.push(tokio::spawn(watch_loss(site, domain, events)));
-        }
     }
 
     /// One provider call on `site` (§8.1 steps 2–8). `cancel` makes the run's cancellation future; it is
@@ -197,9 +186,6 @@ impl ProviderRuntime {
         self.sealed.store(true, Ordering::SeqCst);
         self.admission.close();
         let settled = self.wait_settled(cutoff).await;
-        for watcher in self.watchers.lock().unwrap_or_else(|p| p.into_inner()).drain(..) {
-            watcher.abort();
-        }
         let reaped = finish_all(&self.sites, &self.events).await;
         settled && reaped && self.admission.is_idle()
     }
@@ -242,22 +228,4 @@ impl Drop for Outstanding {
             self.0 .1.notify_waiters();
         }
     }
-}
-
-/// §12.1: a loss fences the domain at once (step 2), then the transport is closed (step 3), then the
-/// records follow (step 4).
-async fn watch_loss(site: Arc<Site>, domain: DomainContext, events: EventLog) {
-    let mut loss = site.upstream.events().loss;
-    let lost = loss.wait_for(|l| l.is_some()).await.is_ok();
-    drop(loss);
-    if !lost {
-        return;
-    }
-    let first = domain.fence_unreported(NotReadyCause::ProviderRuntimeLost);
-    tracing::warn!(tool = %site.tool, provider = %site.provider, "provider transport lost; fenced");
-    site.finish(&events).await;
-    if first {
-        events.pair_not_ready(NotReadyCause::ProviderRuntimeLost, &site.tool, &site.provider);
-    }
-    site.stderr_once(&events);
 }

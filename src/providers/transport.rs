@@ -20,10 +20,12 @@ use tokio::time::Instant;
 use super::child::{Child, CloseStep, Exit, Pipes};
 use super::failure::{CallFailure, Dispatch, FailureClass};
 use super::framing::{self, Line, Message};
+use super::loss::LossState;
 use super::outgoing::{cancellation_line, server_reply};
 use super::stderr_ring::StderrRing;
 use super::table::{Reply, Table, WriteState};
 use crate::json::{self, Map, Value};
+use crate::startup::fault::with_task_panic;
 
 /// In-flight slots per acquisition, fixed (§8.1 step 4, §15).
 pub const INFLIGHT_SLOTS: usize = 128;
@@ -35,6 +37,12 @@ pub const SETTLEMENT_DEADLINE: Duration = Duration::from_millis(10_000);
 // simply exited is reported `server_exit`/`server_signal` rather than `stdout_eof` (§12.2). A spec gap:
 // the two are observed by different syscalls and the spec gives no window.
 const EOF_EXIT_GRACE: Duration = Duration::from_millis(200);
+
+/// The names of a stdio transport's tasks, as its owner hears them (`owner.rs`).
+pub(crate) const TASK_WRITER: &str = "stdio_writer";
+pub(crate) const TASK_READER: &str = "stdio_reader";
+pub(crate) const TASK_STDERR: &str = "stdio_stderr";
+pub(crate) const TASK_EXIT_WATCH: &str = "stdio_exit_watch";
 
 /// Why the transport was lost (§12.1), as the `transport` record's fault (§12.2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -112,10 +120,9 @@ enum Outgoing {
 struct Shared {
     table: Mutex<Table>,
     stderr: Mutex<StderrRing>,
-    loss: watch::Sender<Option<LossFault>>,
-    cleanup_failed: watch::Sender<bool>,
+    /// Loss, cleanup failure, closing, and the owner that hears every task's end (`loss.rs`).
+    life: LossState,
     counters: Counters,
-    closing: std::sync::atomic::AtomicBool,
 }
 
 impl Shared {
@@ -125,25 +132,21 @@ impl Shared {
         self.table.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Transport-owner loss (§12.1): seal and fail every pending request, publish the fault once.
+    /// Transport-owner loss (§12.1): publish the fault once (the owner hears it), then seal and fail
+    /// every pending request, so a waiter that sees its failure also sees why.
     fn lose(&self, fault: LossFault) {
-        if self.closing.load(Ordering::SeqCst) {
+        if !self.life.lose(fault) {
             return;
         }
         let class = match fault {
             LossFault::ProtocolError => FailureClass::McpProtocolError,
             _ => FailureClass::McpTransportError,
         };
-        // Publish the fault before failing the waiters, so a waiter that sees its failure also sees why.
-        self.loss.send_if_modified(|current| {
-            if current.is_none() {
-                *current = Some(fault);
-                true
-            } else {
-                false
-            }
-        });
         self.table().seal(class);
+    }
+
+    fn closing(&self) -> bool {
+        self.life.is_closing()
     }
 }
 
@@ -228,26 +231,29 @@ struct Owned {
 }
 
 impl StdioTransport {
-    /// Take ownership of a spawned child and start the owner tasks.
+    /// Take ownership of a spawned child and start its tasks in the transport's group, so that the end
+    /// or panic of any of them reaches the transport's owner (`owner.rs`, §12.1).
     pub fn start(child: Child, pipes: Pipes) -> StdioTransport {
-        let (loss, _) = watch::channel(None);
-        let (cleanup_failed, _) = watch::channel(false);
         let shared = Arc::new(Shared {
             table: Mutex::new(Table::default()),
             stderr: Mutex::new(StderrRing::default()),
-            loss,
-            cleanup_failed,
+            life: LossState::default(),
             counters: Counters::default(),
-            closing: std::sync::atomic::AtomicBool::new(false),
         });
         let (out, out_rx) = mpsc::unbounded_channel();
         let (replies, replies_rx) = mpsc::channel(REPLY_QUEUE);
         let (close_stdin, close_rx) = oneshot::channel();
-        let writer = tokio::spawn(write_loop(shared.clone(), pipes.stdin, out_rx, replies_rx, close_rx));
+        let group = shared.life.tasks();
+        // `with_task_panic` is the identity unless a fault test asked this task to panic once serving.
+        let writer = write_loop(shared.clone(), pipes.stdin, out_rx, replies_rx, close_rx);
+        let writer = group.spawn(TASK_WRITER, with_task_panic(TASK_WRITER, writer));
+        let reader = read_loop(shared.clone(), pipes.stdout, replies, child.exit_watch());
+        let stderr = drain_stderr(shared.clone(), pipes.stderr);
+        let exit = watch_exit(shared.clone(), child.exit_watch());
         let tasks = vec![
-            tokio::spawn(read_loop(shared.clone(), pipes.stdout, replies, child.exit_watch())),
-            tokio::spawn(drain_stderr(shared.clone(), pipes.stderr)),
-            tokio::spawn(watch_exit(shared.clone(), child.exit_watch())),
+            group.spawn(TASK_READER, with_task_panic(TASK_READER, reader)),
+            group.spawn(TASK_STDERR, with_task_panic(TASK_STDERR, stderr)),
+            group.spawn(TASK_EXIT_WATCH, with_task_panic(TASK_EXIT_WATCH, exit)),
         ];
         StdioTransport {
             shared,
@@ -266,14 +272,22 @@ impl StdioTransport {
 
     /// Whether the transport is sealed (lost or closing): new calls fail `provider_unavailable` (§8.1).
     pub fn is_sealed(&self) -> bool {
-        self.shared.table().is_sealed() || self.shared.closing.load(Ordering::SeqCst)
+        self.shared.table().is_sealed() || self.shared.closing()
     }
 
     pub fn events(&self) -> TransportEvents {
-        TransportEvents {
-            loss: self.shared.loss.subscribe(),
-            cleanup_failed: self.shared.cleanup_failed.subscribe(),
-        }
+        self.shared.life.events()
+    }
+
+    /// The loss state (the owner attaches to its task group).
+    pub(crate) fn life(&self) -> &LossState {
+        &self.shared.life
+    }
+
+    /// A task of this transport was lost (§12.1 "the transport owner itself fails"): an unclassified
+    /// loss, `transport_error`.
+    pub(crate) fn lose_owner(&self) {
+        self.shared.lose(LossFault::TransportError);
     }
 
     pub fn counters(&self) -> &Counters {
@@ -391,11 +405,11 @@ impl StdioTransport {
             let written = queued && matches!(tokio::time::timeout_at(deadline, done_rx).await, Ok(Ok(())));
             // A transport that was lost or closed meanwhile has no writer left; its pending work is gone
             // with the process, which counts as settled.
-            if written || shared.table().is_sealed() || shared.closing.load(Ordering::SeqCst) {
+            if written || shared.table().is_sealed() || shared.closing() {
                 return Ok(());
             }
             shared.counters.settlement_timeouts.fetch_add(1, Ordering::Relaxed);
-            shared.cleanup_failed.send_replace(true);
+            shared.life.mark_cleanup_failed();
             Err(CallFailure::new(FailureClass::ProviderCleanupFailed, Dispatch::Unknown))
         }))
     }
@@ -408,7 +422,7 @@ impl StdioTransport {
     /// The close procedure (§13.1), or the fast close of a probe process (§13.2) when `fast`.
     /// Only the first close acts; a later one reports `transport_error` with no status.
     pub async fn close(&self, fast: bool) -> TransportEnd {
-        self.shared.closing.store(true, Ordering::SeqCst);
+        self.shared.life.begin_close();
         self.shared.table().seal(FailureClass::ProviderUnavailable);
         let owned = self.owned.lock().unwrap_or_else(|p| p.into_inner()).take();
         let Some(Owned { child, writer, close_stdin }) = owned else {
@@ -425,8 +439,8 @@ impl StdioTransport {
             return self.end(TransportFault::Close, Exit::Unknown, reaped);
         }
         let (step, exit) = child.close(stdin).await;
-        let fault = match (*self.shared.loss.borrow(), step) {
-            _ if *self.shared.cleanup_failed.borrow() => TransportFault::TransportError,
+        let fault = match (self.shared.life.fault(), step) {
+            _ if self.shared.life.cleanup_failed() => TransportFault::TransportError,
             (_, CloseStep::Failed) => TransportFault::TransportError,
             (Some(LossFault::TransportError), _) => TransportFault::TransportError,
             (Some(LossFault::ProtocolError), _) => TransportFault::ProtocolError,
@@ -545,7 +559,7 @@ async fn read_messages(
             }
             Err(_) => return shared.lose(LossFault::TransportError),
         };
-        if shared.closing.load(Ordering::SeqCst) {
+        if shared.closing() {
             continue;
         }
         let size = line.len();

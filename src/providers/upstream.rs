@@ -93,6 +93,22 @@ impl Upstream {
         }
     }
 
+    /// The loss state shared by both transports (`loss.rs`): the owner attaches to its task group.
+    pub(crate) fn life(&self) -> &super::loss::LossState {
+        match self {
+            Upstream::Stdio(t) => t.life(),
+            Upstream::Http(t) => t.life(),
+        }
+    }
+
+    /// The owner lost a task of this transport (providers.md §12.1): an unclassified loss.
+    pub(crate) fn lose_owner(&self) {
+        match self {
+            Upstream::Stdio(t) => t.lose_owner(),
+            Upstream::Http(t) => t.lose_owner(),
+        }
+    }
+
     /// The child's process group (stdio only).
     pub fn pid(&self) -> Option<i32> {
         match self {

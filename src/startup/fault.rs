@@ -30,6 +30,11 @@ pub enum FaultPoint {
     /// window between readiness turning `draining` and the PCC front seeing the drain (pcc.md §15 step 3
     /// must hold in it).
     SlowListenerStop,
+    /// While serving: an activated run panics outside the Luau call, after it settled and before its
+    /// classification (execution.md §6.2 "A run lost before it settles").
+    PanicInRun,
+    /// At shutdown: the orchestration panics before the stages run (lifecycle.md §7.5).
+    PanicInOrchestration,
 }
 
 /// How long [`FaultPoint::SlowListenerStop`] holds S1.
@@ -46,8 +51,55 @@ impl FaultPoint {
             FaultPoint::FrontDefect => "mcp_front_defect",
             FaultPoint::PublicationWrite => "publication_write",
             FaultPoint::SlowListenerStop => "slow_listener_stop",
+            FaultPoint::PanicInRun => "panic_in_run",
+            FaultPoint::PanicInOrchestration => "panic_in_orchestration",
         }
     }
+}
+
+/// The value of `PTC_FAULT` after `kind:`, for the faults that name their target: `panic_task:<task>`
+/// (a transport task panics once serving), `panic_owner:<path>` (the tree node at `<path>` panics once
+/// serving; `domain` is the domain supervisor itself).
+#[cfg(feature = "fault-injection")]
+pub fn target(kind: &str) -> Option<String> {
+    let value = std::env::var("PTC_FAULT").ok()?;
+    value.strip_prefix(kind)?.strip_prefix(':').map(str::to_owned)
+}
+
+/// Without the feature nothing is ever injected.
+#[cfg(not(feature = "fault-injection"))]
+pub fn target(kind: &str) -> Option<String> {
+    let _ = kind;
+    None
+}
+
+#[cfg(feature = "fault-injection")]
+static SERVING: std::sync::OnceLock<tokio::sync::watch::Sender<bool>> = std::sync::OnceLock::new();
+
+#[cfg(feature = "fault-injection")]
+fn serving() -> &'static tokio::sync::watch::Sender<bool> {
+    SERVING.get_or_init(|| tokio::sync::watch::channel(false).0)
+}
+
+/// Stage 12 passed: the faults that wait for serving fire now.
+pub fn mark_serving() {
+    #[cfg(feature = "fault-injection")]
+    serving().send_replace(true);
+}
+
+/// Runs `work`; when a test asked `task` to panic (`PTC_FAULT=panic_task:<task>`), the task panics as
+/// soon as the gateway serves instead. Without the feature this is `work` itself.
+pub async fn with_task_panic<F: std::future::Future>(task: &'static str, work: F) -> F::Output {
+    #[cfg(feature = "fault-injection")]
+    if target("panic_task").as_deref() == Some(task) {
+        let mut serving = serving().subscribe();
+        tokio::select! {
+            done = work => return done,
+            _ = serving.wait_for(|s| *s) => panic!("injected fault: a panic in task {task}"),
+        }
+    }
+    let _ = task;
+    work.await
 }
 
 /// True when the test asked `point` to fail.

@@ -1,6 +1,7 @@
-//! Stages 11a, 11b and 12 (lifecycle.md §3.2, §11): binding the HTTP and PCC listeners, starting their
-//! accept loops, and giving each a supervised owner so that the loss of a listener stops the domain
-//! (§6.3, §7.5: exit 70).
+//! Stages 11a, 11b and 12 (lifecycle.md §3.2, §11): binding the HTTP and PCC listeners, and at stage 12
+//! the `listeners` supervisor with one listener actor per socket, each running its accept loop on a task
+//! it owns, so that the end or panic of a loop is that actor's loss, and the loss of a listener stops the
+//! domain (lifecycle.md §6.3, §7.5: exit 70).
 //!
 //! With `pcc`, the PCC listener serves the gRPC front of `crate::pcc` (pcc.md §3); its stopper follows
 //! the drain of pcc.md §15 (S1: stop accepting, idle streams end; S6: every stream ends).
@@ -8,7 +9,13 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use ptc_actors::{AbnormalCause, AdmissionPool, ChildPolicy, ChildSpec, DomainHandle, Readiness};
+use std::future::Future;
+use std::pin::Pin;
+
+use ptc_actors::{
+    AbnormalCause, AdmissionPool, ChildPolicy, ChildSpec, DomainHandle, Readiness, SupervisorHandle,
+    TaskGroup, TaskReport,
+};
 use ractor::{Actor, ActorProcessingErr, ActorRef};
 use tokio::sync::watch;
 
@@ -17,7 +24,9 @@ use crate::http;
 use crate::http::mcp::McpEndpoint;
 use crate::pcc::service::{Drain, PccService};
 
-/// The names of the listener owners in the domain, in start order.
+/// The name of the listeners supervisor under the domain; S1 stops it as a subtree.
+pub const LISTENERS: &str = "listeners";
+/// The names of the listener actors, in start order; also the names of their accept-loop tasks.
 pub const CHILD_NAMES: [&str; 2] = ["http_listener", "pcc_listener"];
 
 /// Both listeners bound, not yet accepting.
@@ -107,56 +116,99 @@ impl Serving {
     }
 }
 
-/// Stage 12: starts the accept loops under their owners.
+/// Stage 12: the `listeners` supervisor and its listener actors, each starting its accept loop.
 pub async fn serve(bound: Bound, domain: &DomainHandle) -> Result<Serving, ptc_actors::DomainError> {
+    // The supervisor's own loss stops the domain like a listener's (lifecycle.md §7.5).
+    let listeners =
+        domain.start_supervisor(LISTENERS, ChildPolicy::StopDomain(AbnormalCause::ListenerLost)).await?;
     let http_addr = bound.http.local_addr();
-    let running = bound.http.serve();
-    let ended = running.ended();
-    domain
-        .start_child(ChildSpec::new(
-            CHILD_NAMES[0],
-            ChildPolicy::StopDomain(AbnormalCause::ListenerLost),
-            ListenerOwner,
-            ended,
-        ))
-        .await?;
+    let (running, accept) = bound.http.start();
+    let policy = ChildPolicy::StopDomain(AbnormalCause::ListenerLost);
+    start_listener(&listeners, CHILD_NAMES[0], policy, Box::pin(accept)).await?;
     let mut pcc_addr = None;
     let mut pcc_stop = None;
     if let Some((listener, service, stop_tx)) = bound.pcc {
         pcc_addr = listener.local_addr().ok();
-        let (ended_tx, ended_rx) = watch::channel(false);
-        tokio::spawn(crate::pcc::listener::serve(listener, service, stop_tx.subscribe(), ended_tx));
-        domain
-            .start_child(ChildSpec::new(
-                CHILD_NAMES[1],
-                ChildPolicy::StopDomain(AbnormalCause::PccListenerLost),
-                ListenerOwner,
-                ended_rx,
-            ))
-            .await?;
+        let accept = crate::pcc::listener::serve(listener, service, stop_tx.subscribe());
+        let policy = ChildPolicy::StopDomain(AbnormalCause::PccListenerLost);
+        start_listener(&listeners, CHILD_NAMES[1], policy, Box::pin(accept)).await?;
         pcc_stop = Some(stop_tx);
     }
     Ok(Serving { http: running, http_addr, pcc_addr, pcc_stop })
 }
 
-/// The supervised owner of one accept loop: it stops when its loop ends. Unless S1 retired it first,
-/// that stop is a listener loss (§7.5).
-struct ListenerOwner;
+async fn start_listener(
+    listeners: &SupervisorHandle,
+    name: &'static str,
+    policy: ChildPolicy,
+    accept: AcceptLoop,
+) -> Result<(), ptc_actors::DomainError> {
+    let spec =
+        ChildSpec::new(name, policy, ListenerActor, (name, accept)).panic_message(|| ListenerMsg::Panic);
+    listeners.start_child(spec).await.map(|_| ())
+}
 
-impl Actor for ListenerOwner {
-    type Msg = ();
-    type State = ();
-    type Arguments = watch::Receiver<bool>;
+/// An accept loop: it returns when its listener was told to stop, or when it was lost.
+type AcceptLoop = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
+
+/// The owner of one listening socket's accept loop. The loop runs on a task of the actor's group; its
+/// end reaches the actor, which fails, so that its supervisor applies the listener's policy. S1 retires
+/// the `listeners` subtree before it stops the loops, so an orderly stop is no loss.
+struct ListenerActor;
+
+enum ListenerMsg {
+    /// The accept loop ended or panicked.
+    LoopEnded(TaskReport),
+    /// The fault tests' panic in the actor's own logic.
+    Panic,
+}
+
+impl From<TaskReport> for ListenerMsg {
+    fn from(report: TaskReport) -> Self {
+        ListenerMsg::LoopEnded(report)
+    }
+}
+
+impl Actor for ListenerActor {
+    type Msg = ListenerMsg;
+    type State = TaskGroup<ListenerMsg>;
+    type Arguments = (&'static str, AcceptLoop);
 
     async fn pre_start(
         &self,
         myself: ActorRef<Self::Msg>,
-        mut ended: watch::Receiver<bool>,
+        (name, accept): (&'static str, AcceptLoop),
     ) -> Result<Self::State, ActorProcessingErr> {
-        tokio::spawn(async move {
-            let _ = ended.wait_for(|e| *e).await;
-            myself.stop(Some("accept loop ended".into()));
-        });
+        let group = TaskGroup::new();
+        group.attach(Box::new(move |msg| {
+            let _ = myself.send_message(msg);
+        }));
+        drop(group.spawn(name, crate::startup::fault::with_task_panic(name, accept)));
+        Ok(group)
+    }
+
+    async fn handle(
+        &self,
+        _myself: ActorRef<Self::Msg>,
+        message: Self::Msg,
+        _group: &mut Self::State,
+    ) -> Result<(), ActorProcessingErr> {
+        match message {
+            ListenerMsg::LoopEnded(report) => {
+                tracing::error!(task = report.task, end = ?report.end, "accept loop lost");
+                Err("accept loop ended".into())
+            }
+            ListenerMsg::Panic => Err("injected fault: a panic in a listener actor".into()),
+        }
+    }
+
+    async fn post_stop(
+        &self,
+        _myself: ActorRef<Self::Msg>,
+        group: &mut Self::State,
+    ) -> Result<(), ActorProcessingErr> {
+        // Retired or lost: the loop's later end is expected now.
+        group.retire();
         Ok(())
     }
 }

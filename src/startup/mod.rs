@@ -3,6 +3,7 @@
 
 pub mod budget;
 pub mod code;
+pub mod credentials_owner;
 pub mod discovery;
 pub mod documents;
 pub mod fault;
@@ -91,7 +92,18 @@ async fn run_serve(
                 stop.requested().await;
                 trigger.signal();
             });
-            gateway.serve_until_stopped_with(notifier).await
+            // lifecycle.md §7.5: a panic in the orchestration itself (not in a stage hook, which only
+            // makes its stage unclean) leaves no stage to run: every child process group is killed and
+            // the exit is 70.
+            let serving = std::panic::AssertUnwindSafe(gateway.serve_until_stopped_with(notifier));
+            match futures::FutureExt::catch_unwind(serving).await {
+                Ok(code) => code,
+                Err(_panic) => {
+                    tracing::error!("the shutdown orchestration panicked; killing every child process group");
+                    crate::providers::child::kill_every_group();
+                    70
+                }
+            }
         }
     }
 }

@@ -30,7 +30,7 @@ use crate::startup::documents::{self, Documents};
 use crate::startup::fault::{self, FaultPoint};
 use crate::startup::providers::{self, Purpose};
 use crate::startup::templates;
-use crate::startup::{listeners, StartupCode};
+use crate::startup::{credentials_owner, listeners, StartupCode};
 use crate::storage::artifact_root::ArtifactRoot;
 use crate::storage::start_ref::start_ref;
 
@@ -130,28 +130,45 @@ pub async fn start(args: &GatewayArgs, held: &mut Held) -> Result<RunningGateway
     events.stage(StartupStage::RequestAdmission, StartupOutcome::Ready);
     events.stage(StartupStage::Listener, StartupOutcome::Started);
     stage_listeners(&docs, &ctx, [&requests, &pcc_streams, &runs], &built, held).await?;
-    let providers = held.providers.take().ok_or(StartupCode::InternalError)?;
     events.stage(StartupStage::Listener, StartupOutcome::Ready);
-    // Stage 12: the accept loops start; readiness becomes true.
+    // Stage 12: the listeners subtree starts the accept loops; readiness becomes true. Nothing leaves
+    // `held` until every step succeeded, so a failure here releases everything (§5.2).
+    let domain = held.domain.clone().ok_or(StartupCode::InternalError)?;
     let bound = held.listeners.take().ok_or(StartupCode::InternalError)?;
-    let domain = held.domain.take().ok_or(StartupCode::InternalError)?;
     let serving = listeners::serve(bound, &domain).await.map_err(|_| StartupCode::InternalError)?;
     if !ctx.mark_ready() {
-        // An owner was lost between its start and now: the domain was fenced during startup.
-        held.domain = Some(domain);
-        held.providers = Some(providers);
-        drop(serving);
-        return Err(StartupCode::InternalError);
+        // An owner was lost between its start and now (its watching began when it started): the domain
+        // was fenced during startup. A lost transport is the provider runtime's unavailability.
+        let stopper = serving.stopper();
+        stopper.stop_accepting();
+        stopper.close_all();
+        return Err(match ctx.readiness().cause() {
+            Some(NotReadyCause::ProviderRuntimeLost) => StartupCode::ProviderRuntimeUnavailable,
+            _ => StartupCode::InternalError,
+        });
     }
-    // providers.md §12.1: from now on a transport loss fences the domain.
-    providers.watch();
     tracing::info!("ready");
+    fault::mark_serving();
+    inject_owner_panic(&domain).await;
+    let taken = (
+        held.run_owner.take(),
+        held.request_owner.take(),
+        held.provider_owner.take(),
+        held.credentials.take(),
+        held.providers.take(),
+    );
+    let (Some(run_owner), Some(request_owner), Some(provider_owner), Some(credentials), Some(providers)) =
+        taken
+    else {
+        return Err(StartupCode::InternalError);
+    };
+    held.domain = None;
     Ok(RunningGateway {
         ctx,
         domain,
-        run_owner: held.run_owner.take().ok_or(StartupCode::InternalError)?,
-        request_owner: held.request_owner.take().ok_or(StartupCode::InternalError)?,
-        provider_owner: held.provider_owner.take().ok_or(StartupCode::InternalError)?,
+        run_owner,
+        request_owner,
+        provider_owner,
         runs,
         requests,
         pcc_streams,
@@ -159,11 +176,25 @@ pub async fn start(args: &GatewayArgs, held: &mut Held) -> Result<RunningGateway
         artifact_root: held.artifact_root.take(),
         events,
         audit: held.audit.take(),
-        credentials: held.credentials.take().ok_or(StartupCode::InternalError)?,
+        credentials,
         templates: built,
         policy,
         providers,
     })
+}
+
+/// The fault tests' `PTC_FAULT=panic_owner:<path>`: once serving, the tree node at `<path>` (or, for
+/// `domain`, the domain supervisor itself) panics in its own logic.
+async fn inject_owner_panic(domain: &DomainHandle) {
+    match fault::target("panic_owner").as_deref() {
+        None => {}
+        Some("domain") => domain.inject_own_panic(),
+        Some(path) => {
+            if let Err(error) = domain.inject_panic(path).await {
+                tracing::error!(%error, "fault injection: no such owner");
+            }
+        }
+    }
 }
 
 /// Stage 4: the artifact root and, with `artifacts.events`, the locked events directory.
@@ -271,12 +302,14 @@ async fn stage_warm_providers(
     })?;
     let captured = Arc::new(captured);
     held.credentials = Some(captured.clone());
+    let domain = held.domain.clone().ok_or(StartupCode::InternalError)?;
+    // lifecycle.md §6.2: from here on the credentials have a supervised owner whose loss fences.
+    credentials_owner::start(&domain, captured.clone()).await.map_err(|_| StartupCode::InternalError)?;
     if fault::injected(FaultPoint::ProviderAdmission) {
         return Err(StartupCode::ProviderAdmissionUnavailable);
     }
     // 9c: provider-call admission: the supervised owner (its loss fences, cause `owner_lost`) and the
     // strict-FIFO admission in front of it (providers.md §9).
-    let domain = held.domain.clone().ok_or(StartupCode::InternalError)?;
     let admission = &docs.gateway.admission;
     let calls = AdmissionPool::new(
         "provider_calls",
@@ -304,8 +337,14 @@ async fn stage_warm_providers(
             refused.code
         })?;
     let version = env!("CARGO_PKG_VERSION").to_owned();
-    held.providers =
-        Some(Arc::new(ProviderRuntime::new(acquired.sites, fifo, ctx.clone(), held.events.clone(), version)));
+    let runtime = ProviderRuntime::new(acquired.sites, fifo, ctx.clone(), held.events.clone(), version);
+    let runtime = Arc::new(runtime);
+    held.providers = Some(runtime.clone());
+    // providers.md §12.1: every transport gets its owner now, before readiness; a loss since its
+    // acquisition is delivered to the owner at once.
+    crate::providers::owner::start_tree(&domain, runtime.sites(), &held.events)
+        .await
+        .map_err(|_| StartupCode::InternalError)?;
     Ok(())
 }
 
@@ -351,8 +390,9 @@ async fn stage_listeners(
     };
     let audit = held.audit.as_ref().map(Audit::log);
     let runner = LuauRunner { providers: held.providers.clone() };
+    let run_owner = held.run_owner.clone().ok_or(StartupCode::InternalError)?;
     let executor =
-        Executor::new(built.clone(), runs.clone(), ctx.clone(), Box::new(runner), audit, held.events.clone());
+        Executor::new(built.clone(), runs.clone(), run_owner, Box::new(runner), audit, held.events.clone());
     // pcc.md: the PCC front shares the bearer digest and the execution state of `/mcp`.
     let pcc = docs.gateway.pcc.as_ref().map(|pcc| {
         let bearer = settings.bearer.clone();
@@ -465,6 +505,9 @@ impl RunningGateway {
     /// As [`RunningGateway::serve_until_stopped`], sending `STOPPING=1` through `notifier` at S1.
     pub async fn serve_until_stopped_with(self, notifier: crate::notify::Notifier) -> u8 {
         self.ctx.trigger().triggered().await;
+        if fault::injected(FaultPoint::PanicInOrchestration) {
+            panic!("injected fault: a panic in the shutdown orchestration");
+        }
         crate::startup::shutdown::run(self, notifier).await
     }
 
@@ -475,6 +518,7 @@ impl RunningGateway {
             domain: self.domain,
             run_owner: self.run_owner,
             listeners: self.listeners,
+            pcc_streams: self.pcc_streams,
             artifact_root: self.artifact_root,
             events: self.events,
             audit: self.audit,
@@ -494,6 +538,8 @@ pub(crate) struct ShutdownParts {
     pub domain: DomainHandle,
     pub run_owner: AdmissionOwnerRef,
     pub listeners: listeners::Serving,
+    /// The PCC stream slots: S6 waits for them until the cutoff (lifecycle.md §7.3 S1).
+    pub pcc_streams: AdmissionPool,
     pub artifact_root: Option<ArtifactRoot>,
     pub events: EventLog,
     pub audit: Option<Audit>,

@@ -35,14 +35,13 @@ pub async fn run(gateway: RunningGateway, notifier: Notifier) -> u8 {
     let checkpoint = parts.events.clone();
     let events = parts.events;
     let providers = parts.providers;
+    let pcc_streams = parts.pcc_streams;
     let tails = providers.clone();
     let plan = ShutdownPlan::new(parts.run_owner)
         .with_stage(StageId::StopListeners, move |stage: StageContext| async move {
             notifier.send(&[Message::Stopping, Message::Status(Status::Draining)]);
-            // Retire the listener owners first: their end is now expected, not a loss (§7.5).
-            for name in crate::startup::listeners::CHILD_NAMES {
-                let _ = domain.stop_child(name, CHILD_BOUND).await;
-            }
+            // Stop the listeners subtree first: the accept loops' end is now expected, not a loss (§7.5).
+            let _ = domain.stop_child(crate::startup::listeners::LISTENERS, CHILD_BOUND).await;
             if crate::startup::fault::injected(crate::startup::fault::FaultPoint::SlowListenerStop) {
                 tokio::time::sleep(crate::startup::fault::SLOW_LISTENER_STOP).await;
             }
@@ -66,7 +65,15 @@ pub async fn run(gateway: RunningGateway, notifier: Notifier) -> u8 {
             let clean = providers.shut_down(cutoff).await;
             StageOutcome::from_bool(clean, Unclean::Failed)
         })
-        .with_stage(StageId::AdmissionClean, move |_stage: StageContext| async move {
+        .with_stage(StageId::AdmissionClean, move |stage: StageContext| async move {
+            // lifecycle.md §7.3 S1 is clean iff every PCC stream ended by pcc.md's cutoff (pcc.md §15
+            // step 5, the cleanup deadline): a stream still open then is cut, and S1 becomes unclean.
+            let cutoff =
+                stage.cleanup_deadline.unwrap_or(stage.started + ptc_actors::shutdown::CLEANUP_WINDOW);
+            if pcc_streams.wait_until_idle(cutoff).await.is_err() {
+                tracing::warn!("a PCC stream was still open at the cutoff; S1 is unclean");
+                stage.amend(StageId::StopListeners);
+            }
             closer.close_all();
             StageOutcome::Clean
         })

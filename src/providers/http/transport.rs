@@ -13,13 +13,14 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use tokio::sync::{watch, OwnedSemaphorePermit, Semaphore};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
 use super::super::acquire::{AcquireError, Facts};
 use super::super::failure::{CallFailure, Dispatch, FailureClass};
 use super::super::listing::Era;
+use super::super::loss::LossState;
 use super::super::outgoing::cancellation_line;
 use super::super::provider_call::{call_params, CallOutcome, CallRequest};
 use super::super::result::{classify, CallError};
@@ -33,6 +34,10 @@ use super::headers::{mirror, EraHeaders};
 use super::session::{OnLoss, Session};
 use super::wire::{message, LegacyHeaders, Wire};
 use crate::apps::header::HeaderParam;
+use crate::startup::fault::with_task_panic;
+
+/// The name of the re-initialisation task, as the transport's owner hears it (`owner.rs`).
+pub(crate) const TASK_REINITIALISE: &str = "http_reinitialise";
 
 struct Shared {
     wire: Wire,
@@ -46,9 +51,8 @@ struct Shared {
     session: Session,
     slots: Arc<Semaphore>,
     counters: Counters,
-    loss: watch::Sender<Option<LossFault>>,
-    cleanup_failed: watch::Sender<bool>,
-    closing: watch::Sender<bool>,
+    /// Loss, cleanup failure, closing, and the owner that hears every task's end (`loss.rs`).
+    life: LossState,
     reinit: Mutex<Option<JoinHandle<()>>>,
     /// A session a re-initialisation opened but did not adopt (its facts differed, or its listing
     /// failed): the server holds it, so the close deletes it too (§5.4 "Close").
@@ -57,26 +61,19 @@ struct Shared {
 
 impl Shared {
     fn sealed(&self) -> bool {
-        self.loss.borrow().is_some() || *self.closing.borrow()
+        self.life.fault().is_some() || self.life.is_closing()
     }
 
-    /// Transport-owner loss (§12.1): sealed, waiters released, the fault published once.
+    /// Transport-owner loss (§12.1): the fault published once (the owner hears it), then sealed and
+    /// waiters released.
     fn lose(&self, fault: LossFault) {
-        if *self.closing.borrow() {
-            return;
+        if self.life.lose(fault) {
+            self.session.seal();
         }
-        self.loss.send_if_modified(|current| {
-            let first = current.is_none();
-            if first {
-                *current = Some(fault);
-            }
-            first
-        });
-        self.session.seal();
     }
 
     fn loss_class(&self) -> FailureClass {
-        match *self.loss.borrow() {
+        match self.life.fault() {
             Some(LossFault::ProtocolError) => FailureClass::McpProtocolError,
             _ => FailureClass::McpTransportError,
         }
@@ -115,9 +112,6 @@ impl HttpTransport {
         negotiated: Negotiated,
         params: BTreeMap<String, Vec<HeaderParam>>,
     ) -> HttpTransport {
-        let (loss, _) = watch::channel(None);
-        let (cleanup_failed, _) = watch::channel(false);
-        let (closing, _) = watch::channel(false);
         let shared = Shared {
             wire,
             spec,
@@ -128,9 +122,7 @@ impl HttpTransport {
             session: Session::new(negotiated.session),
             slots: Arc::new(Semaphore::new(INFLIGHT_SLOTS)),
             counters: Counters::default(),
-            loss,
-            cleanup_failed,
-            closing,
+            life: LossState::default(),
             reinit: Mutex::new(None),
             unadopted: Mutex::new(None),
         };
@@ -152,10 +144,18 @@ impl HttpTransport {
     }
 
     pub fn events(&self) -> TransportEvents {
-        TransportEvents {
-            loss: self.shared.loss.subscribe(),
-            cleanup_failed: self.shared.cleanup_failed.subscribe(),
-        }
+        self.shared.life.events()
+    }
+
+    /// The loss state (the owner attaches to its task group).
+    pub(crate) fn life(&self) -> &LossState {
+        &self.shared.life
+    }
+
+    /// A task of this transport was lost (§12.1 "the transport owner itself fails"): an unclassified
+    /// loss, `transport_error`.
+    pub(crate) fn lose_owner(&self) {
+        self.shared.lose(LossFault::TransportError);
     }
 
     pub fn counters(&self) -> &Counters {
@@ -218,7 +218,7 @@ impl HttpTransport {
             Era::Legacy => tokio::select! {
                 ready = s.session.ready() => match ready {
                     Some(ready) => Some(ready),
-                    None if *s.closing.borrow() => return refused(FailureClass::ProviderUnavailable),
+                    None if s.life.is_closing() => return refused(FailureClass::ProviderUnavailable),
                     None => return refused(s.loss_class()),
                 },
                 () = tokio::time::sleep_until(request.deadline) => return refused(FailureClass::McpTimeout),
@@ -246,8 +246,8 @@ impl HttpTransport {
             session: session_id,
         };
         let mut task = Running { task: Some(exchange), detach: Some(detach) };
-        let mut loss = s.loss.subscribe();
-        let mut closing = s.closing.subscribe();
+        let mut loss = s.life.loss();
+        let mut closing = s.life.closing();
         let reason = tokio::select! {
             answer = task.handle() => {
                 task.detach = None;
@@ -348,7 +348,8 @@ impl HttpTransport {
             OnLoss::Nothing => {}
             OnLoss::Fatal => self.shared.lose(LossFault::TransportError),
             OnLoss::Reinitialise => {
-                let task = tokio::spawn(reinitialise(self.shared.clone()));
+                let reinit = with_task_panic(TASK_REINITIALISE, reinitialise(self.shared.clone()));
+                let task = self.shared.life.tasks().spawn(TASK_REINITIALISE, reinit);
                 *self.shared.reinit.lock().unwrap_or_else(|p| p.into_inner()) = Some(task);
             }
         }
@@ -359,7 +360,7 @@ impl HttpTransport {
     pub async fn close(&self) -> TransportEnd {
         let s = &self.shared;
         let session = s.session.current();
-        s.closing.send_replace(true);
+        s.life.begin_close();
         if let Some(task) = s.reinit.lock().unwrap_or_else(|p| p.into_inner()).take() {
             task.abort();
         }
@@ -370,7 +371,7 @@ impl HttpTransport {
             }
         }
         s.wire.ctx.pool.close_idle();
-        let fault = match (*s.cleanup_failed.borrow(), *s.loss.borrow()) {
+        let fault = match (s.life.cleanup_failed(), s.life.fault()) {
             (true, _) | (false, Some(LossFault::TransportError)) => TransportFault::TransportError,
             (false, Some(LossFault::ProtocolError)) => TransportFault::ProtocolError,
             _ => TransportFault::Close,
@@ -447,11 +448,11 @@ fn abandon(reason: AbandonReason, task: JoinHandle<Answer>, detach: Detach) -> C
             task.abort();
             let _ = task.await;
         };
-        if tokio::time::timeout(SETTLEMENT_DEADLINE, work).await.is_ok() || *s.closing.borrow() {
+        if tokio::time::timeout(SETTLEMENT_DEADLINE, work).await.is_ok() || s.life.is_closing() {
             return Ok(());
         }
         s.counters.settlement_timeouts.fetch_add(1, Ordering::Relaxed);
-        s.cleanup_failed.send_replace(true);
+        s.life.mark_cleanup_failed();
         Err(CallFailure::new(FailureClass::ProviderCleanupFailed, Dispatch::Unknown))
     });
     CallOutcome {

@@ -1,0 +1,115 @@
+//! The one loss mechanism of every transport, stdio and Streamable HTTP alike (providers.md §12.1): the
+//! fault published once, the cleanup-failure flag (§10.2, §12.2), the close that makes later ends
+//! expected, and the [`TaskGroup`] through which every task of the transport reports its end to the
+//! transport's owner actor (`owner.rs`).
+//!
+//! Owns: "lost" as a fact with its first fault, and delivering that fact and every task end to the
+//! owner. Does not own what a loss does to requests (each transport seals its own table or session),
+//! readiness (the owner's supervisor fences), or the close procedure.
+
+use tokio::sync::watch;
+
+use ptc_actors::{TaskGroup, TaskReport};
+
+use super::transport::{LossFault, TransportEvents};
+
+/// What a transport's owner hears.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum OwnerEvent {
+    /// A task of the transport ended or panicked.
+    Task(TaskReport),
+    /// The transport published its loss (§12.1).
+    Lost,
+}
+
+impl From<TaskReport> for OwnerEvent {
+    fn from(report: TaskReport) -> Self {
+        OwnerEvent::Task(report)
+    }
+}
+
+/// The loss state of one transport.
+pub(crate) struct LossState {
+    loss: watch::Sender<Option<LossFault>>,
+    cleanup_failed: watch::Sender<bool>,
+    closing: watch::Sender<bool>,
+    tasks: TaskGroup<OwnerEvent>,
+}
+
+impl Default for LossState {
+    fn default() -> Self {
+        LossState {
+            loss: watch::channel(None).0,
+            cleanup_failed: watch::channel(false).0,
+            closing: watch::channel(false).0,
+            tasks: TaskGroup::new(),
+        }
+    }
+}
+
+impl LossState {
+    /// Publishes the loss with `fault` unless the transport is closing or already lost; the owner hears
+    /// it. Returns true for the first loss. Callers seal their requests after this returns, so a waiter
+    /// that sees its failure also sees why.
+    pub(crate) fn lose(&self, fault: LossFault) -> bool {
+        if self.is_closing() {
+            return false;
+        }
+        let first = self.loss.send_if_modified(|current| {
+            let first = current.is_none();
+            if first {
+                *current = Some(fault);
+            }
+            first
+        });
+        if first {
+            self.tasks.send(OwnerEvent::Lost);
+        }
+        first
+    }
+
+    /// The first fault, once lost.
+    pub(crate) fn fault(&self) -> Option<LossFault> {
+        *self.loss.borrow()
+    }
+
+    /// Records a cleanup failure (a settlement expiry, §10.2): the `transport` record says
+    /// `transport_error` whatever happens later (§12.2).
+    pub(crate) fn mark_cleanup_failed(&self) {
+        self.cleanup_failed.send_replace(true);
+    }
+
+    pub(crate) fn cleanup_failed(&self) -> bool {
+        *self.cleanup_failed.borrow()
+    }
+
+    /// The close began (§13.1 step 1): from now on no loss is published and the tasks' ends are
+    /// expected, so the owner is told nothing more.
+    pub(crate) fn begin_close(&self) {
+        self.closing.send_replace(true);
+        self.tasks.retire();
+    }
+
+    pub(crate) fn is_closing(&self) -> bool {
+        *self.closing.borrow()
+    }
+
+    /// A receiver that turns true when the close begins.
+    pub(crate) fn closing(&self) -> watch::Receiver<bool> {
+        self.closing.subscribe()
+    }
+
+    /// A receiver of the loss.
+    pub(crate) fn loss(&self) -> watch::Receiver<Option<LossFault>> {
+        self.loss.subscribe()
+    }
+
+    /// The group every task of this transport is spawned in.
+    pub(crate) fn tasks(&self) -> &TaskGroup<OwnerEvent> {
+        &self.tasks
+    }
+
+    pub(crate) fn events(&self) -> TransportEvents {
+        TransportEvents { loss: self.loss.subscribe(), cleanup_failed: self.cleanup_failed.subscribe() }
+    }
+}

@@ -1,0 +1,124 @@
+//! The providers' part of the supervision tree (docs/architecture.md): a `providers` supervisor, one
+//! `tool:<name>` supervisor per provider-bearing served tool, and one `transport:<declaration>` owner
+//! actor per acquisition (providers.md §3, §12.1).
+//!
+//! Owns: the transport owner actor, which hears every task end of its transport and the transport's
+//! loss (`loss.rs`) and turns either into its own failure, so that its supervisor applies the one loss
+//! policy declared here: fence with `provider_runtime_lost`, then, on a task the supervisor owns, close
+//! the transport and write the `transport`, `readiness` (with the (tool, provider) pair, first fence
+//! only) and `stderr_tail` records in that order (providers.md §12.1 steps 2–4).
+//!
+//! Does not own: the transports' work (`transport.rs`, `http/`), provider calls (`runtime.rs`), or the
+//! orderly close at shutdown (`runtime.rs` S5, which closes every site; the owners are retired after).
+
+use std::sync::Arc;
+
+use ptc_actors::{ChildPolicy, ChildSpec, DomainError, NotReadyCause, SupervisorHandle, TaskEnd};
+use ractor::{Actor, ActorProcessingErr, ActorRef};
+
+use super::loss::OwnerEvent;
+use super::sites::Site;
+use super::transport::TASK_STDERR;
+use crate::events::EventLog;
+
+/// The name of the providers supervisor under the domain.
+pub const PROVIDERS: &str = "providers";
+
+/// The owner actor of one acquisition's transport.
+pub(crate) struct TransportOwner;
+
+/// The owner's messages: what its transport's group delivers, and the fault tests' panic.
+pub(crate) enum OwnerMsg {
+    Event(OwnerEvent),
+    Panic,
+}
+
+impl Actor for TransportOwner {
+    type Msg = OwnerMsg;
+    type State = Arc<Site>;
+    type Arguments = Arc<Site>;
+
+    async fn pre_start(
+        &self,
+        myself: ActorRef<Self::Msg>,
+        site: Arc<Site>,
+    ) -> Result<Self::State, ActorProcessingErr> {
+        // Every event made before now (a loss or a task end during stages 9–12) is delivered at once:
+        // watching starts before readiness is declared.
+        site.upstream.life().tasks().attach(Box::new(move |event| {
+            let _ = myself.send_message(OwnerMsg::Event(event));
+        }));
+        Ok(site)
+    }
+
+    async fn handle(
+        &self,
+        _myself: ActorRef<Self::Msg>,
+        message: Self::Msg,
+        site: &mut Self::State,
+    ) -> Result<(), ActorProcessingErr> {
+        match message {
+            // providers.md §12.1: the transport published its loss.
+            OwnerMsg::Event(OwnerEvent::Lost) => Err("transport lost".into()),
+            // A child may close its stderr and live on: the drain's plain end is no loss. Its panic is.
+            OwnerMsg::Event(OwnerEvent::Task(report))
+                if report.task == TASK_STDERR && report.end == TaskEnd::Returned =>
+            {
+                Ok(())
+            }
+            // "The transport owner itself fails (its task ends or panics)": seal the transport with an
+            // unclassified loss (transport_error, §12.2), then fail.
+            OwnerMsg::Event(OwnerEvent::Task(report)) => {
+                tracing::warn!(task = report.task, end = ?report.end, "transport task ended");
+                site.upstream.lose_owner();
+                Err("a transport task ended".into())
+            }
+            OwnerMsg::Panic => {
+                site.upstream.lose_owner();
+                Err("injected fault: a panic in a transport owner".into())
+            }
+        }
+    }
+}
+
+/// Starts the providers subtree under `domain` for `sites` (in (tool, declaration) order): the
+/// supervisor, a supervisor per tool and an owner per site. Called at stage 9, right after the last
+/// acquisition, so a transport lost before stage 12 fences startup.
+pub async fn start_tree(
+    domain: &SupervisorHandle,
+    sites: &[Arc<Site>],
+    events: &EventLog,
+) -> Result<SupervisorHandle, DomainError> {
+    let providers = domain.start_supervisor(PROVIDERS, ChildPolicy::Fence(NotReadyCause::OwnerLost)).await?;
+    let mut tool: Option<(String, SupervisorHandle)> = None;
+    for site in sites {
+        let supervisor = match &tool {
+            Some((name, supervisor)) if *name == site.tool => supervisor.clone(),
+            _ => {
+                let policy = ChildPolicy::Fence(NotReadyCause::OwnerLost);
+                let supervisor = providers.start_supervisor(format!("tool:{}", site.tool), policy).await?;
+                tool = Some((site.tool.clone(), supervisor.clone()));
+                supervisor
+            }
+        };
+        supervisor.start_child(transport_spec(site.clone(), events.clone())).await?;
+    }
+    Ok(providers)
+}
+
+/// One owner's spec: its loss fences with `provider_runtime_lost` and then runs §12.1 steps 3–4.
+fn transport_spec(site: Arc<Site>, events: EventLog) -> ChildSpec<TransportOwner> {
+    let name = format!("transport:{}", site.provider);
+    let policy = ChildPolicy::Fence(NotReadyCause::ProviderRuntimeLost);
+    let lost = site.clone();
+    ChildSpec::new(name, policy, TransportOwner, site)
+        .on_loss_async(move |report| async move {
+            tracing::warn!(tool = %lost.tool, provider = %lost.provider, "provider transport lost; fenced");
+            lost.finish(&events).await;
+            if report.first_fence {
+                events.pair_not_ready(NotReadyCause::ProviderRuntimeLost, &lost.tool, &lost.provider);
+            }
+            lost.stderr_once(&events);
+        })
+        .panic_message(|| OwnerMsg::Panic)
+}
