@@ -3,10 +3,10 @@
 //!
 //! Owns: the list of supervised children (name, policy, status) in start order, the reaction to ractor
 //! supervision events, retiring children (an expected stop), and stopping them explicitly in reverse
-//! order at the end. ractor's defaults are not these rules (DESIGN.md §3): by default a supervisor stops
-//! when a child stops, and a parent's exit kills its children without their `post_stop`. This supervisor
-//! never stops because of a child, and [`DomainHandle::shutdown`] stops every child in reverse start
-//! order before it stops itself.
+//! order at the end. ractor's defaults are not these rules (docs/architecture.md): by default a supervisor
+//! stops when a child stops, and a parent's exit kills its children without their `post_stop`. This
+//! supervisor never stops because of a child, and [`DomainHandle::shutdown`] stops every child in reverse
+//! start order before it stops itself.
 //!
 //! Does not own: what the children do, readiness itself (`DomainContext`), or the shutdown stages.
 //!
@@ -39,7 +39,8 @@ pub enum ChildPolicy {
     /// The loss fences readiness for good with this cause (admission owners, provider runtime,
     /// credentials owner, any other child).
     Fence(NotReadyCause),
-    /// The loss stops the domain abnormally, exit 70 (audit owner, HTTP and PCC listeners, §7.5).
+    /// The loss stops the domain abnormally, exit 70 (audit owner, HTTP and PCC listeners,
+    /// lifecycle.md §7.5).
     StopDomain(AbnormalCause),
     /// The loss changes nothing (a best-effort child; the event logger has the same rule but runs on its
     /// own thread, `event_logger`).

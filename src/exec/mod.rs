@@ -33,7 +33,7 @@ pub struct Shared {
     /// The run slots (`admission.max_concurrent_runs`), shared with the PCC front.
     pub runs: AdmissionPool,
     /// Readiness and the observer: a fence made here is recorded in the event log (audit-events.md
-    /// §3.6), which `Readiness::fence` alone would not do.
+    /// audit-events.md §3.6), which `Readiness::fence` alone would not do.
     pub domain: DomainContext,
     pub runner: Box<dyn Runner>,
     /// The private audit, present iff `private_audit` is configured (audit-events.md §2.1).

@@ -2,10 +2,10 @@
 //! tool, provider-call admission, the deadline of one provider call, the counters, settlement of detached
 //! requests, and the fence that a transport loss or a settlement expiry puts on the whole domain.
 //!
-//! Owns one provider call from "the alias resolved to a site" to its reply (steps 2–8 of §8.1) and the
-//! background work it leaves (a detached request's settlement holds its admission slot). Owns the loss
-//! watchers: loss → fence (`provider_runtime_lost`) → close (§12.1 step 3) → `transport` record →
-//! `readiness` with the pair (first fence only) → `stderr_tail`. Does not own grants or Luau (the
+//! Owns one provider call from "the alias resolved to a site" to its reply (steps 2–8 of providers.md §8.1)
+//! and the background work it leaves (a detached request's settlement holds its admission slot). Owns the
+//! loss watchers: loss → fence (`provider_runtime_lost`) → close (providers.md §12.1 step 3) → `transport`
+//! record → `readiness` with the pair (first fence only) → `stderr_tail`. Does not own grants or Luau (the
 //! borrow, `crate::exec::borrow`), acquisition (`startup::providers`) or the transports themselves.
 
 use std::future::Future;
@@ -29,7 +29,7 @@ use crate::events::record::CounterKind;
 use crate::events::EventLog;
 use crate::json::Value;
 
-/// What one provider call answered, and the settlement the run's borrow end must await (§10.3).
+/// What one provider call answered, and the settlement the run's borrow end must await (providers.md §10.3).
 pub struct Called {
     pub result: Result<CallSuccess, CallError>,
     /// Resolves true once the detached request settled, false at the settlement deadline.
@@ -87,7 +87,7 @@ impl ProviderRuntime {
         &self.sites
     }
 
-    /// Starts one loss watcher per site (§12.1). Called once the gateway serves.
+    /// Starts one loss watcher per site (providers.md §12.1). Called once the gateway serves.
     pub fn watch(self: &Arc<Self>) {
         let mut watchers = self.watchers.lock().unwrap_or_else(|p| p.into_inner());
         for site in &self.sites {
@@ -96,8 +96,8 @@ impl ProviderRuntime {
         }
     }
 
-    /// One provider call on `site` (§8.1 steps 2–8). `cancel` makes the run's cancellation future; it is
-    /// polled while waiting for admission and for the answer.
+    /// One provider call on `site` (providers.md §8.1 steps 2–8). `cancel` makes the run's cancellation
+    /// future; it is polled while waiting for admission and for the answer.
     pub async fn call<C, F>(
         &self,
         site: &Site,
@@ -132,7 +132,7 @@ impl ProviderRuntime {
                 return refused(failure.class);
             }
         };
-        // Step 5: provider-call admission (strict FIFO, §9).
+        // Step 5: provider-call admission (strict FIFO, providers.md §9).
         let active = match self.admission.admit(deadline, cancel()).await {
             Ok(active) => active,
             Err(failure) => {
@@ -142,7 +142,8 @@ impl ProviderRuntime {
                 return refused(failure.class);
             }
         };
-        // §12.1 step 1: a request that waited while its transport was lost fails as the loss did, unsent.
+        // providers.md §12.1 step 1: a request that waited while its transport was lost fails as the loss
+        // did, unsent.
         if let Some(fault) = *site.upstream.events().loss.borrow() {
             return refused(match fault {
                 LossFault::ProtocolError => FailureClass::McpProtocolError,
@@ -163,7 +164,7 @@ impl ProviderRuntime {
         let Some(settlement) = outcome.settlement else {
             return Called { result: outcome.result, settling: None };
         };
-        // §10.2: detached; it keeps its admission slot until it settles.
+        // providers.md §10.2: detached; it keeps its admission slot until it settles.
         site.counters.bump(CounterKind::Detached);
         let (domain, events, counters) = (self.domain.clone(), self.events.clone(), site.counters.clone());
         let (tool, provider) = (site.tool.clone(), site.provider.clone());
@@ -171,7 +172,7 @@ impl ProviderRuntime {
             let settled = settlement.settled().await.is_ok();
             drop(active);
             if !settled {
-                // §10.2: a provider cleanup failure fences the domain; the transport stays open.
+                // providers.md §10.2: a provider cleanup failure fences the domain; the transport stays open.
                 counters.bump(CounterKind::SettlementTimeout);
                 if domain.fence_unreported(NotReadyCause::ProviderCleanupFailed) {
                     events.pair_not_ready(NotReadyCause::ProviderCleanupFailed, &tool, &provider);
@@ -204,7 +205,7 @@ impl ProviderRuntime {
         settled && reaped && self.admission.is_idle()
     }
 
-    /// Startup failure and discovery: close everything at once (§13.3).
+    /// Startup failure and discovery: close everything at once (providers.md §13.3).
     pub async fn close_all(&self) -> bool {
         self.sealed.store(true, Ordering::SeqCst);
         finish_all(&self.sites, &self.events).await
@@ -244,8 +245,8 @@ impl Drop for Outstanding {
     }
 }
 
-/// §12.1: a loss fences the domain at once (step 2), then the transport is closed (step 3), then the
-/// records follow (step 4).
+/// providers.md §12.1: a loss fences the domain at once (step 2), then the transport is closed (step 3), then
+/// the records follow (step 4).
 async fn watch_loss(site: Arc<Site>, domain: DomainContext, events: EventLog) {
     let mut loss = site.upstream.events().loss;
     let lost = loss.wait_for(|l| l.is_some()).await.is_ok();

@@ -1,6 +1,6 @@
 //! Stages 11a, 11b and 12 (lifecycle.md §3.2, §11): binding the HTTP and PCC listeners, starting their
 //! accept loops, and giving each a supervised owner so that the loss of a listener stops the domain
-//! (§6.3, §7.5: exit 70).
+//! (lifecycle.md §6.3, §7.5: exit 70).
 //!
 //! With `pcc`, the PCC listener serves the gRPC front of `crate::pcc` (pcc.md §3); its stopper follows
 //! the drain of pcc.md §15 (S1: stop accepting, idle streams end; S6: every stream ends).
@@ -140,7 +140,7 @@ pub async fn serve(bound: Bound, domain: &DomainHandle) -> Result<Serving, ptc_a
 }
 
 /// The supervised owner of one accept loop: it stops when its loop ends. Unless S1 retired it first,
-/// that stop is a listener loss (§7.5).
+/// that stop is a listener loss (lifecycle.md §7.5).
 struct ListenerOwner;
 
 impl Actor for ListenerOwner {
