@@ -2,7 +2,7 @@
 //!
 //! Parsing is total: every argument vector maps to exactly one `Invocation`. A usage error of
 //! `ptc gateway` is the startup code `config_invalid` (stage 0); `--help` and `--version` win over every
-//! other check (§1.1).
+//! other check (lifecycle.md §1.1).
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};

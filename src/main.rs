@@ -52,7 +52,7 @@ async fn async_main(notifier: ptc_gateway::notify::Notifier) -> u8 {
 }
 
 /// lifecycle.md §1.2: the blocking client on its own thread, so that SIGINT/SIGTERM (whose handlers are
-/// installed for every subcommand, §8.1) still end it: interrupted, it exits 2 without output.
+/// installed for every subcommand, lifecycle.md §8.1) still end it: interrupted, it exits 2 without output.
 async fn run_call(args: Vec<std::ffi::OsString>, mut stop: signals::StopRequest) -> u8 {
     let token = std::env::var_os("PTC_GATEWAY_TOKEN");
     let client = tokio::task::spawn_blocking(move || ptc_gateway::call::run(&args, token));

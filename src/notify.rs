@@ -7,20 +7,21 @@
 //!
 //! The protocol is one `AF_UNIX` datagram of newline-terminated `KEY=VALUE` lines (sd_notify(3)). It is
 //! written here over `std::os::unix::net::UnixDatagram` rather than through the `sd-notify` crate because
-//! §9.1 requires abstract socket names (`@name`), which that crate (0.5) does not address; std does,
-//! without `unsafe`. A failure to notify is ignored (§9.1): no method here returns an error.
+//! lifecycle.md §9.1 requires abstract socket names (`@name`), which that crate (0.5) does not address; std
+//! does, without `unsafe`. A failure to notify is ignored (lifecycle.md §9.1): no method here returns an
+//! error.
 
 use std::ffi::{OsStr, OsString};
 use std::os::unix::net::UnixDatagram;
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// §9.1: the service manager's variables, which MUST NOT reach upstream child processes (in addition
-/// to the environment rules of providers.md §4.1). The upstream spawn removes every one of them.
+/// lifecycle.md §9.1: the service manager's variables, which MUST NOT reach upstream child processes (in
+/// addition to the environment rules of providers.md §4.1). The upstream spawn removes every one of them.
 pub const SERVICE_MANAGER_ENV: [&str; 6] =
     ["NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID", "LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES"];
 
-/// The `STATUS=` texts of §9.1, exactly.
+/// The `STATUS=` texts of lifecycle.md §9.1, exactly.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Status {
     Starting,
@@ -41,7 +42,7 @@ impl Status {
     }
 }
 
-/// One notification line (§9.1).
+/// One notification line (lifecycle.md §9.1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Message {
     Ready,
@@ -107,7 +108,7 @@ impl Notifier {
         self.target.is_some()
     }
 
-    /// Sends `messages` as one datagram. Errors are ignored (§9.1).
+    /// Sends `messages` as one datagram. Errors are ignored (lifecycle.md §9.1).
     pub fn send(&self, messages: &[Message]) {
         let Some(target) = &self.target else { return };
         let mut datagram = String::new();
@@ -145,8 +146,8 @@ fn send_abstract(_socket: &UnixDatagram, _name: &[u8], _bytes: &[u8]) -> std::io
     Err(std::io::Error::from(std::io::ErrorKind::Unsupported))
 }
 
-/// §9.1: the watchdog ping interval, `WATCHDOG_USEC / 2`, when `usec` is a positive decimal integer and
-/// `pid` is unset or equals `own_pid`; `None` otherwise.
+/// lifecycle.md §9.1: the watchdog ping interval, `WATCHDOG_USEC / 2`, when `usec` is a positive decimal
+/// integer and `pid` is unset or equals `own_pid`; `None` otherwise.
 pub fn watchdog_interval(usec: Option<&OsStr>, pid: Option<&OsStr>, own_pid: u32) -> Option<Duration> {
     let usec: u64 = usec?.to_str()?.parse().ok().filter(|u| *u > 0)?;
     let for_us = match pid {

@@ -1,8 +1,8 @@
 //! Signal dispositions (lifecycle.md §8.1), installed at process start before stage 0.
 //!
 //! SIGTERM and SIGINT become one `StopRequest` that every stage can wait on; later ones change nothing
-//! (§8.2). SIGHUP is consumed and ignored (there is no reload). SIGPIPE is already ignored by the Rust
-//! runtime, so write failures surface as errors where they happen.
+//! (lifecycle.md §8.2). SIGHUP is consumed and ignored (there is no reload). SIGPIPE is already ignored by
+//! the Rust runtime, so write failures surface as errors where they happen.
 
 use futures::StreamExt;
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
@@ -49,8 +49,8 @@ impl StopTrigger {
     }
 }
 
-/// Installs the dispositions of §8.1 and returns the stop request fed by SIGTERM and SIGINT. Must be
-/// called inside the tokio runtime.
+/// Installs the dispositions of lifecycle.md §8.1 and returns the stop request fed by SIGTERM and SIGINT.
+/// Must be called inside the tokio runtime.
 pub fn install() -> std::io::Result<StopRequest> {
     let mut signals = Signals::new([SIGTERM, SIGINT, SIGHUP])?;
     let (trigger, request) = StopRequest::manual();

@@ -1,4 +1,4 @@
-//! Admission without queues: a bounded pool of slots with an atomic fast path (DESIGN.md §3).
+//! Admission without queues: a bounded pool of slots with an atomic fast path (docs/architecture.md).
 //!
 //! Owns: the slot count, the pool's state (open, quiescing, fenced), the RAII [`Lease`], the peak gauge,
 //! *wait until idle*, and *cancel-all* (lifecycle.md §7.3 S2, S3, S6). The gateway uses one pool for
@@ -166,7 +166,7 @@ impl AdmissionPool {
     }
 
     /// The fast path: takes one slot atomically or refuses at once; never waits, never queues, never
-    /// touches an actor's mailbox (DESIGN.md §3).
+    /// touches an actor's mailbox (docs/architecture.md).
     pub fn try_reserve(&self) -> Result<Lease, Refusal> {
         let inner = &self.inner;
         let mut current = inner.word.load(Ordering::Acquire);
@@ -227,7 +227,7 @@ impl AdmissionPool {
     }
 
     /// True once the pool was fenced; a fence is permanent. Shutdown reads this for S6 and the exit
-    /// status (lifecycle.md §7.3 S6, §7.4).
+    /// status (lifecycle.md §7.3 S6, lifecycle.md §7.4).
     pub fn is_fenced(&self) -> bool {
         self.state() == PoolState::Fenced
     }

@@ -1,4 +1,4 @@
-//! The owner actor of one or more admission pools (DESIGN.md §3 `RunAdmission`, `RequestAdmission`).
+//! The owner actor of one or more admission pools (docs/architecture.md: `RunAdmission`, `RequestAdmission`).
 //!
 //! Owns: the policy transitions of its pools (quiesce, cancel-all, fence) and their report. The
 //! per-request path never touches this mailbox: it reserves on the [`AdmissionPool`] directly. What the

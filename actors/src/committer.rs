@@ -22,24 +22,24 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::oneshot;
 
-/// §2.6: a batch is flushed at the latest this long after its first line arrived.
+/// audit-events.md §2.6: a batch is flushed at the latest this long after its first line arrived.
 pub const BATCH_WINDOW: Duration = Duration::from_millis(2);
-/// §2.6: a batch is flushed once it holds this many lines.
+/// audit-events.md §2.6: a batch is flushed once it holds this many lines.
 pub const BATCH_RECORDS: usize = 64;
-/// §2.6: the byte bound `L` is `min(BATCH_BYTES, max_file_bytes)`.
+/// audit-events.md §2.6: the byte bound `L` is `min(BATCH_BYTES, max_file_bytes)`.
 pub const BATCH_BYTES: u64 = 65_536;
 
 /// Where batches go: numbered segments in one directory. Every method is one durable step; an error is a
-/// write failure (§2.8). Implementations own names, modes and the directory descriptor.
+/// write failure (audit-events.md §2.8). Implementations own names, modes and the directory descriptor.
 pub trait SegmentStore: Send + 'static {
     /// Appends `bytes` to the active segment as one write, continuing after a short write.
     fn write_active(&mut self, bytes: &[u8]) -> io::Result<()>;
     /// Syncs the active segment.
     fn sync_active(&mut self) -> io::Result<()>;
-    /// §2.7 steps 1–2: creates segment `number`, syncs it and the directory, then makes it the active
-    /// segment (closing the previous one).
+    /// audit-events.md §2.7 steps 1–2: creates segment `number`, syncs it and the directory, then makes it
+    /// the active segment (closing the previous one).
     fn open_segment(&mut self, number: u64) -> io::Result<()>;
-    /// Removes the closed segment `number` (retention, §2.7 step 3).
+    /// Removes the closed segment `number` (retention, audit-events.md §2.7 step 3).
     fn remove_segment(&mut self, number: u64) -> io::Result<()>;
     /// Syncs the directory.
     fn sync_dir(&mut self) -> io::Result<()>;
@@ -75,7 +75,8 @@ impl Bounds {
 /// Why a line was not acknowledged. Closed: the committer either made a line durable or it did not.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CommitError {
-    /// The committer failed (or was closed or lost): nothing pending or later is durable (§2.8).
+    /// The committer failed (or was closed or lost): nothing pending or later is durable
+    /// (audit-events.md §2.8).
     Unavailable,
 }
 
@@ -114,7 +115,7 @@ type LossReport = Box<dyn FnOnce(CommitLoss) + Send>;
 /// How the committer was lost (both stop the domain; the cause differs, lifecycle.md §7.5).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CommitLoss {
-    /// A write, sync, rotation or retention step failed, or a line was invalid (§2.8).
+    /// A write, sync, rotation or retention step failed, or a line was invalid (audit-events.md §2.8).
     WriteFailed,
     /// The committer thread panicked: the owner itself is gone.
     OwnerLost,
@@ -142,8 +143,8 @@ impl std::fmt::Debug for Committer {
 
 impl Committer {
     /// Starts the committer thread over `store`, whose segments are `layout`. `validate` is applied to
-    /// every line (a line that fails is a write failure, §2.3); `on_loss` is called once, from the
-    /// committer thread, when a write, sync, rotation or retention fails or a line is invalid
+    /// every line (a line that fails is a write failure, audit-events.md §2.3); `on_loss` is called once,
+    /// from the committer thread, when a write, sync, rotation or retention fails or a line is invalid
     /// ([`CommitLoss::WriteFailed`]), or when the thread panics ([`CommitLoss::OwnerLost`]).
     pub fn start(
         store: Box<dyn SegmentStore>,
@@ -181,8 +182,8 @@ impl Committer {
         Ticket { answer: sent.then_some(answer) }
     }
 
-    /// §2.9: flushes the pending batch through the same barrier and stops the thread. `Ok` iff everything
-    /// acknowledged so far and pending now is durable.
+    /// audit-events.md §2.9: flushes the pending batch through the same barrier and stops the thread. `Ok`
+    /// iff everything acknowledged so far and pending now is durable.
     pub async fn close(&self) -> Result<(), CommitError> {
         let (ack, answer) = oneshot::channel();
         let sent = self.tx.send(Msg::Close { ack }).is_ok();
@@ -297,8 +298,8 @@ impl Worker {
         }
     }
 
-    /// §2.6 "Submit": a line that would push a non-empty batch over `L` flushes it first; a full batch is
-    /// flushed at once.
+    /// audit-events.md §2.6 "Submit": a line that would push a non-empty batch over `L` flushes it first; a
+    /// full batch is flushed at once.
     fn admit(&mut self, batch: &mut Batch, line: Vec<u8>, ack: Ack, loss: &mut Option<LossReport>) {
         if self.failed {
             self.flush(batch.take(), loss);
@@ -307,7 +308,7 @@ impl Worker {
         }
         let len = line.len() as u64;
         if !(self.validate)(&line) || len == 0 || len > self.bounds.max_file_bytes {
-            // §2.3: an invalid record is an internal fault handled as a write failure.
+            // audit-events.md §2.3: an invalid record is an internal fault handled as a write failure.
             self.fail(batch.take(), loss);
             let _ = ack.send(Err(CommitError::Unavailable));
             return;
@@ -322,7 +323,7 @@ impl Worker {
         }
     }
 
-    /// §2.6 "Flush" and "Acknowledgement".
+    /// audit-events.md §2.6 "Flush" and "Acknowledgement".
     fn flush(&mut self, batch: Batch, loss: &mut Option<LossReport>) {
         if batch.lines.is_empty() {
             return;
@@ -356,7 +357,8 @@ impl Worker {
         Ok(())
     }
 
-    /// §2.7: a new durable segment first, then retention oldest first, then the directory sync.
+    /// audit-events.md §2.7: a new durable segment first, then retention oldest first, then the directory
+    /// sync.
     fn rotate(&mut self) -> io::Result<()> {
         let next =
             self.layout.active.checked_add(1).ok_or_else(|| io::Error::other("segment numbers exhausted"))?;
@@ -373,7 +375,8 @@ impl Worker {
         self.store.sync_dir()
     }
 
-    /// §2.8: nothing in `batch` is acknowledged, the committer never writes again, the loss is reported.
+    /// audit-events.md §2.8: nothing in `batch` is acknowledged, the committer never writes again, the loss
+    /// is reported.
     fn fail(&mut self, batch: Batch, loss: &mut Option<LossReport>) {
         self.failed = true;
         answer(batch, Err(CommitError::Unavailable));

@@ -2,7 +2,7 @@
 //! transition is made once and reported once (lifecycle.md §6.3, §6.4, §7.4, §7.5).
 //!
 //! Owns: fencing with a cause, the abnormal-stop report, the drain's readiness step (S1), and the
-//! process-lifetime incident "a provider cleanup failed" that makes the exit status 70 (§7.4).
+//! process-lifetime incident "a provider cleanup failed" that makes the exit status 70 (lifecycle.md §7.4).
 //!
 //! Does not own: which child loss means what (`supervisor.rs`), pool state (`admission.rs`), or the
 //! stages (`shutdown.rs`).
@@ -62,7 +62,7 @@ impl DomainContext {
     }
 
     /// Stage 12: readiness becomes true and the observer hears `ready`. Returns false if the domain was
-    /// fenced or a drain began during startup; then it never becomes ready (§6.4).
+    /// fenced or a drain began during startup; then it never becomes ready (lifecycle.md §6.4).
     pub fn mark_ready(&self) -> bool {
         let became_ready = self.readiness.mark_ready();
         if became_ready {
@@ -71,9 +71,10 @@ impl DomainContext {
         became_ready
     }
 
-    /// Fences the domain for good (§6.3). The observer hears the transition once, with the first cause.
-    /// A `provider_cleanup_failed` fence is also remembered for the exit status, even during a drain
-    /// (§7.4: "during serving or during S5"). Returns true iff this call made a ready domain not ready.
+    /// Fences the domain for good (lifecycle.md §6.3). The observer hears the transition once, with the first
+    /// cause. A `provider_cleanup_failed` fence is also remembered for the exit status, even during a drain
+    /// (lifecycle.md §7.4: "during serving or during S5"). Returns true iff this call made a ready domain not
+    /// ready.
     pub fn fence(&self, cause: NotReadyCause) -> bool {
         if cause == NotReadyCause::ProviderCleanupFailed {
             self.provider_cleanup_failed.store(true, Ordering::Release);
@@ -96,13 +97,13 @@ impl DomainContext {
         self.readiness.fence(cause)
     }
 
-    /// True once a provider cleanup failed in this process (§7.4).
+    /// True once a provider cleanup failed in this process (lifecycle.md §7.4).
     pub fn provider_cleanup_failed(&self) -> bool {
         self.provider_cleanup_failed.load(Ordering::Acquire)
     }
 
-    /// Stops the domain abnormally (§7.5): readiness false at once (cause `audit_unavailable` for an
-    /// audit cause, `shutdown` otherwise, audit-events.md §4.2), then the trigger fires, so the main
+    /// Stops the domain abnormally (lifecycle.md §7.5): readiness false at once (cause `audit_unavailable`
+    /// for an audit cause, `shutdown` otherwise, audit-events.md §4.2), then the trigger fires, so the main
     /// task runs the stages with the drain deadline set to now. Returns true for the first abnormal stop.
     pub fn stop_abnormally(&self, cause: AbnormalCause) -> bool {
         if cause.is_audit() {

@@ -129,16 +129,17 @@ impl<R: Send + 'static> EventLogger<R> {
     }
 
     /// Enqueues without blocking. Returns false when the record was not queued (the queue is full, the
-    /// writer is gone or the log is closing); the caller then counts it in `dropped_events` (§3.7).
+    /// writer is gone or the log is closing); the caller then counts it in `dropped_events`
+    /// (audit-events.md §3.7).
     pub fn try_emit(&self, record: R) -> bool {
         let sender = self.shared.sender.lock().unwrap_or_else(PoisonError::into_inner);
         sender.as_ref().is_some_and(|tx| tx.try_send(Msg::Record(record)).is_ok())
     }
 
-    /// §3.10: stops taking records, lets the writer write what is queued until `bound` has passed (the
-    /// rest is dropped and counted), then the sink's final report and close. Blocks the calling thread
-    /// for at most `bound` plus `grace`; returns false if the writer did not finish in time (it is then
-    /// abandoned; the caller still releases the lock).
+    /// audit-events.md §3.10: stops taking records, lets the writer write what is queued until `bound` has
+    /// passed (the rest is dropped and counted), then the sink's final report and close. Blocks the calling
+    /// thread for at most `bound` plus `grace`; returns false if the writer did not finish in time (it is
+    /// then abandoned; the caller still releases the lock).
     pub fn close(&self, bound: Duration, grace: Duration) -> bool {
         let started = Instant::now();
         *self.shared.close_deadline.lock().unwrap_or_else(PoisonError::into_inner) = Some(started + bound);

@@ -24,8 +24,8 @@ impl ExitStatus {
     }
 }
 
-/// What happened in this process that makes the exit unclean whatever the stages report (§7.4). A
-/// readiness fence caused only by the loss of a transport owner is deliberately absent.
+/// What happened in this process that makes the exit unclean whatever the stages report (lifecycle.md §7.4).
+/// A readiness fence caused only by the loss of a transport owner is deliberately absent.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Incidents {
     /// Run admission was fenced (an execution owner stopped without acknowledging cleanup, cleanup
@@ -33,11 +33,12 @@ pub struct Incidents {
     pub run_admission_fenced: bool,
     /// A provider cleanup failure, during serving or during S5.
     pub provider_cleanup_failed: bool,
-    /// An abnormal stop (§7.5).
+    /// An abnormal stop (lifecycle.md §7.5).
     pub abnormal_stop: bool,
 }
 
-/// §7.4: 0 iff S1, S2, S3, S5, S6, S7 and S8 were clean (S4 never counts) and no incident happened.
+/// lifecycle.md §7.4: 0 iff S1, S2, S3, S5, S6, S7 and S8 were clean (S4 never counts) and no incident
+/// happened.
 pub fn exit_status(stages: &[(StageId, StageOutcome)], incidents: Incidents) -> ExitStatus {
     let stages_clean = stages.iter().all(|(stage, outcome)| !stage.counts_for_exit() || outcome.is_clean());
     let incident =

@@ -1,5 +1,5 @@
 #![forbid(unsafe_code)]
-//! `ptc-actors`: the supervised runtime of ptc-gateway (DESIGN.md §3).
+//! `ptc-actors`: the supervised runtime of ptc-gateway; docs/architecture.md draws the tree it runs.
 //!
 //! It owns the generic building blocks the gateway is assembled from: readiness and fencing, admission
 //! without queues, the domain supervisor and its staged shutdown. It knows nothing of MCP, JSON-RPC or
@@ -11,14 +11,16 @@
 //! | --- | --- |
 //! | [`readiness`] | the one atomic readiness flag and its first cause (lifecycle.md §6.2–§6.4) |
 //! | [`context`] | [`DomainContext`]: fence once, report once, stop abnormally, begin the drain |
-//! | [`trigger`] | [`ShutdownTrigger`]: first signal, abnormal stop, drain deadline (§7.1, §7.2, §8.2) |
+//! | [`trigger`] | [`ShutdownTrigger`]: first signal, abnormal stop, drain deadline
+//! (lifecycle.md §7.1, §7.2, §8.2) |
 //! | [`event_logger`] | [`EventLogger`]: the event log's bounded queue, writer thread and interval |
 //! | [`observer`] | [`DomainObserver`]: what the event log hears (readiness, child losses, stages) |
 //! | [`admission`] | [`AdmissionPool`] and its RAII [`Lease`]: reservation without queues |
 //! | [`admission_owner`] | [`AdmissionOwnerRef`]: the supervised owner actor of one or more pools |
 //! | [`supervisor`] | [`SupervisorHandle`]: the tree; start children in stage order, apply their loss policy |
 //! | [`tasks`] | [`TaskGroup`]: tasks whose end or panic their owner hears |
-//! | [`stage`], [`shutdown`], [`exit`] | S1–S8 (§7.3), their deadlines (§7.2), exit 0 or 70 (§7.4) |
+//! | [`stage`], [`shutdown`], [`exit`] | S1–S8 (lifecycle.md §7.3), their deadlines (lifecycle.md §7.2), exit
+//! 0 or 70 (lifecycle.md §7.4) |
 //!
 //! # How the gateway wires it
 //!
@@ -30,7 +32,7 @@
 //! # async fn serve() -> Result<u8, DomainError> {
 //! // Process start: one context for the whole domain; the observer is the event log's enqueuer.
 //! let ctx = DomainContext::new(Arc::new(NoopObserver));
-//! // The signal task only reports; a repeated signal changes nothing (§8.2).
+//! // The signal task only reports; a repeated signal changes nothing (lifecycle.md §8.2).
 //! let trigger = ctx.trigger().clone();
 //! tokio::spawn(async move { /* on SIGTERM or SIGINT: */ trigger.signal(); });
 //!

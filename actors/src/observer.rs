@@ -13,7 +13,7 @@ use crate::stage::{StageId, StageOutcome};
 use crate::supervisor::{ChildPolicy, LossKind};
 use crate::trigger::AbnormalCause;
 
-/// Receives the domain's transitions. Names only, never credentials or payloads (DESIGN.md §7).
+/// Receives the domain's transitions. Names only, never credentials or payloads (audit-events.md §3.9).
 pub trait DomainObserver: Send + Sync + 'static {
     /// Readiness became true (stage 12; audit-events.md §4.2 cause `startup`).
     fn ready(&self) {}

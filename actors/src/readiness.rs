@@ -1,9 +1,10 @@
 //! The domain's readiness flag (lifecycle.md §6.2–§6.4).
 //!
 //! Readiness is read on every request, so it is a snapshot in one atomic, never a message round trip
-//! (§6.2). The transitions are one-way: `Starting → Ready`, then `Ready → Fenced` or `→ Draining`. A fence
-//! is permanent (§6.4): nothing ever makes a fenced domain ready again. The first cause that took readiness
-//! away is kept, so that the transition is recorded once (§6.4 step 2).
+//! (lifecycle.md §6.2). The transitions are one-way: `Starting → Ready`, then `Ready → Fenced` or
+//! `→ Draining`. A fence is permanent (lifecycle.md §6.4): nothing ever makes a fenced domain ready again.
+//! The first cause that took readiness away is kept, so that the transition is recorded once
+//! (lifecycle.md §6.4 step 2).
 //!
 //! This module owns only the flag and its cause. It does not notify anyone: `DomainContext` wraps the
 //! transitions and tells the `DomainObserver` (the event log) exactly once.
@@ -74,9 +75,9 @@ pub enum Phase {
     Starting,
     /// Serving.
     Ready,
-    /// Fenced for good (§6.3).
+    /// Fenced for good (lifecycle.md §6.3).
     Fenced,
-    /// A drain began (§7).
+    /// A drain began (lifecycle.md §7).
     Draining,
 }
 
@@ -107,7 +108,7 @@ impl Readiness {
         Readiness { phase: Arc::new(AtomicU8::new(STARTING)), cause: Arc::new(AtomicU8::new(NO_CAUSE)) }
     }
 
-    /// True iff the domain is serving: ready, not fenced, not draining (§6.2).
+    /// True iff the domain is serving: ready, not fenced, not draining (lifecycle.md §6.2).
     pub fn is_ready(&self) -> bool {
         self.phase.load(Ordering::Acquire) == READY
     }
@@ -123,22 +124,23 @@ impl Readiness {
     }
 
     /// The first cause that took readiness away (or kept a starting domain from becoming ready), if any.
-    /// It never changes once set, so the transition is recorded with one cause (§6.4 step 2).
+    /// It never changes once set, so the transition is recorded with one cause (lifecycle.md §6.4 step 2).
     pub fn cause(&self) -> Option<NotReadyCause> {
         NotReadyCause::from_code(self.cause.load(Ordering::Acquire))
     }
 
     /// Stage 12: `Starting → Ready`. Returns false (and changes nothing) from any other phase, so a
-    /// domain fenced during startup can never be revived (§6.4 step 1).
+    /// domain fenced during startup can never be revived (lifecycle.md §6.4 step 1).
     pub fn mark_ready(&self) -> bool {
         self.phase.compare_exchange(STARTING, READY, Ordering::AcqRel, Ordering::Acquire).is_ok()
     }
 
-    /// Fences the domain for good (§6.3). Returns true only for the call that made a ready domain not
-    /// ready, so that the transition is recorded once. A starting domain becomes fenced too (it will never
-    /// become ready) and keeps the cause, but no ready→not-ready transition happened. A draining domain
-    /// stays draining (it is already not ready, and the event log is in shutdown mode, §7.3 S4); the
-    /// caller remembers such a fence separately when it matters for the exit status (§7.4).
+    /// Fences the domain for good (lifecycle.md §6.3). Returns true only for the call that made a ready
+    /// domain not ready, so that the transition is recorded once. A starting domain becomes fenced too (it
+    /// will never become ready) and keeps the cause, but no ready→not-ready transition happened. A draining
+    /// domain stays draining (it is already not ready, and the event log is in shutdown mode,
+    /// lifecycle.md §7.3 S4); the caller remembers such a fence separately when it matters for the exit
+    /// status (lifecycle.md §7.4).
     pub fn fence(&self, cause: NotReadyCause) -> bool {
         let previous = self.phase.fetch_update(Ordering::AcqRel, Ordering::Acquire, |p| match p {
             STARTING | READY => Some(FENCED),

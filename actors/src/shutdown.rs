@@ -1,5 +1,5 @@
-//! The staged shutdown orchestrator: S1–S8 of lifecycle.md §7.3 with the deadlines of §7.2, for both a
-//! signal and an abnormal stop (§7.5), and the exit status of §7.4.
+//! The staged shutdown orchestrator: S1–S8 of lifecycle.md §7.3 with the deadlines of lifecycle.md §7.2, for
+//! both a signal and an abnormal stop (lifecycle.md §7.5), and the exit status of lifecycle.md §7.4.
 //!
 //! Owns: the order of the stages, their deadlines and bounds, the built-in parts that act on run
 //! admission (S2 quiesce, S3 drain and cancel-all, S6 wait until idle), the readiness step of S1, and the
@@ -7,7 +7,7 @@
 //! provider runtimes, checkpointing and closing the event log, closing transports, flushing the audit.
 //!
 //! Does not own: signal handling (the gateway calls [`crate::ShutdownTrigger::signal`]), what hooks do,
-//! or process-group kills (the gateway's safety net when the stages cannot run at all, §7.5).
+//! or process-group kills (the gateway's safety net when the stages cannot run at all, lifecycle.md §7.5).
 //!
 //! Hooks run on their own task, so a panicking hook makes its stage unclean instead of unwinding the
 //! orchestrator, and a hook that overruns its bound is aborted and makes its stage unclean.
@@ -102,7 +102,7 @@ impl ShutdownReport {
 
 /// Runs S1–S8 and returns the report with the exit status. If nothing triggered the shutdown yet, this
 /// call counts as the first signal. An abnormal stop reported before or during the shutdown sets the
-/// drain deadline to its instant (S3 cancels at once) and makes the exit status 70 (§7.5).
+/// drain deadline to its instant (S3 cancels at once) and makes the exit status 70 (lifecycle.md §7.5).
 pub async fn run_shutdown(ctx: &DomainContext, plan: ShutdownPlan) -> ShutdownReport {
     if !ctx.trigger().is_triggered() {
         ctx.trigger().signal();
@@ -208,7 +208,7 @@ impl Orchestrator {
 
     /// S1: readiness false (recorded once as `shutdown` if it was ready), then the listeners' hook.
     async fn stop_listeners(&mut self) {
-        // Readiness first: the `not_ready` `shutdown` record precedes S1's `started` (§3.6).
+        // Readiness first: the `not_ready` `shutdown` record precedes S1's `started` (audit-events.md §3.6).
         self.ctx.begin_drain();
         let started = self.begin(StageId::StopListeners);
         let outcome = self.hooks(StageId::StopListeners, started, started + ACTION_BOUND).await;
@@ -276,7 +276,7 @@ impl Orchestrator {
         self.record(StageId::AdmissionClean, own.and(hooks));
     }
 
-    /// S7: only with `private_audit`, and skipped when the audit caused an abnormal stop (§7.5).
+    /// S7: only with `private_audit`, and skipped when the audit caused an abnormal stop (lifecycle.md §7.5).
     async fn audit_flush(&mut self, private_audit: bool) {
         let audit_is_cause = self.ctx.trigger().abnormal().is_some_and(|c| c.is_audit());
         if !private_audit || audit_is_cause {

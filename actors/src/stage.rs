@@ -76,7 +76,7 @@ impl StageId {
         }
     }
 
-    /// Whether the stage's outcome counts for the exit status (§7.4: every stage but S4).
+    /// Whether the stage's outcome counts for the exit status (lifecycle.md §7.4: every stage but S4).
     pub fn counts_for_exit(self) -> bool {
         self != StageId::CheckpointEvents
     }
@@ -126,7 +126,8 @@ impl Unclean {
 pub enum StageOutcome {
     Clean,
     Unclean(Unclean),
-    /// Not run: S7 without `private_audit`, or with the audit as the abnormal cause (§7.5). Counts as clean.
+    /// Not run: S7 without `private_audit`, or with the audit as the abnormal cause (lifecycle.md §7.5).
+    /// Counts as clean.
     Skipped,
 }
 
@@ -176,22 +177,22 @@ pub struct StageContext {
     pub stage: StageId,
     /// When the stage started.
     pub started: Instant,
-    /// The drain deadline as known when the stage started (§7.2; now, after an abnormal stop).
+    /// The drain deadline as known when the stage started (lifecycle.md §7.2; now, after an abnormal stop).
     pub drain_deadline: Instant,
     /// The cleanup deadline, from S5 on (S5 start + 10 s).
     pub cleanup_deadline: Option<Instant>,
     /// When the orchestrator abandons this hook and marks the stage unclean. The hook should enforce
     /// the spec's own bounds (e.g. 9,000 ms per transport close) and finish before this.
     pub bound: Instant,
-    /// The abnormal cause, if the domain stopped abnormally (§7.5).
+    /// The abnormal cause, if the domain stopped abnormally (lifecycle.md §7.5).
     pub abnormal: Option<AbnormalCause>,
     pub(crate) amendments: Amendments,
 }
 
 impl StageContext {
     /// Marks an earlier stage unclean after the fact, e.g. S1 when a PCC stream had to be closed at the
-    /// cleanup deadline (§7.3 S1 "ended by pcc.md's cutoff", pcc.md §15 step 5). The final report and the
-    /// exit status see it; the observer already heard the stage's own outcome.
+    /// cleanup deadline (lifecycle.md §7.3 S1 "ended by pcc.md's cutoff", pcc.md §15 step 5). The final
+    /// report and the exit status see it; the observer already heard the stage's own outcome.
     pub fn amend(&self, earlier: StageId) {
         self.amendments.mark(earlier);
     }

@@ -673,7 +673,7 @@ impl SupervisorHandle {
         }
     }
 
-    /// Makes this supervisor itself panic (the fault tests' §7.5 case for the root).
+    /// Makes this supervisor itself panic (the fault tests' lifecycle.md §7.5 case for the root).
     pub fn inject_own_panic(&self) {
         let _ = self.supervisor.send_message(SupervisorMsg::Panic);
     }

@@ -55,7 +55,7 @@ impl AbnormalCause {
 pub enum TriggerKind {
     /// The first SIGTERM or SIGINT (or an equivalent request from the gateway's main task).
     Signal,
-    /// An abnormal domain stop (§7.5).
+    /// An abnormal domain stop (lifecycle.md §7.5).
     Abnormal(AbnormalCause),
 }
 
@@ -104,7 +104,8 @@ impl ShutdownTrigger {
     }
 
     /// Records a SIGTERM/SIGINT. Only the first one counts: a repeated signal changes nothing, in
-    /// particular not the drain deadline (§8.2). Returns true iff this call started the shutdown.
+    /// particular not the drain deadline (lifecycle.md §8.2). Returns true iff this call started the
+    /// shutdown.
     pub fn signal(&self) -> bool {
         let now = Instant::now();
         self.state.send_if_modified(|s| {
@@ -116,9 +117,9 @@ impl ShutdownTrigger {
         })
     }
 
-    /// Records an abnormal stop (§7.5). The first abnormal stop is kept; it starts the shutdown if nothing
-    /// did, and otherwise brings the drain deadline forward to now (a drain in progress cancels its runs
-    /// at once). Returns true iff this was the first abnormal stop.
+    /// Records an abnormal stop (lifecycle.md §7.5). The first abnormal stop is kept; it starts the shutdown
+    /// if nothing did, and otherwise brings the drain deadline forward to now (a drain in progress cancels
+    /// its runs at once). Returns true iff this was the first abnormal stop.
     pub fn stop_abnormally(&self, cause: AbnormalCause) -> bool {
         let now = Instant::now();
         self.state.send_if_modified(|s| {
@@ -143,7 +144,7 @@ impl ShutdownTrigger {
         self.state().first.is_some()
     }
 
-    /// The first abnormal stop, if any. Its presence alone makes the exit status 70 (§7.5).
+    /// The first abnormal stop, if any. Its presence alone makes the exit status 70 (lifecycle.md §7.5).
     pub fn abnormal(&self) -> Option<AbnormalCause> {
         self.state().abnormal.map(|(cause, _)| cause)
     }
@@ -179,7 +180,7 @@ mod tests {
         let start = Instant::now();
         assert!(t.signal());
         tokio::time::advance(Duration::from_secs(3)).await;
-        assert!(!t.signal(), "§8.2: a second signal changes nothing");
+        assert!(!t.signal(), "lifecycle.md §8.2: a second signal changes nothing");
         assert_eq!(t.state().first, Some((TriggerKind::Signal, start)));
         assert_eq!(t.state().drain_deadline(), Some(start + Duration::from_millis(10_000)));
         assert_eq!(t.abnormal(), None);

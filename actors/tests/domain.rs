@@ -84,7 +84,7 @@ async fn losing_the_run_admission_owner_fences_readiness_for_good() {
         ],
         "the fence is recorded once, with its first cause"
     );
-    assert!(!ctx.trigger().is_triggered(), "a fence does not stop the process (§6.4 step 6)");
+    assert!(!ctx.trigger().is_triggered(), "a fence does not stop the process (lifecycle.md §6.4 step 6)");
 
     let statuses: Vec<(String, ChildStatus)> =
         domain.children().await.unwrap().into_iter().map(|c| (c.name, c.status)).collect();
@@ -180,7 +180,11 @@ async fn an_audit_owner_loss_records_audit_unavailable_and_skips_the_audit_flush
         })
         .with_domain(domain, STOP_BOUND);
     let report = run_shutdown(&ctx, plan).await;
-    assert_eq!(report.outcome(StageId::AuditFlush), Some(StageOutcome::Skipped), "§7.5: S7 skipped");
+    assert_eq!(
+        report.outcome(StageId::AuditFlush),
+        Some(StageOutcome::Skipped),
+        "lifecycle.md §7.5: S7 skipped"
+    );
     assert!(!*flushed.lock().unwrap());
     assert_eq!(report.exit.code(), 70);
 }
@@ -341,6 +345,6 @@ async fn a_panic_in_the_supervisors_logic_is_an_abnormal_stop() {
     assert!(ctx.mark_ready());
     logger.stop(None);
     let state = tokio::time::timeout(Duration::from_secs(10), ctx.trigger().triggered()).await.unwrap();
-    assert_eq!(state.abnormal.map(|(c, _)| c), Some(AbnormalCause::SupervisorLost), "§7.5");
+    assert_eq!(state.abnormal.map(|(c, _)| c), Some(AbnormalCause::SupervisorLost), "lifecycle.md §7.5");
     assert!(!ctx.readiness().is_ready());
 }

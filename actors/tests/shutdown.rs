@@ -78,15 +78,19 @@ async fn the_clean_path_runs_every_stage_in_order_and_exits_0() {
     assert_eq!(seen.iter().map(|c| c.stage).collect::<Vec<_>>(), StageId::ALL, "hooks run in stage order");
     assert!(
         seen.iter().all(|c| c.drain_deadline == start + Duration::from_millis(10_000)),
-        "§7.2 drain deadline"
+        "lifecycle.md §7.2 drain deadline"
     );
     let s5 = &seen[4];
     assert_eq!(
         s5.cleanup_deadline,
         Some(s5.started + Duration::from_millis(10_000)),
-        "§7.2 cleanup deadline"
+        "lifecycle.md §7.2 cleanup deadline"
     );
-    assert_eq!(seen[6].bound, seen[6].started + Duration::from_millis(5_000), "§7.2 audit close bound");
+    assert_eq!(
+        seen[6].bound,
+        seen[6].started + Duration::from_millis(5_000),
+        "lifecycle.md §7.2 audit close bound"
+    );
     assert!(seen[..4].iter().all(|c| c.cleanup_deadline.is_none()));
 
     assert_eq!(f.runs.try_reserve().unwrap_err(), Refusal::Quiescing, "S2: new runs refused");
@@ -108,7 +112,7 @@ async fn a_stage_reporting_unclean_exits_70() {
         let report = run_shutdown(&f.ctx, plan).await;
         assert_eq!(report.outcome(stage), Some(StageOutcome::Unclean(Unclean::Failed)));
         let expected = if stage == StageId::CheckpointEvents { 0 } else { 70 };
-        assert_eq!(report.exit.code(), expected, "{stage}: S4 never counts (§7.4)");
+        assert_eq!(report.exit.code(), expected, "{stage}: S4 never counts (lifecycle.md §7.4)");
     }
 }
 
@@ -193,7 +197,7 @@ async fn a_transport_owner_fence_alone_keeps_the_exit_clean() {
     let f = fixture().await;
     assert!(f.ctx.fence(NotReadyCause::ProviderRuntimeLost));
     let report = run_shutdown(&f.ctx, plan(&f)).await;
-    assert_eq!(report.exit.code(), 0, "§7.4: nothing uncertain is left to clean up");
+    assert_eq!(report.exit.code(), 0, "lifecycle.md §7.4: nothing uncertain is left to clean up");
 }
 
 #[tokio::test(start_paused = true)]
@@ -304,7 +308,7 @@ async fn without_a_trigger_the_call_counts_as_the_first_signal_and_repeats_chang
     let ctx = f.ctx.clone();
     let repeat = tokio::spawn(async move {
         tokio::time::sleep(Duration::from_secs(5)).await;
-        assert!(!ctx.trigger().signal(), "§8.2");
+        assert!(!ctx.trigger().signal(), "lifecycle.md §8.2");
     });
     let report = run_shutdown(&f.ctx, plan(&f)).await;
     repeat.await.unwrap();

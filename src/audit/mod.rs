@@ -1,10 +1,10 @@
 //! The private audit (audit-events.md §2): the startup sequence beyond the directory checks, the record,
 //! crash recovery, and the durable committer's wiring.
 //!
-//! Owns: steps 4–8 of §2.5 ([`startup`], [`recovery`]), the record of §2.3 ([`record`], [`time`]), the
-//! committer's store over the audit directory ([`store`]), and [`Audit`], the stage-7 resource that
-//! serves the call driver ([`AuditLog`]) and is released at S7 or by a failed start. Does not own the
-//! directory policy and lock (`crate::storage::audit_dir`), the generic group committer
+//! Owns: steps 4–8 of audit-events.md §2.5 ([`startup`], [`recovery`]), the record of audit-events.md §2.3
+//! ([`record`], [`time`]), the committer's store over the audit directory ([`store`]), and [`Audit`], the
+//! stage-7 resource that serves the call driver ([`AuditLog`]) and is released at S7 or by a failed start.
+//! Does not own the directory policy and lock (`crate::storage::audit_dir`), the generic group committer
 //! (`ptc_actors::committer`), when a record is written (`crate::exec::driver`) or the event log.
 
 pub mod record;
@@ -28,7 +28,7 @@ pub struct AuditLog {
     committer: Committer,
 }
 
-/// A record could not be made durable; the domain is already stopping (§2.8).
+/// A record could not be made durable; the domain is already stopping (audit-events.md §2.8).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct AuditUnavailable;
 
@@ -55,8 +55,8 @@ pub struct Audit {
 }
 
 impl Audit {
-    /// Stage 7 (§2.5 steps 1–7), then the committer. `on_loss` is called once if a write, sync, rotation
-    /// or retention fails or the committer is lost (the caller stops the domain, exit 70).
+    /// Stage 7 (audit-events.md §2.5 steps 1–7), then the committer. `on_loss` is called once if a write,
+    /// sync, rotation or retention fails or the committer is lost (the caller stops the domain, exit 70).
     pub fn start(
         cfg: &PrivateAudit,
         start_ref: &StartRef,
@@ -93,7 +93,7 @@ impl Audit {
         };
         let recovered = prepared.recovered;
         if recovered.removed_anything() {
-            // Step 8: the event log's `audit_recovered` (§3.5) is emitted from this report.
+            // Step 8: the event log's `audit_recovered` (audit-events.md §3.5) is emitted from this report.
             tracing::info!(
                 removed_bytes = recovered.removed_bytes,
                 removed_empty_files = recovered.removed_empty_files,
@@ -114,8 +114,9 @@ impl Audit {
         self.recovered
     }
 
-    /// S7 (§2.9): flush the pending batch through the barrier, sync, close the active file, release the
-    /// lock. True iff all of it succeeded. The active file is not truncated and no empty file is removed.
+    /// S7 (audit-events.md §2.9): flush the pending batch through the barrier, sync, close the active file,
+    /// release the lock. True iff all of it succeeded. The active file is not truncated and no empty file is
+    /// removed.
     pub async fn close(self) -> bool {
         let flushed = self.log.committer.close().await.is_ok();
         let stats = self.log.stats();
@@ -130,14 +131,14 @@ impl Audit {
     }
 
     /// After an audit failure (S7 skipped, lifecycle.md §7.5) the lock is still removed on the way out
-    /// (§1.4); the failed committer is stopped first. True iff the lock was released.
+    /// (audit-events.md §1.4); the failed committer is stopped first. True iff the lock was released.
     pub async fn release_after_failure(self) -> bool {
         let _ = self.log.committer.close().await;
         self.dir.release().is_ok()
     }
 
-    /// A start that failed after this stage (§2.5): the committer stops, the new file is removed, the
-    /// directory synced, the lock released. True iff all of it succeeded.
+    /// A start that failed after this stage (audit-events.md §2.5): the committer stops, the new file is
+    /// removed, the directory synced, the lock released. True iff all of it succeeded.
     pub async fn abandon(self) -> bool {
         let _ = self.log.committer.close().await;
         let removed = startup::remove_new_file(&self.dir, self.active);

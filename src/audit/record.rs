@@ -12,7 +12,7 @@ use crate::json::{decode, to_deterministic_string, Limits, Map, Value};
 
 use super::time;
 
-/// §2.3: a record is at most this many bytes including its LF.
+/// audit-events.md §2.3: a record is at most this many bytes including its LF.
 pub const MAX_RECORD_BYTES: usize = 512;
 
 /// The call id of execution.md §3.4: 16 bytes from a secure random source.
@@ -31,8 +31,8 @@ impl CallId {
     }
 }
 
-/// The outcome codes an audited (dispatched) call can have (§2.3): never `publication_failed`, nor the
-/// pre-activation codes.
+/// The outcome codes an audited (dispatched) call can have (audit-events.md §2.3): never
+/// `publication_failed`, nor the pre-activation codes.
 fn is_audited_outcome(code: &str) -> bool {
     matches!(
         code,
@@ -110,15 +110,15 @@ fn is_tool_name(s: &str) -> bool {
     (1..=128).contains(&s.len()) && s.bytes().all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b))
 }
 
-/// Whether `line` is one valid record line (§2.3): at most 512 bytes, one LF at the end and none before,
-/// deterministic JSON of an object with exactly the nine keys, each in its domain.
+/// Whether `line` is one valid record line (audit-events.md §2.3): at most 512 bytes, one LF at the end and
+/// none before, deterministic JSON of an object with exactly the nine keys, each in its domain.
 pub fn is_valid_line(line: &[u8]) -> bool {
     let Some(body) = line.strip_suffix(b"\n") else { return false };
     if line.len() > MAX_RECORD_BYTES || body.contains(&b'\n') {
         return false;
     }
     let Ok(value) = decode(body, Limits::REQUEST) else { return false };
-    // Deterministic encoding (§1.1): re-encoding gives the same bytes.
+    // Deterministic encoding (audit-events.md §1.1): re-encoding gives the same bytes.
     if to_deterministic_string(&value).as_bytes() != body {
         return false;
     }

@@ -13,7 +13,7 @@ use super::recovery::{recover, Repair};
 use super::store::file_name;
 use crate::storage::{sync_fd, AuditDir, AuditDirError, AuditFile, ErrorKind, Op, StorageError};
 
-/// The probe file inside `.gateway-lock` (§2.5 step 6).
+/// The probe file inside `.gateway-lock` (audit-events.md §2.5 step 6).
 const PROBE: &str = "probe";
 
 /// What steps 4–7 produced.
@@ -24,7 +24,7 @@ pub struct Prepared {
     pub file: File,
     /// Closed files kept after retention, ascending.
     pub closed: Vec<u64>,
-    /// For the event log's `audit_recovered` (§3.5).
+    /// For the event log's `audit_recovered` (audit-events.md §3.5).
     pub recovered: Recovered,
 }
 
@@ -85,7 +85,8 @@ pub fn prepare(
     }
 }
 
-/// Removes the new active file of a failed start and syncs the directory (§2.5, lifecycle.md §5.2).
+/// Removes the new active file of a failed start and syncs the directory (audit-events.md §2.5,
+/// lifecycle.md §5.2).
 pub fn remove_new_file(audit: &AuditDir, number: u64) -> bool {
     let removed = audit.dir().remove_file(&file_name(number)).is_ok();
     removed && audit.dir().sync().is_ok()

@@ -13,7 +13,7 @@ use ptc_actors::SegmentStore;
 
 use crate::storage::{sync_fd, PrivateDir, StorageError};
 
-/// The file name of audit file `number` (§2.4): 20 digits, `.jsonl`.
+/// The file name of audit file `number` (audit-events.md §2.4): 20 digits, `.jsonl`.
 pub fn file_name(number: u64) -> OsString {
     OsString::from(format!("{number:020}.jsonl"))
 }
@@ -56,7 +56,7 @@ impl SegmentStore for DirStore {
         let file = self.dir.create_file(&file_name(number)).map_err(io)?;
         sync_fd(&file).map_err(io)?;
         self.dir.sync().map_err(io)?;
-        // §2.7 step 2: the old active file is closed; its last batch is already synced.
+        // audit-events.md §2.7 step 2: the old active file is closed; its last batch is already synced.
         self.active = file;
         Ok(())
     }

@@ -25,7 +25,7 @@ impl Step {
 /// Why `ptc call` exits 2.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Failure {
-    /// The command line is not `ENDPOINT TOOL [--arguments JSON]` as §1.2 defines it.
+    /// The command line is not `ENDPOINT TOOL [--arguments JSON]` as lifecycle.md §1.2 defines it.
     Usage(&'static str),
     /// `PTC_GATEWAY_TOKEN` is unset.
     TokenMissing,

@@ -2,8 +2,8 @@
 //! running gateway, for operators and smoke tests.
 //!
 //! Owns the sequence (arguments, token, `tools/list`, the `Mcp-Param-*` headers, `tools/call`) and the
-//! mapping of every outcome to stdout, stderr and the exit status of §1.2 / §2.2. The client never
-//! retries. It does not own the header projection and encoding rules, which it shares with the server
+//! mapping of every outcome to stdout, stderr and the exit status of lifecycle.md §1.2 / §2.2. The client
+//! never retries. It does not own the header projection and encoding rules, which it shares with the server
 //! side (`crate::apps::header`, `crate::mcp::params`), so the two cannot drift apart.
 
 pub mod args;

@@ -4,9 +4,9 @@
 //! This module owns the capture scope: the environment file is read once at its start (9a), every
 //! requested binding is read and checked (9b), and the file's assignments are dropped (and zeroed) at its
 //! end, on success and on failure alike (9e). It never writes to the process environment: the effective
-//! environment is a lookup layer over `std::env::var_os` (§7.3). It does not decide which bindings are
-//! selected (the startup stages do, with [`selected_bindings`]) nor how a captured value is used on the
-//! wire (the HTTP front compares the bearer, providers build headers and child environments).
+//! environment is a lookup layer over `std::env::var_os` (config.md §7.3). It does not decide which
+//! bindings are selected (the startup stages do, with [`selected_bindings`]) nor how a captured value is used
+//! on the wire (the HTTP front compares the bearer, providers build headers and child environments).
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -126,27 +126,27 @@ pub enum CredentialErrorKind {
     UnknownBinding,
     /// The bearer binding is a `literal` credential (config.md §5.8).
     LiteralBearer,
-    /// An `env` credential's variable is absent from the effective environment (§8.2).
+    /// An `env` credential's variable is absent from the effective environment (config.md §8.2).
     EnvAbsent,
-    /// An `env` credential's process value is not valid UTF-8 (§8.2).
+    /// An `env` credential's process value is not valid UTF-8 (config.md §8.2).
     EnvNotUtf8,
-    /// A `file` credential could not be opened or read (§8.2).
+    /// A `file` credential could not be opened or read (config.md §8.2).
     FileUnreadable(std::io::ErrorKind),
-    /// A `file` credential is not a regular file after following symbolic links (§8.2).
+    /// A `file` credential is not a regular file after following symbolic links (config.md §8.2).
     FileNotRegular,
-    /// A `file` credential holds more than 65,536 bytes (§8.2).
+    /// A `file` credential holds more than 65,536 bytes (config.md §8.2).
     FileTooLarge,
-    /// A `file` credential is not valid UTF-8 (§8.2).
+    /// A `file` credential is not valid UTF-8 (config.md §8.2).
     FileNotUtf8,
-    /// The normalised value is empty (§8.3.2).
+    /// The normalised value is empty (config.md §8.3.2).
     Empty,
-    /// The normalised value contains NUL, CR or LF (§8.3.2).
+    /// The normalised value contains NUL, CR or LF (config.md §8.3.2).
     ForbiddenCharacter,
-    /// A value used in a header holds a byte outside 0x20..0x7E and HTAB (§8.3.3).
+    /// A value used in a header holds a byte outside 0x20..0x7E and HTAB (config.md §8.3.3).
     HeaderCharacter,
-    /// The bearer token is shorter than 32 or longer than 4,096 bytes (§8.4).
+    /// The bearer token is shorter than 32 or longer than 4,096 bytes (config.md §8.4).
     BearerLength,
-    /// The bearer token is not token68 (§8.4).
+    /// The bearer token is not token68 (config.md §8.4).
     BearerSyntax,
 }
 
@@ -279,7 +279,7 @@ pub fn capture(
     }
     for (name, in_header) in requests {
         let fail = |kind| CredentialError { kind, binding: Some(name.to_owned()) };
-        // §8.1: a binding referenced several times is read once.
+        // config.md §8.1: a binding referenced several times is read once.
         let value = match (&captured.bearer, bearer_binding) {
             (Some(bearer), Some(b)) if b == name => bearer.clone(),
             _ => {
@@ -297,7 +297,7 @@ pub fn capture(
     Ok(captured)
 }
 
-/// Reads one credential (config.md §8.2) and normalises it (§8.3.1, §8.3.2).
+/// Reads one credential (config.md §8.2) and normalises it (config.md §8.3.1, §8.3.2).
 pub fn read_normalised(
     env: &EffectiveEnvironment<'_>,
     source: &CredentialSource,

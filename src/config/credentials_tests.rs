@@ -268,7 +268,8 @@ fn bearer_table() {
     }
 }
 
-/// Provider bindings: normalisation (§8.3.1–2), the header rule (§8.3.3), literals, read-once.
+/// Provider bindings: normalisation (config.md §8.3.1–2), the header rule (config.md §8.3.3), literals,
+/// read-once.
 #[test]
 fn provider_table() {
     let api = Some("api");
@@ -381,7 +382,7 @@ fn env_file_failures() {
     assert!(capture(&host, Some(&fine), None, &[]).is_ok());
 }
 
-/// §7.3: capture never writes to the process environment, on success and on failure.
+/// config.md §7.3: capture never writes to the process environment, on success and on failure.
 #[test]
 fn process_environment_is_never_modified() {
     let dir = TempDir::new("credentials-env-untouched");
@@ -452,7 +453,7 @@ fn http(headers: &[(&str, HeaderScheme)]) -> InstallationKind {
     })
 }
 
-/// §8.1: the union of the selected installations' bindings, each once, with header use marked.
+/// config.md §8.1: the union of the selected installations' bindings, each once, with header use marked.
 #[test]
 fn selection_of_bindings() {
     let mut host = host(vec![]);

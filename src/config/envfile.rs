@@ -1,9 +1,9 @@
-//! The environment file of `--env-file` (config.md §7): reading it and parsing the §7.2 grammar into a
-//! map of assignments.
+//! The environment file of `--env-file` (config.md §7): reading it and parsing the config.md §7.2 grammar
+//! into a map of assignments.
 //!
 //! This module owns the file's byte rules (65,536-byte bound, UTF-8, no NUL, CRLF handling) and its line
 //! grammar (`export`, quoting, escapes, comments, duplicate names). It does not own the overlay on the
-//! process environment or any credential rule: that is `credentials` (§7.3, §8). Values are held as
+//! process environment or any credential rule: that is `credentials` (config.md §7.3, §8). Values are held as
 //! [`Secret`]s because the file usually exists to carry credentials; errors name a line, never a value.
 
 use std::collections::BTreeMap;
@@ -151,7 +151,7 @@ pub fn parse(bytes: &[u8]) -> Result<EnvFile, EnvFileError> {
     while let Some((index, raw)) = lines.next() {
         let number = index + 1;
         let fail = |kind| EnvFileError { kind, line: number };
-        // §7.2: a CR immediately before an LF is removed first; any other CR is invalid.
+        // config.md §7.2: a CR immediately before an LF is removed first; any other CR is invalid.
         let line = match lines.peek() {
             Some(_) => raw.strip_suffix('\r').unwrap_or(raw),
             None => raw,
@@ -197,8 +197,8 @@ fn parse_line(line: &str) -> Result<Option<(&str, Secret)>, EnvFileErrorKind> {
 }
 
 /// Removes an `export` prefix: `export` followed by whitespace and then a name. `export=1` and
-/// `export = 1` assign the variable `export` (§7.2), so the prefix is taken only when no `=` follows the
-/// whitespace.
+/// `export = 1` assign the variable `export` (config.md §7.2), so the prefix is taken only when no `=`
+/// follows the whitespace.
 fn strip_export(rest: &str) -> &str {
     if let Some(after) = rest.strip_prefix("export") {
         let trimmed = after.trim_start_matches(is_wsp);
@@ -221,7 +221,7 @@ fn split_name(rest: &str) -> Result<(&str, &str), EnvFileErrorKind> {
     Ok((name, after))
 }
 
-/// After a closing quote only whitespace and an optional comment may follow (§7.2).
+/// After a closing quote only whitespace and an optional comment may follow (config.md §7.2).
 fn after_quote(rest: &str) -> Result<(), EnvFileErrorKind> {
     let rest = rest.trim_start_matches(is_wsp);
     if rest.is_empty() || rest.starts_with('#') {
@@ -269,8 +269,8 @@ fn double_quoted(rest: &str) -> Result<Secret, EnvFileErrorKind> {
     Err(EnvFileErrorKind::UnterminatedQuote)
 }
 
-/// An unquoted raw value (§7.2): empty when it begins with `#`; otherwise it ends before the first `#`
-/// preceded by SP or HTAB, and trailing SP/HTAB are removed.
+/// An unquoted raw value (config.md §7.2): empty when it begins with `#`; otherwise it ends before the first
+/// `#` preceded by SP or HTAB, and trailing SP/HTAB are removed.
 fn unquoted(raw: &str) -> &str {
     if raw.starts_with('#') {
         return "";

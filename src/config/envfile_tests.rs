@@ -24,7 +24,7 @@ fn line_table() {
     let ignored = Ok(vec![]);
     let bad = |kind| Err(EnvFileError { kind, line: 1 });
     let table: Vec<(&str, Outcome)> = vec![
-        // §7.4.
+        // config.md §7.4.
         ("GATEWAY_TOKEN=abc", ok("GATEWAY_TOKEN", "abc")),
         ("export GATEWAY_TOKEN=abc", ok("GATEWAY_TOKEN", "abc")),
         ("  KEY = value with spaces   ", ok("KEY", "value with spaces")),

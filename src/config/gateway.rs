@@ -1,5 +1,6 @@
 //! The gateway document v1 (config.md §4): loading (stage 1 of lifecycle.md §3.2), the semantic checks of
-//! §4.4 in their order, and the normalised typed form of §4.3 that the rest of the startup sees.
+//! config.md §4.4 in their order, and the normalised typed form of config.md §4.3 that the rest of the
+//! startup sees.
 //!
 //! The structure (every key, bound and default) is defined once in `schema::gateway`; this module maps
 //! read, decode and schema failures to their startup codes and owns the checks that span several members.
@@ -28,7 +29,7 @@ pub enum LoopbackAddress {
 }
 
 impl LoopbackAddress {
-    /// The address the listener binds (never a wildcard, §4.2).
+    /// The address the listener binds (never a wildcard, config.md §4.2).
     pub fn ip(self) -> IpAddr {
         match self {
             LoopbackAddress::V4 => IpAddr::V4(Ipv4Addr::LOCALHOST),
@@ -50,7 +51,7 @@ impl LoopbackAddress {
 pub struct Listen {
     pub address: LoopbackAddress,
     pub port: u16,
-    /// Validated by the origin rule (§4.5); compared byte for byte.
+    /// Validated by the origin rule (config.md §4.5); compared byte for byte.
     pub allowed_origins: Vec<String>,
 }
 
@@ -125,7 +126,8 @@ pub struct Pcc {
     pub servers: BTreeMap<String, Vec<String>>,
 }
 
-/// The normalised gateway document (§4.3): defaults applied, tools sorted by name bytes, paths anchored.
+/// The normalised gateway document (config.md §4.3): defaults applied, tools sorted by name bytes, paths
+/// anchored.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct GatewayConfig {
     /// The lexically normalised directory of the document (config.md §3.2).
@@ -145,7 +147,7 @@ pub struct GatewayConfig {
 
 /// Stage 1: read, decode, validate, check and normalise the gateway document at `path` (already anchored).
 ///
-/// An unreadable or oversized file is `config_unavailable` (§2.8); everything after the read is
+/// An unreadable or oversized file is `config_unavailable` (config.md §2.8); everything after the read is
 /// [`from_bytes`].
 pub fn load(path: &Path, mode: Mode) -> Result<GatewayConfig, StartupCode> {
     let bytes =
@@ -153,23 +155,23 @@ pub fn load(path: &Path, mode: Mode) -> Result<GatewayConfig, StartupCode> {
     from_bytes(&bytes, path, mode)
 }
 
-/// Stage 1 on bytes already read from `path` (which only fixes the document's directory, §3.2): strict
-/// decoding (decode failure → `config_unavailable`, duplicate key → `duplicate_json_key`), structure
-/// (→ `config_invalid`), the semantic checks of §4.4 in order, then normalisation (§4.3).
+/// Stage 1 on bytes already read from `path` (which only fixes the document's directory, config.md §3.2):
+/// strict decoding (decode failure → `config_unavailable`, duplicate key → `duplicate_json_key`), structure
+/// (→ `config_invalid`), the semantic checks of config.md §4.4 in order, then normalisation (config.md §4.3).
 pub fn from_bytes(bytes: &[u8], path: &Path, mode: Mode) -> Result<GatewayConfig, StartupCode> {
     let mut doc = json::decode(bytes, Limits::DOCUMENT).map_err(|e| decode_failure(e.kind))?;
-    // §4.1, §4.2, §4.6, §4.8 and the byte-bound rules of §2.8.
+    // config.md §4.1, §4.2, §4.6, §4.8 and the byte-bound rules of config.md §2.8.
     schema::validate(&GATEWAY, &doc, mode).map_err(|_| StartupCode::ConfigInvalid)?;
     // Defaults change no semantic check, so the checks can read the filled document.
     fill_defaults(&GATEWAY, &mut doc);
     let mut config = build(&doc, paths::document_dir(path)).ok_or(StartupCode::ConfigInvalid)?;
     check(&config)?;
-    // §4.3: tools in ascending byte order of their names (`String`'s order is byte order).
+    // config.md §4.3: tools in ascending byte order of their names (`String`'s order is byte order).
     config.tools.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(config)
 }
 
-/// The code of a refused decode (§2.8 table): a duplicate key has its own code, every other decode
+/// The code of a refused decode (config.md §2.8 table): a duplicate key has its own code, every other decode
 /// failure is `config_unavailable`.
 fn decode_failure(kind: DecodeErrorKind) -> StartupCode {
     match kind {
@@ -189,9 +191,9 @@ fn decode_failure(kind: DecodeErrorKind) -> StartupCode {
     }
 }
 
-/// The semantic checks of §4.4, in their order; the first failure decides.
+/// The semantic checks of config.md §4.4, in their order; the first failure decides.
 fn check(config: &GatewayConfig) -> Result<(), StartupCode> {
-    // 1. Origins, in array order (§4.5).
+    // 1. Origins, in array order (config.md §4.5).
     for entry in &config.listen.allowed_origins {
         origin::check_origin(entry).map_err(|_| StartupCode::OriginInvalid)?;
     }
@@ -219,7 +221,7 @@ fn check(config: &GatewayConfig) -> Result<(), StartupCode> {
     Ok(())
 }
 
-/// The typed form of a validated, default-filled document, with the four paths of §3.1 anchored at
+/// The typed form of a validated, default-filled document, with the four paths of config.md §3.1 anchored at
 /// `dir`. `None` only if the document does not have the validated shape.
 fn build(doc: &Value, dir: PathBuf) -> Option<GatewayConfig> {
     let anchored = |p: &[&str]| str_at(doc, p).map(|s| paths::anchor(Path::new(s), &dir));
@@ -290,7 +292,7 @@ fn address(text: &str) -> Option<LoopbackAddress> {
 }
 
 fn tool(t: &Value, dir: &Path) -> Option<ToolConfig> {
-    // Absent pin members (discovery mode, §4.6) stay `None`; present ones must be string maps.
+    // Absent pin members (discovery mode, config.md §4.6) stay `None`; present ones must be string maps.
     let pins = |key: &str| match at(t, &[key]) {
         None => Some(None),
         Some(v) => string_map(v.as_object()?).map(Some),

@@ -1,6 +1,6 @@
-//! The host document (config.md §5): loading (stage 2 of lifecycle.md §3.2), the semantic checks of §5.7,
-//! the bearer-binding check of §5.8 (stage 3), the typed form, and the installation projection of
-//! pins.md §7.1.
+//! The host document (config.md §5): loading (stage 2 of lifecycle.md §3.2), the semantic checks of
+//! config.md §5.7, the bearer-binding check of config.md §5.8 (stage 3), the typed form, and the installation
+//! projection of pins.md §7.1.
 //!
 //! The structure (every key, bound and default) is defined once in `schema::host`; this module owns the
 //! rules that span members (references, aliases, endpoints, headers). Every failure of stage 2 is
@@ -14,7 +14,8 @@ use super::{origin, paths, Mode};
 use crate::json::{self, Limits, Value};
 use crate::startup::StartupCode;
 
-/// Where one credential's value comes from (§5.2). A literal's value is a secret and is never printed.
+/// Where one credential's value comes from (config.md §5.2). A literal's value is a secret and is never
+/// printed.
 #[derive(Clone, PartialEq, Eq)]
 pub enum CredentialSource {
     /// `{"env": "VAR"}`.
@@ -35,7 +36,7 @@ impl std::fmt::Debug for CredentialSource {
     }
 }
 
-/// `install.<alias>.source` (§5.3).
+/// `install.<alias>.source` (config.md §5.3).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Source {
     Mcp,
@@ -48,7 +49,7 @@ pub enum Source {
 }
 
 impl Source {
-    /// The spelling of `source` in the host document (§5.3).
+    /// The spelling of `source` in the host document (config.md §5.3).
     pub fn as_str(self) -> &'static str {
         match self {
             Source::Mcp => "mcp",
@@ -61,7 +62,7 @@ impl Source {
         }
     }
 
-    /// Reserved sources have no defined shape in this version (§5.3).
+    /// Reserved sources have no defined shape in this version (config.md §5.3).
     pub fn is_reserved(self) -> bool {
         matches!(
             self,
@@ -73,7 +74,7 @@ impl Source {
     }
 }
 
-/// `effect` of a mapped upstream tool (§5.4.3).
+/// `effect` of a mapped upstream tool (config.md §5.4.3).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ToolEffect {
     Read,
@@ -97,7 +98,7 @@ pub enum ProtocolEra {
     Legacy,
 }
 
-/// A stdio transport (§5.4.1). Paths are kept as written; `cwd` is also given anchored.
+/// A stdio transport (config.md §5.4.1). Paths are kept as written; `cwd` is also given anchored.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StdioTransport {
     pub command: String,
@@ -127,14 +128,14 @@ pub struct StaticHeader {
     pub scheme: HeaderScheme,
 }
 
-/// A Streamable HTTP transport (§5.4.2).
+/// A Streamable HTTP transport (config.md §5.4.2).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HttpTransport {
     pub endpoint: String,
     pub allow_insecure_loopback: bool,
     pub headers: Vec<StaticHeader>,
     pub protocol: ProtocolEra,
-    /// `oauth` present: selecting the installation is `provider_source_unsupported` (§6.5 S10).
+    /// `oauth` present: selecting the installation is `provider_source_unsupported` (config.md §6.5 S10).
     pub oauth: bool,
 }
 
@@ -145,7 +146,7 @@ pub enum McpTransport {
     StreamableHttp(HttpTransport),
 }
 
-/// `ceilings` (§5.4.4), defaults applied.
+/// `ceilings` (config.md §5.4.4), defaults applied.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Ceilings {
     pub timeout_ms: u64,
@@ -165,15 +166,15 @@ pub struct McpInstallation {
 #[derive(Clone, Debug, PartialEq)]
 pub enum InstallationKind {
     Mcp(McpInstallation),
-    /// Validated now, served later (§5.5). Only what startup needs is kept.
+    /// Validated now, served later (config.md §5.5). Only what startup needs is kept.
     Llm {
         /// The binding of the model credential.
         credential: String,
-        /// Checked by the endpoint rule (§5.5, §5.7 rule 5).
+        /// Checked by the endpoint rule (config.md §5.5, §5.7 rule 5).
         endpoint: String,
         allow_insecure_loopback: bool,
     },
-    /// Validated now, served later (§5.6).
+    /// Validated now, served later (config.md §5.6).
     TraceSnapshot {
         directory: PathBuf,
     },
@@ -225,15 +226,16 @@ impl HostConfig {
 }
 
 /// Stage 2: read, decode, validate and check the host document at `path` (already anchored).
-/// `bearer_binding` is the gateway document's `authentication.bearer.binding` (§5.7 rule 3).
+/// `bearer_binding` is the gateway document's `authentication.bearer.binding` (config.md §5.7 rule 3).
 pub fn load(path: &Path, bearer_binding: &str) -> Result<HostConfig, StartupCode> {
     let bytes =
         paths::read_document(path, Limits::DOCUMENT.max_bytes).map_err(|_| StartupCode::HostInvalid)?;
     from_bytes(&bytes, path, bearer_binding)
 }
 
-/// Stage 2 on bytes already read from `path` (which only fixes the document's directory, §3.2). Every
-/// refusal is `host_invalid` (§2.8): decoding, structure, and the semantic checks of §5.7.
+/// Stage 2 on bytes already read from `path` (which only fixes the document's directory, config.md §3.2).
+/// Every refusal is `host_invalid` (config.md §2.8): decoding, structure, and the semantic checks of
+/// config.md §5.7.
 pub fn from_bytes(bytes: &[u8], path: &Path, bearer_binding: &str) -> Result<HostConfig, StartupCode> {
     let declared = json::decode(bytes, Limits::DOCUMENT).map_err(|_| StartupCode::HostInvalid)?;
     // The host document has no mode-dependent members.
@@ -246,7 +248,7 @@ pub fn from_bytes(bytes: &[u8], path: &Path, bearer_binding: &str) -> Result<Hos
     Ok(config)
 }
 
-/// Stage 3, serve mode only (§5.8): the bearer binding exists and is an `env` or `file` credential.
+/// Stage 3, serve mode only (config.md §5.8): the bearer binding exists and is an `env` or `file` credential.
 /// Its value is not read here.
 pub fn check_bearer_binding(host: &HostConfig, binding: &str) -> Result<(), StartupCode> {
     match host.credentials.get(binding) {
@@ -269,7 +271,7 @@ pub fn installation_projection(installation: &Installation) -> Value {
     projection
 }
 
-/// Header names the gateway sets itself (§5.4.2, providers.md §5.2), compared case-insensitively.
+/// Header names the gateway sets itself (config.md §5.4.2, providers.md §5.2), compared case-insensitively.
 const RESERVED_HEADERS: &[&str] = &[
     "host",
     "content-length",
@@ -292,7 +294,7 @@ const RESERVED_HEADERS: &[&str] = &[
     "last-event-id",
 ];
 
-/// The semantic checks of §5.7 over every installation of a defined source; any failure is
+/// The semantic checks of config.md §5.7 over every installation of a defined source; any failure is
 /// `host_invalid`. Rule 1 (one member per credential) is already structural (`minProperties` and
 /// `maxProperties` 1) and is enforced again by [`credential`].
 fn check(config: &HostConfig, bearer_binding: &str) -> Result<(), StartupCode> {
@@ -334,8 +336,8 @@ fn check(config: &HostConfig, bearer_binding: &str) -> Result<(), StartupCode> {
     Ok(())
 }
 
-/// The header rules of §5.4.2: names unique case-insensitively, none that the gateway sets itself, none
-/// beginning with `Mcp-Param-`.
+/// The header rules of config.md §5.4.2: names unique case-insensitively, none that the gateway sets itself,
+/// none beginning with `Mcp-Param-`.
 fn headers_follow_the_rules(headers: &[StaticHeader]) -> bool {
     let mut names: Vec<String> = headers.iter().map(|h| h.name.to_ascii_lowercase()).collect();
     if names.iter().any(|n| RESERVED_HEADERS.contains(&n.as_str()) || n.starts_with("mcp-param-")) {

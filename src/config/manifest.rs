@@ -91,7 +91,7 @@ pub struct Manifest {
 }
 
 /// Stage 5a: decode and validate one manifest's bytes. Every refusal (decoding, duplicate key, structure,
-/// byte bounds) is `template_invalid` (§2.8).
+/// byte bounds) is `template_invalid` (config.md §2.8).
 pub fn parse(bytes: &[u8]) -> Result<Manifest, StartupCode> {
     let document = json::decode(bytes, Limits::DOCUMENT).map_err(|_| StartupCode::TemplateInvalid)?;
     // The manifest has no mode-dependent members.

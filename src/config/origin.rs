@@ -1,5 +1,5 @@
 //! The URL-shaped strings of the configuration: the origin rule for `listen.allowed_origins`
-//! (config.md §4.5) and the endpoint rule for `streamable_http` and `llm` endpoints (§5.4.2).
+//! (config.md §4.5) and the endpoint rule for `streamable_http` and `llm` endpoints (config.md §5.4.2).
 //!
 //! Both are pure byte-level checks with closed error kinds; the loaders map a failure to the document's
 //! code (`origin_invalid`, `host_invalid`). This module does not know which document a string came from and
@@ -7,7 +7,7 @@
 
 use std::net::Ipv6Addr;
 
-/// Why an `allowed_origins` entry fails the origin rule (§4.5, rules 1–5).
+/// Why an `allowed_origins` entry fails the origin rule (config.md §4.5, rules 1–5).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OriginError {
     /// Rule 1: a byte outside 0x21..0x7E, or one of `%`, `\`, `@`, `?`, `#`.
@@ -78,7 +78,7 @@ fn split_host_port(rest: &str) -> Option<(&str, Option<&str>)> {
     }
 }
 
-/// A decimal port without a leading zero in 1..65535 (§4.5 rule 5).
+/// A decimal port without a leading zero in 1..65535 (config.md §4.5 rule 5).
 fn canonical_port(port: &str) -> Option<u16> {
     if port.is_empty() || port.len() > 5 || port.starts_with('0') || !port.bytes().all(|b| b.is_ascii_digit())
     {
@@ -87,8 +87,8 @@ fn canonical_port(port: &str) -> Option<u16> {
     port.parse::<u16>().ok().filter(|p| *p != 0)
 }
 
-/// §4.5 rule 4: a lowercase registered name, a canonical dotted IPv4 literal, or a bracketed IPv6 literal
-/// in RFC 5952 form.
+/// config.md §4.5 rule 4: a lowercase registered name, a canonical dotted IPv4 literal, or a bracketed IPv6
+/// literal in RFC 5952 form.
 fn is_canonical_host(host: &str) -> bool {
     if let Some(inner) = host.strip_prefix('[') {
         return match inner.strip_suffix(']') {

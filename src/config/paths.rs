@@ -1,9 +1,9 @@
 //! Paths of the configuration documents: the lexical `anchor(p, base)` of config.md §3.2, the *directory of
-//! a document*, and reading a document file through its path under the size limit of §2.1.
+//! a document*, and reading a document file through its path under the size limit of config.md §2.1.
 //!
 //! Anchoring is purely lexical: nothing here resolves symbolic links, expands `~` or `$VAR`, or checks that
-//! a path exists (§3.2). Which paths are anchored against which base is the callers' concern (§3.1), and
-//! what a document's bytes mean is the decoder's and the schemas' concern.
+//! a path exists (config.md §3.2). Which paths are anchored against which base is the callers' concern
+//! (config.md §3.1), and what a document's bytes mean is the decoder's and the schemas' concern.
 
 use std::ffi::OsStr;
 use std::fs::File;
@@ -41,7 +41,7 @@ pub fn normalise(path: &[u8]) -> PathBuf {
                 Some(last) if *last != b".." => {
                     segments.pop();
                 }
-                // `..` at the root stays at the root (§3.2); a relative path keeps it.
+                // `..` at the root stays at the root (config.md §3.2); a relative path keeps it.
                 _ if absolute => {}
                 _ => segments.push(segment),
             },
@@ -86,7 +86,7 @@ pub enum ReadErrorKind {
     NotRegularFile,
     /// Reading failed part-way.
     Io,
-    /// More than the limit: reading stopped at limit + 1 bytes (§2.1 rule 1).
+    /// More than the limit: reading stopped at limit + 1 bytes (config.md §2.1 rule 1).
     TooLarge,
 }
 

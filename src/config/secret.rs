@@ -4,7 +4,7 @@
 //! This module owns how secret bytes are held (never printed, zeroed when dropped, compared in constant
 //! time) and how a secret-bearing file is read (a regular file after following symbolic links, never
 //! more than its bound plus one byte, into a buffer that is zeroed afterwards). It does not decide what
-//! a valid credential is: that is `credentials` (config.md §8) and `envfile` (§7).
+//! a valid credential is: that is `credentials` (config.md §8) and `envfile` (config.md §7).
 
 use std::fs::OpenOptions;
 use std::io::Read;

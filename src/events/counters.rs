@@ -1,14 +1,14 @@
 //! The event log's counter slots (audit-events.md §3.7): fixed at startup, incremented by emitters
 //! without allocation or locks, reported and decremented by the writer.
 //!
-//! Owns: the slot table and its report order (kind as listed in §3.5, then tool with `null` first; the
-//! provider is always `null` in this version), saturating increments, and "subtract exactly what was
-//! emitted". Does not own: writing the reports (`sink.rs`).
+//! Owns: the slot table and its report order (kind as listed in audit-events.md §3.5, then tool with `null`
+//! first; the provider is always `null` in this version), saturating increments, and "subtract exactly what
+//! was emitted". Does not own: writing the reports (`sink.rs`).
 //!
-//! Slots (§3.7): one gateway-wide (`null`, `null`) slot for every kind but `publication_failed`, which
-//! instead has one slot per served tool; and, registered once per acquisition at stage 9 (never per call),
-//! one (tool, provider) slot for each of `busy`, `provider_busy`, `detached` and `settlement_timeout`
-//! ([`PairSlots`]). Every drop is counted in the gateway-wide `dropped_events` slot.
+//! Slots (audit-events.md §3.7): one gateway-wide (`null`, `null`) slot for every kind but
+//! `publication_failed`, which instead has one slot per served tool; and, registered once per acquisition at
+//! stage 9 (never per call), one (tool, provider) slot for each of `busy`, `provider_busy`, `detached` and
+//! `settlement_timeout` ([`PairSlots`]). Every drop is counted in the gateway-wide `dropped_events` slot.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -23,8 +23,8 @@ struct Slot {
     value: AtomicU64,
 }
 
-/// The four per-acquisition slots of one (tool, provider) pair (§3.7). Emitters hold an `Arc` and bump
-/// without locks.
+/// The four per-acquisition slots of one (tool, provider) pair (audit-events.md §3.7). Emitters hold an `Arc`
+/// and bump without locks.
 #[derive(Debug)]
 pub struct PairSlots {
     tool: String,
@@ -121,7 +121,7 @@ impl Counters {
     }
 
     fn bump(slot: &Slot) {
-        // Saturating: a count never wraps (§3.4 bounds it at 2^53−1 anyway).
+        // Saturating: a count never wraps (audit-events.md §3.4 bounds it at 2^53−1 anyway).
         let _ = slot.value.fetch_update(Ordering::AcqRel, Ordering::Acquire, |v| Some(v.saturating_add(1)));
     }
 
@@ -132,16 +132,16 @@ impl Counters {
         }
     }
 
-    /// A call of served tool `tool` whose publication failed (`execution.md` §9). An unknown index is
-    /// ignored: the slot table is fixed (§3.7).
+    /// A call of served tool `tool` whose publication failed (`execution.md` execution.md §9). An unknown
+    /// index is ignored: the slot table is fixed (audit-events.md §3.7).
     pub fn publication_failed(&self, tool: usize) {
         if let Some(slot) = self.find(CounterKind::PublicationFailed, Some(tool)) {
             Counters::bump(slot);
         }
     }
 
-    /// Every nonzero slot, in report order (§3.7: kind, then tool with `null` first, then provider).
-    /// Counts are capped at [`MAX_COUNT`]; the rest stays.
+    /// Every nonzero slot, in report order (audit-events.md §3.7: kind, then tool with `null` first, then
+    /// provider). Counts are capped at [`MAX_COUNT`]; the rest stays.
     pub fn readings(&self) -> Vec<Reading> {
         let mut readings: Vec<Reading> = self
             .slots

@@ -1,14 +1,15 @@
 //! The event files (audit-events.md §3.3): naming, lazy open, rotation, retention across restarts,
-//! the interval sync, and the "suspended until the next tick" rule after a write or open failure (§3.7).
+//! the interval sync, and the "suspended until the next tick" rule after a write or open failure
+//! (audit-events.md §3.7).
 //!
 //! Owns: `<start reference>-<20-digit sequence>.jsonl` files in the locked events directory, each line
 //! written with one `write`, never spanning files; removing the oldest files (any start reference) when a
 //! new file is opened. Does not own: record encoding, counting drops (the caller counts every `Err`),
-//! the directory policy or the lock (`storage`). Never reads event content (§3.2, §3.11).
+//! the directory policy or the lock (`storage`). Never reads event content (audit-events.md §3.2, §3.11).
 //!
-//! Crash consistency (§3.11) follows from the shape: records are appended whole with one `write` each,
-//! closed files are never touched again except by retention, and nothing is ever truncated, so after
-//! `kill -9` only the file open at the time can end in a torn line.
+//! Crash consistency (audit-events.md §3.11) follows from the shape: records are appended whole with one
+//! `write` each, closed files are never touched again except by retention, and nothing is ever truncated, so
+//! after `kill -9` only the file open at the time can end in a torn line.
 
 use std::ffi::OsStr;
 use std::fs::File;
@@ -16,10 +17,10 @@ use std::io::Write;
 
 use crate::storage::{sync_fd, EventFile, PrivateDir};
 
-/// Why a line was not written (each is one dropped record, §3.7).
+/// Why a line was not written (each is one dropped record, audit-events.md §3.7).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum WriteFail {
-    /// Longer than `max_file_bytes` (§3.3).
+    /// Longer than `max_file_bytes` (audit-events.md §3.3).
     Oversized,
     /// A failure earlier in this interval: nothing is written until the next tick.
     Suspended,
@@ -77,7 +78,8 @@ impl EventFiles {
         format!("{}-{sequence:020}.jsonl", self.start_ref)
     }
 
-    /// Writes one line (LF included) with one `write`, rotating first if it would not fit (§3.3).
+    /// Writes one line (LF included) with one `write`, rotating first if it would not fit
+    /// (audit-events.md §3.3).
     pub fn write_line(&mut self, line: &[u8]) -> Result<(), WriteFail> {
         let n = line.len() as u64;
         if n > self.max_file_bytes {
@@ -103,7 +105,8 @@ impl EventFiles {
                 Ok(())
             }
             _ => {
-                // §3.7: the file is closed; drops until the next tick, which opens a new file.
+                // audit-events.md §3.7: the file is closed; drops until the next tick, which opens a new
+                // file.
                 self.close_open();
                 self.suspended = true;
                 Err(WriteFail::Write)
@@ -111,13 +114,14 @@ impl EventFiles {
         }
     }
 
-    /// Creates the next file, then applies retention (§3.3). On a retention failure the new file is
-    /// closed and removed again.
+    /// Creates the next file, then applies retention (audit-events.md §3.3). On a retention failure the new
+    /// file is closed and removed again.
     fn open_next(&mut self) -> Result<(), WriteFail> {
         let sequence = self.next_sequence;
         let name = self.name(sequence);
         // The number is used even if the open fails: a name is never retried (an entry of that name
-        // would refuse it forever, `O_EXCL`), and the next attempt opens the next number (§3.3).
+        // would refuse it forever, `O_EXCL`), and the next attempt opens the next number
+        // (audit-events.md §3.3).
         self.next_sequence = sequence.saturating_add(1);
         let file = self.dir.create_file(OsStr::new(&name)).map_err(|_| WriteFail::Open)?;
         let keep = self.max_retained_files - 1;
@@ -131,7 +135,8 @@ impl EventFiles {
                 return Err(WriteFail::Open);
             }
         }
-        // Best effort: the log is not a durability barrier (§3.3); a failed sync is not a drop.
+        // Best effort: the log is not a durability barrier (audit-events.md §3.3); a failed sync is not a
+        // drop.
         let _ = self.dir.sync();
         self.open = Some(OpenFile { file, size: 0, dirty: false });
         self.retained.push(name);
@@ -146,7 +151,7 @@ impl EventFiles {
     }
 
     /// The end of an interval: sync a file written to in it, and end a suspension (the next write
-    /// attempts to open a new file once, §3.7).
+    /// attempts to open a new file once, audit-events.md §3.7).
     pub fn tick(&mut self) {
         if let Some(open) = self.open.as_mut() {
             if open.dirty && sync_fd(&open.file).is_ok() {
@@ -156,7 +161,7 @@ impl EventFiles {
         self.suspended = false;
     }
 
-    /// §3.10: fsync and close.
+    /// audit-events.md §3.10: fsync and close.
     pub fn close(&mut self) {
         self.close_open();
     }

@@ -1,5 +1,5 @@
-//! Naming, lazy open, rotation, retention across starts, oversized lines and suspension (§3.3, §3.7),
-//! on the real filesystem through the stage-4 store.
+//! Naming, lazy open, rotation, retention across starts, oversized lines and suspension
+//! (audit-events.md §3.3, §3.7), on the real filesystem through the stage-4 store.
 
 use std::fs;
 use std::path::{Path, PathBuf};

@@ -41,9 +41,9 @@ struct Inner {
     logger: EventLogger<Event>,
     counters: Arc<Counters>,
     shutdown_mode: AtomicBool,
-    /// `artifacts.events.stderr` (§3.8).
+    /// `artifacts.events.stderr` (audit-events.md §3.8).
     stderr: bool,
-    /// `artifacts.events.max_file_bytes`, which sizes a stderr tail (§3.8).
+    /// `artifacts.events.max_file_bytes`, which sizes a stderr tail (audit-events.md §3.8).
     max_file_bytes: u64,
 }
 
@@ -66,7 +66,7 @@ impl EventLog {
     }
 
     /// Stage 4 (lifecycle.md §3.2): starts the logger over the validated, locked store. `tools` are the
-    /// served tools' names in tool order (the `publication_failed` slots, §3.7).
+    /// served tools' names in tool order (the `publication_failed` slots, audit-events.md §3.7).
     pub fn start(
         store: &EventsStore,
         cfg: &EventsConfig,
@@ -99,7 +99,7 @@ impl EventLog {
             })),
         };
         if store.lock_recovered() {
-            // §1.4: the first record after a takeover.
+            // audit-events.md §1.4: the first record after a takeover.
             log.emit(Record::EventsLockRecovered);
         }
         log.stage(StartupStage::ArtifactRoot, StartupOutcome::Ready);
@@ -111,7 +111,7 @@ impl EventLog {
         self.inner.is_some()
     }
 
-    /// Enqueues `record`, timestamped now; a refused record is counted (§3.7).
+    /// Enqueues `record`, timestamped now; a refused record is counted (audit-events.md §3.7).
     pub fn emit(&self, record: Record) {
         if let Some(inner) = &self.inner {
             if !inner.logger.try_emit(Event::now(record)) {
@@ -120,31 +120,34 @@ impl EventLog {
         }
     }
 
-    /// `startup_stage` (§3.6).
+    /// `startup_stage` (audit-events.md §3.6).
     pub fn stage(&self, stage: StartupStage, outcome: StartupOutcome) {
         self.emit(Record::StartupStage { stage, outcome });
     }
 
-    /// `startup_failed` with the code the process exits with (§3.6; lifecycle.md §5.2).
+    /// `startup_failed` with the code the process exits with (audit-events.md §3.6; lifecycle.md §5.2).
     pub fn startup_failed(&self, code: StartupCode, reason_class: ReasonClass) {
         self.emit(Record::StartupFailed { code, reason_class });
     }
 
-    /// `audit_recovered`, for the audit stage (§2.5 step 8); nothing when neither count is positive.
+    /// `audit_recovered`, for the audit stage (audit-events.md §2.5 step 8); nothing when neither count is
+    /// positive.
     pub fn audit_recovered(&self, removed_bytes: u64, removed_empty_files: u64) {
         if removed_bytes > 0 || removed_empty_files > 0 {
             self.emit(Record::AuditRecovered { removed_bytes, removed_empty_files });
         }
     }
 
-    /// One call of served tool `tool` (its index in tool order) whose publication failed (§3.5).
+    /// One call of served tool `tool` (its index in tool order) whose publication failed
+    /// (audit-events.md §3.5).
     pub fn publication_failed(&self, tool: usize) {
         if let Some(inner) = &self.inner {
             inner.counters.publication_failed(tool);
         }
     }
 
-    /// The per-acquisition counter slots of (tool, provider), registered once at stage 9 (§3.7).
+    /// The per-acquisition counter slots of (tool, provider), registered once at stage 9
+    /// (audit-events.md §3.7).
     pub fn pair(&self, tool: &str, provider: &str) -> Arc<PairSlots> {
         match &self.inner {
             Some(inner) => inner.counters.register_pair(tool, provider),
@@ -152,7 +155,7 @@ impl EventLog {
         }
     }
 
-    /// Whether `stderr_tail` records are written (`artifacts.events.stderr`, §3.8).
+    /// Whether `stderr_tail` records are written (`artifacts.events.stderr`, audit-events.md §3.8).
     pub fn stderr_enabled(&self) -> bool {
         self.inner.as_ref().is_some_and(|inner| inner.stderr)
     }
@@ -167,7 +170,7 @@ impl EventLog {
         });
     }
 
-    /// `stderr_tail` for a ring's content (§3.8); nothing unless enabled.
+    /// `stderr_tail` for a ring's content (audit-events.md §3.8); nothing unless enabled.
     pub fn stderr_tail(&self, tool: &str, provider: &str, bytes: &[u8], ring_truncated: bool) {
         let Some(inner) = self.inner.as_ref().filter(|inner| inner.stderr) else { return };
         let (text, truncated) = stderr_text(bytes, ring_truncated, inner.max_file_bytes);
@@ -195,9 +198,9 @@ impl EventLog {
         }
     }
 
-    /// §3.10: stop taking records, write what is queued for at most 1,000 ms, the final counters, sync
-    /// and close. Blocks the calling thread (use a blocking task). Returns false if the writer did not
-    /// finish in time; the caller releases the lock either way.
+    /// audit-events.md §3.10: stop taking records, write what is queued for at most 1,000 ms, the final
+    /// counters, sync and close. Blocks the calling thread (use a blocking task). Returns false if the writer
+    /// did not finish in time; the caller releases the lock either way.
     pub fn close(&self) -> bool {
         match &self.inner {
             Some(inner) => inner.logger.close(EVENT_LOG_CLOSE_BOUND, CLOSE_GRACE),
@@ -228,7 +231,7 @@ impl EventLog {
     }
 }
 
-/// The domain's transitions as records (§3.6). Only enqueues, never blocks or panics.
+/// The domain's transitions as records (audit-events.md §3.6). Only enqueues, never blocks or panics.
 impl DomainObserver for EventLog {
     fn ready(&self) {
         self.emit(Record::Readiness(Transition::Ready));

@@ -4,12 +4,13 @@
 //! one deterministic JSON line ([`Event::to_line`]). Because a record is built only from these types,
 //! configured tool names and bounded integers, its key set is exact by construction; what can still fail
 //! to validate (a clock outside the format, a count above 2^53−1) makes [`Event::to_line`] return `None`
-//! and the record is dropped and counted (§3.4).
+//! and the record is dropped and counted (audit-events.md §3.4).
 //!
 //! Does not own: when records are emitted (`log.rs`), files (`files.rs`) or counters (`counters.rs`).
-//! Never in a record (§3.9): arguments, results, credentials, endpoints, paths, ids, error text. The
-//! types below cannot hold any of them: the only free strings are configured tool and declaration names,
-//! and the `stderr_tail` text (§3.8), which is the one kind allowed to carry upstream bytes.
+//! Never in a record (audit-events.md §3.9): arguments, results, credentials, endpoints, paths, ids, error
+//! text. The types below cannot hold any of them: the only free strings are configured tool and declaration
+//! names, and the `stderr_tail` text (audit-events.md §3.8), which is the one kind allowed to carry upstream
+//! bytes.
 
 use std::time::SystemTime;
 
@@ -22,10 +23,10 @@ use crate::providers::FailureClass;
 use crate::startup::StartupCode;
 use crate::storage::AuditReason;
 
-/// The largest count or size a record may carry (§3.4).
+/// The largest count or size a record may carry (audit-events.md §3.4).
 pub const MAX_COUNT: u64 = 9_007_199_254_740_991;
 
-/// `startup_stage.stage` (§3.5; lifecycle.md §3.2 event stages).
+/// `startup_stage.stage` (audit-events.md §3.5; lifecycle.md §3.2 event stages).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum StartupStage {
     ArtifactRoot,
@@ -95,7 +96,7 @@ impl ShutdownOutcome {
     }
 }
 
-/// `startup_failed.reason_class` (§4.1).
+/// `startup_failed.reason_class` (audit-events.md §4.1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ReasonClass {
     /// A public startup code, when no finer class applies.
@@ -119,7 +120,8 @@ impl ReasonClass {
     }
 }
 
-/// The counter kinds, in the order of §3.5 (the order periodic reports are written in, §3.7).
+/// The counter kinds, in the order of audit-events.md §3.5 (the order periodic reports are written in,
+/// audit-events.md §3.7).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum CounterKind {
     Busy,
@@ -152,7 +154,7 @@ impl CounterKind {
     }
 }
 
-/// `readiness.transition` with its cause: `ready` always has cause `startup` (§3.5).
+/// `readiness.transition` with its cause: `ready` always has cause `startup` (audit-events.md §3.5).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Transition {
     Ready,
@@ -160,7 +162,7 @@ pub enum Transition {
 }
 
 /// One record without its timestamp. `tool`/`provider` pairs are `null` in every kind this version
-/// emits except the per-tool `publication_failed` slot (§3.7).
+/// emits except the per-tool `publication_failed` slot (audit-events.md §3.7).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Record {
     EventsLockRecovered,
@@ -174,7 +176,7 @@ pub enum Record {
     },
     Readiness(Transition),
     /// `readiness` `not_ready` caused by one acquisition (`provider_runtime_lost`,
-    /// `provider_cleanup_failed`): the only readiness records with a non-null pair (§3.5).
+    /// `provider_cleanup_failed`): the only readiness records with a non-null pair (audit-events.md §3.5).
     PairNotReady {
         cause: NotReadyCause,
         tool: String,
@@ -187,7 +189,7 @@ pub enum Record {
         fault: TransportFault,
         exit_status: Option<i32>,
     },
-    /// The stdio stderr tail (§3.8), text already cut and repaired.
+    /// The stdio stderr tail (audit-events.md §3.8), text already cut and repaired.
     StderrTail {
         tool: String,
         provider: String,
@@ -244,7 +246,7 @@ fn tool_value(tool: &Option<String>) -> Value {
     tool.as_deref().map_or(Value::Null, string)
 }
 
-/// The kind-specific members (§3.5), or `None` if a value is out of its domain.
+/// The kind-specific members (audit-events.md §3.5), or `None` if a value is out of its domain.
 fn members(record: &Record, map: &mut Map) -> Option<()> {
     let mut put = |k: &str, v: Value| {
         map.insert(k.to_owned(), v);
@@ -316,7 +318,7 @@ fn members(record: &Record, map: &mut Map) -> Option<()> {
     Some(())
 }
 
-/// The `stderr_tail` text and flag of §3.8 for a ring's `bytes` under `max_file_bytes`.
+/// The `stderr_tail` text and flag of audit-events.md §3.8 for a ring's `bytes` under `max_file_bytes`.
 pub fn stderr_text(bytes: &[u8], ring_truncated: bool, max_file_bytes: u64) -> (String, bool) {
     let n = usize::try_from(max_file_bytes.saturating_sub(512) / 6).unwrap_or(usize::MAX);
     let cut = bytes.len() > n;
@@ -326,7 +328,8 @@ pub fn stderr_text(bytes: &[u8], ring_truncated: bool, max_file_bytes: u64) -> (
     (String::from_utf8_lossy(&kept[skip..]).into_owned(), ring_truncated || cut)
 }
 
-/// A record with the instant it was created (§3.4: the timestamp is taken then, not when written).
+/// A record with the instant it was created (audit-events.md §3.4: the timestamp is taken then, not when
+/// written).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Event {
     pub at: SystemTime,

@@ -2,12 +2,12 @@
 //! `YYYY-MM-DDTHH:MM:SS.ffffffZ` (27 characters), from the real-time clock.
 //!
 //! Owns: the formatting of a [`SystemTime`]. Does not own: when a timestamp is taken (at record creation,
-//! §3.4, by the emitter) or the audit's millisecond format.
+//! audit-events.md §3.4, by the emitter) or the audit's millisecond format.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Microseconds since the Unix epoch of `at`, or `None` before the epoch or after year 9999 (the format
-/// has four year digits; such a record cannot validate and is dropped, §3.4).
+/// has four year digits; such a record cannot validate and is dropped, audit-events.md §3.4).
 fn micros(at: SystemTime) -> Option<u64> {
     let micros = u64::try_from(at.duration_since(UNIX_EPOCH).ok()?.as_micros()).ok()?;
     // 10000-01-01T00:00:00Z.

@@ -1,6 +1,7 @@
-//! One run's borrow of the provider runtime (providers.md §8.1 step 1, §10.3; execution.md §12.5, §13):
-//! the grant check against the mission's reachable aliases, the bridge from the blocking Luau thread to
-//! the async provider call, and the borrow end that waits for every detached request to settle.
+//! One run's borrow of the provider runtime (providers.md §8.1 step 1, providers.md §10.3;
+//! execution.md §12.5, §13): the grant check against the mission's reachable aliases, the bridge from the
+//! blocking Luau thread to the async provider call, and the borrow end that waits for every detached request
+//! to settle.
 //!
 //! Owns [`Borrow`], the gateway's [`ToolPort`]. Does not own the provider call's steps (the runtime's) or
 //! Luau (`apps::runtime`).
@@ -92,8 +93,8 @@ impl Borrow {
         }
     }
 
-    /// §10.3: the run has ended; wait until every detached request settled or missed its settlement
-    /// deadline. True iff all settled (false is the outcome `cleanup_failed`).
+    /// providers.md §10.3: the run has ended; wait until every detached request settled or missed its
+    /// settlement deadline. True iff all settled (false is the outcome `cleanup_failed`).
     pub async fn end(&self) -> bool {
         let pending: Vec<_> = self.settling.lock().unwrap_or_else(|p| p.into_inner()).drain(..).collect();
         let mut settled = true;

@@ -3,9 +3,9 @@
 //! Owns the order: the input check, the reservation, the commit, activation only after a complete commit,
 //! heartbeats after every 5,000 ms of silence, cancellation when the client is gone or the drain cuts off,
 //! the deadline, classification, result validation, publication within 10,000 ms, and the release order of
-//! §10 (run settled → audit record durable → message written, abandoned or skipped → run slot → request
-//! lease). It does not own the application runtime (`runner`), the result shapes (`result`), the stream's
-//! mechanics (`stream`) or the audit's durability (`crate::audit`).
+//! execution.md §10 (run settled → audit record durable → message written, abandoned or skipped → run slot →
+//! request lease). It does not own the application runtime (`runner`), the result shapes (`result`), the
+//! stream's mechanics (`stream`) or the audit's durability (`crate::audit`).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
@@ -37,7 +37,8 @@ pub const WRITE_BOUND: Duration = Duration::from_millis(10_000);
 pub struct Settlement {
     pub outcome: Outcome,
     pub dispatch: Dispatch,
-    /// The client was found gone after the commit and before the message event was written (§6.4).
+    /// The client was found gone after the commit and before the message event was written
+    /// (execution.md §6.4).
     pub disconnected: bool,
 }
 
@@ -47,7 +48,8 @@ pub fn answer(shared: &Arc<Shared>, call: AdmittedCall) -> hyper::Response<Respo
     let Some(template) = shared.built.templates.get(call.tool) else {
         return refuse(RpcError::Internal, call);
     };
-    // C5 (§3.1): invalid input is committed and answered without a run slot, even while every slot is used.
+    // C5 (execution.md §3.1): invalid input is committed and answered without a run slot, even while every
+    // slot is used.
     if !template.input.is_valid(&call.arguments) {
         let (response, writer) = stream::open(progress, call.http10);
         let text = fixed_text(template.effect, Dispatch::False, Outcome::InvalidInput);
@@ -56,11 +58,11 @@ pub fn answer(shared: &Arc<Shared>, call: AdmittedCall) -> hyper::Response<Respo
         return response;
     }
     // A write tool is served only with its audit (config.md: `private_audit` is present iff a tool may
-    // write); without a committer its result could not be made durable first (§10).
+    // write); without a committer its result could not be made durable first (config.md §10).
     if template.effect == Effect::Write && shared.audit.is_none() {
         return refuse(RpcError::Unavailable, call);
     }
-    // C6 (§3.3): one slot, at once, or a refusal with the id; the body was read, so no close.
+    // C6 (execution.md §3.3): one slot, at once, or a refusal with the id; the body was read, so no close.
     let run = match shared.runs.try_reserve() {
         Ok(run) => run,
         Err(Refusal::Exhausted) => return refuse(RpcError::RunCapacityExhausted, call),
@@ -74,7 +76,7 @@ pub fn answer(shared: &Arc<Shared>, call: AdmittedCall) -> hyper::Response<Respo
     let owner = shared.run_owner.clone();
     drop(owner.spawn_linked(async move {
         let AdmittedCall { tool, arguments, id, lease, .. } = call;
-        // §3.4: the call id, after the granted reservation and before the commit.
+        // execution.md §3.4: the call id, after the granted reservation and before the commit.
         let call = Call { tool, id: &id, call_id: CallId::random(), run: &run, deadline };
         let settlement = drive(&shared, call, arguments, writer).await;
         tracing::debug!(
@@ -82,7 +84,7 @@ pub fn answer(shared: &Arc<Shared>, call: AdmittedCall) -> hyper::Response<Respo
             dispatch = settlement.dispatch.as_str(),
             "call ended"
         );
-        // §10: the run slot after the message; the request lease when the exchange ends.
+        // execution.md §10: the run slot after the message; the request lease when the exchange ends.
         drop(run);
         drop(lease);
     }));
@@ -96,7 +98,7 @@ fn refuse(error: RpcError, call: AdmittedCall) -> hyper::Response<ResponseBody> 
     hold_until_written(response, call.lease)
 }
 
-/// The invalid-input path (§3.1, §4.3): commit, the event, the end; nothing was dispatched.
+/// The invalid-input path (execution.md §3.1, §4.3): commit, the event, the end; nothing was dispatched.
 async fn publish_only(mut writer: StreamWriter, event: String, lease: Lease) {
     let written = tokio::time::timeout(WRITE_BOUND, async {
         stream::commit(&mut writer).await?;
@@ -118,7 +120,7 @@ struct Call<'a> {
     id: &'a RequestId,
     /// The audit's call id (audited, never published; execution.md §3.4).
     call_id: CallId,
-    /// The run slot, held until this call is done (§10).
+    /// The run slot, held until this call is done (execution.md §10).
     run: &'a Lease,
     deadline: Instant,
 }
@@ -131,7 +133,8 @@ async fn drive(
     mut writer: StreamWriter,
 ) -> Settlement {
     let Call { tool, id, call_id, run, deadline } = call;
-    // §4.2: nothing runs before the commit is written; a failed or late commit dispatches nothing.
+    // execution.md §4.2: nothing runs before the commit is written; a failed or late commit dispatches
+    // nothing.
     match tokio::time::timeout(WRITE_BOUND, stream::commit(&mut writer)).await {
         Ok(Ok(())) => {}
         Ok(Err(stream::Gone)) | Err(_) => {
@@ -169,13 +172,13 @@ async fn drive(
         shared.run_owner.report_lost_work();
     }
     let Classified { outcome, dispatch, response } = classified;
-    // §5.2: found gone before classification: cancelled, and nothing is written.
+    // execution.md §5.2: found gone before classification: cancelled, and nothing is written.
     let outcome = if disconnected { outcome.strongest(Outcome::Cancelled) } else { outcome };
-    // §10: a dispatched write call's record is durable before anything is published. The run slot is
-    // still held (the caller releases it after this returns).
+    // execution.md §10: a dispatched write call's record is durable before anything is published. The run
+    // slot is still held (the caller releases it after this returns).
     if let Err(AuditLost) = audit(shared, tool, call_id, started_at, outcome, dispatch, disconnected).await {
-        // §10 "Audit failure": nothing is published (the stream closes without a message event); the
-        // committer already stopped the domain (exit 70), and the slot is never handed to new work.
+        // execution.md §10 "Audit failure": nothing is published (the stream closes without a message event);
+        // the committer already stopped the domain (exit 70), and the slot is never handed to new work.
         shared.runs.fence();
         writer.abandon();
         return Settlement { outcome, dispatch, disconnected };
@@ -194,8 +197,8 @@ async fn drive(
     if matches!(published, Ok(Ok(()))) {
         return Settlement { outcome, dispatch, disconnected: false };
     }
-    // §9: a failed or late publication closes the connection; the outcome is publication_failed unless
-    // cleanup_failed or cancelled applied already.
+    // execution.md §9: a failed or late publication closes the connection; the outcome is publication_failed
+    // unless cleanup_failed or cancelled applied already.
     writer.abandon();
     // audit-events.md §3.5: counted also when cleanup_failed or cancelled keeps the outcome.
     shared.events.publication_failed(tool);
@@ -206,7 +209,7 @@ async fn drive(
 pub(super) struct AuditLost;
 
 /// Writes the audit record of a dispatched write call and waits until it is durable (audit-events.md
-/// §2.2); read tools and undispatched calls are not audited.
+/// audit-events.md §2.2); read tools and undispatched calls are not audited.
 pub(super) async fn audit(
     shared: &Shared,
     tool: usize,
@@ -233,8 +236,8 @@ pub(super) async fn audit(
 }
 
 /// Waits for the run to settle while writing heartbeats, cancelling it when the client is gone, the
-/// deadline passes or the drain cuts off (§5). Returns how it settled and whether the client was found
-/// gone.
+/// deadline passes or the drain cuts off (execution.md §5). Returns how it settled and whether the client was
+/// found gone.
 async fn watch_run(
     activation: super::runner::Activation,
     writer: &mut StreamWriter,
@@ -264,8 +267,8 @@ async fn watch_run(
                 cancel();
             }
             _ = tokio::time::sleep_until(heartbeat_due), if !disconnected => {
-                // §5.1–§5.2: check the client before the heartbeat; heartbeats go on while a cancelled
-                // run settles.
+                // execution.md §5.1–§5.2: check the client before the heartbeat; heartbeats go on while a
+                // cancelled run settles.
                 if writer.is_gone() || writer.send(Bytes::from_static(HEARTBEAT)).await.is_err() {
                     disconnected = true;
                     cancel();
@@ -283,7 +286,7 @@ struct Classified {
     response: String,
 }
 
-/// §6 and §8: from how the run settled to the outcome and its response.
+/// execution.md §6 and §8: from how the run settled to the outcome and its response.
 fn classify(shared: &Shared, tool: usize, id: &RequestId, ran: Ran) -> Classified {
     let Some(template) = shared.built.templates.get(tool) else {
         return failure(Effect::Read, id, Outcome::InternalError, Dispatch::Unknown, None);
@@ -291,7 +294,7 @@ fn classify(shared: &Shared, tool: usize, id: &RequestId, ran: Ran) -> Classifie
     let effect = template.effect;
     match ran {
         Ran::Returned(value) => {
-            // §8 step 3, then step 4.
+            // execution.md §8 step 3, then step 4.
             if !template.result.is_valid(&value) {
                 return failure(effect, id, Outcome::InvalidResult, Dispatch::True, None);
             }

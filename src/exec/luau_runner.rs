@@ -1,12 +1,12 @@
 //! Applications as a [`Runner`] (execution.md §4.4, §12, §13): each activation runs the tool's Luau
 //! workflow in fresh sandboxes on a blocking thread, so a busy Luau program never stalls the gateway's
-//! other work (§12.8 "Fairness"), or, for the forward form, issues its one upstream call; a cancel reaches
-//! it through the runtime's cancel token.
+//! other work (execution.md §12.8 "Fairness"), or, for the forward form, issues its one upstream call; a
+//! cancel reaches it through the runtime's cancel token.
 //!
 //! Owns the mapping between the runtime's entry point and the runner seam: limits from the template, the
-//! blocking task, the run's provider borrow and its end (§10.3 of providers.md: a detached request that
-//! does not settle makes the run `cleanup_failed`), and `RunEnd` → [`Ran`]. A task that panics is a lost
-//! run ([`Ran::Lost`]).
+//! blocking task, the run's provider borrow and its end (execution.md §10.3 of providers.md: a detached
+//! request that does not settle makes the run `cleanup_failed`), and `RunEnd` → [`Ran`]. A task that panics
+//! is a lost run ([`Ran::Lost`]).
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -95,7 +95,7 @@ fn forward_run(
         let Some(port) = borrow.clone() else { return Ran::Failed { detail: None } };
         let reply = port.call_async(&mission, &alias, Some(input)).await;
         let ran = if token.is_cancelled() {
-            // A deadline or disconnect gives `cancelled` (§13).
+            // A deadline or disconnect gives `cancelled` (execution.md §13).
             Ran::Cancelled
         } else {
             match reply {

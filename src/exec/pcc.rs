@@ -1,4 +1,4 @@
-//! One PCC `tools/call` from the reservation to its settled response (pcc.md §7.5 steps 6–8, §8, §11;
+//! One PCC `tools/call` from the reservation to its settled response (pcc.md §7.5 steps 6–8, pcc.md §8, §11;
 //! execution.md §3–§10 with this front's shapes).
 //!
 //! Owns what differs from the `/mcp` driver (`driver`): there is no commit and no heartbeat (the stream
@@ -37,7 +37,7 @@ pub enum Stop {
     Requested,
 }
 
-/// One PCC `tools/call` as the stream hands it to execution (§7.5 steps 6–7).
+/// One PCC `tools/call` as the stream hands it to execution (pcc.md §7.5 steps 6–7).
 pub struct PccCall {
     /// The served tool: an index into the built templates.
     pub tool: usize,
@@ -45,13 +45,13 @@ pub struct PccCall {
     pub arguments: Value,
     /// The caller's JSON-RPC id, echoed in the response.
     pub id: RequestId,
-    /// The stream's trace id (§12): the run's provider calls carry it in `_meta.traceparent`.
+    /// The stream's trace id (pcc.md §12): the run's provider calls carry it in `_meta.traceparent`.
     pub trace: TraceId,
-    /// The client deadline (`grpc-timeout`) of the whole stream, if any (§4, §7.5 step 7).
+    /// The client deadline (`grpc-timeout`) of the whole stream, if any (pcc.md §4, §7.5 step 7).
     pub client_deadline: Option<Instant>,
 }
 
-/// The start of a call (§7.5 step 6).
+/// The start of a call (pcc.md §7.5 step 6).
 pub enum Begun {
     /// Answered without a run slot: the `invalid_input` tool result.
     Answered(String),
@@ -109,7 +109,7 @@ pub fn begin(shared: &Arc<Shared>, call: PccCall) -> Begun {
     Begun::Running(Running { done: done_rx, stop: stop_tx })
 }
 
-/// The two deadlines of a call (§7.5 step 7): the run deadline of execution.md and the client's.
+/// The two deadlines of a call (pcc.md §7.5 step 7): the run deadline of execution.md and the client's.
 struct Deadlines {
     run: Instant,
     client: Option<Instant>,
@@ -121,7 +121,7 @@ impl Deadlines {
         self.client.map_or(self.run, |c| c.min(self.run))
     }
 
-    /// §11, audit-events.md §2.2: an expired client deadline counts as a disconnect.
+    /// pcc.md §11, audit-events.md §2.2: an expired client deadline counts as a disconnect.
     fn client_expired(&self) -> bool {
         self.client.is_some_and(|c| Instant::now() >= c)
     }
@@ -160,7 +160,7 @@ async fn drive(
             tokio::select! {
                 ran = &mut settled => break ran,
                 changed = stop.wait_for(Option::is_some), if stopped.is_none() => {
-                    // A dropped sender means the stream task is gone: a disconnect (§11).
+                    // A dropped sender means the stream task is gone: a disconnect (pcc.md §11).
                     stopped = Some(changed.map_or(Stop::Disconnected, |s| s.unwrap_or(Stop::Disconnected)));
                     cancel();
                 }
@@ -175,7 +175,7 @@ async fn drive(
     });
     let ran = futures::FutureExt::catch_unwind(watched).await.unwrap_or(Ran::Lost);
     // The client deadline may be seen here first (the run stopped at it) or by the stream (which then
-    // stops the call): either way the call is disconnected and nothing is sent (§5.2, §11).
+    // stops the call): either way the call is disconnected and nothing is sent (pcc.md §5.2, §11).
     if stopped.is_none() && deadlines.client_expired() {
         stopped = Some(Stop::Disconnected);
     }

@@ -1,4 +1,4 @@
-//! The `CallToolResult` of a `tools/call` and its response (execution.md §7, §8 step 4, §7.4).
+//! The `CallToolResult` of a `tools/call` and its response (execution.md §7, §8 step 4, execution.md §7.4).
 //!
 //! Owns the exact shapes: the success result (`structuredContent` and the one text block that encodes
 //! it), the tool error (the fixed text and the optional application detail), the JSON-RPC response around
@@ -40,8 +40,8 @@ pub enum ResponseInvalid {
     TooLarge,
 }
 
-/// The success response (§7.1, §7.4) for `value`, which passed the result contract, or why it cannot be
-/// sent (§8 step 4).
+/// The success response (execution.md §7.1, §7.4) for `value`, which passed the result contract, or why it
+/// cannot be sent (execution.md §8 step 4).
 pub fn success_response(id: &RequestId, value: Value) -> Result<String, ResponseInvalid> {
     if !matches!(value, Value::Object(_)) {
         return Err(ResponseInvalid::NotAnObject);
@@ -59,8 +59,8 @@ pub fn success_response(id: &RequestId, value: Value) -> Result<String, Response
     Ok(body)
 }
 
-/// The tool-error response (§7.2, §7.4): the fixed text, then `detail` as a second block when it is a
-/// valid application detail (1..=1,024 bytes; a `String` is valid UTF-8 by construction). Small and
+/// The tool-error response (execution.md §7.2, §7.4): the fixed text, then `detail` as a second block when it
+/// is a valid application detail (1..=1,024 bytes; a `String` is valid UTF-8 by construction). Small and
 /// valid by construction.
 pub fn tool_error_response(id: &RequestId, fixed_text: &str, detail: Option<&str>) -> String {
     let mut content = vec![text_block(fixed_text.to_owned())];

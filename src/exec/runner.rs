@@ -17,8 +17,8 @@ use crate::providers::trace::TraceId;
 /// How a run settled, before the driver classifies it (execution.md §6.1).
 #[derive(Debug, PartialEq)]
 pub enum Ran {
-    /// The entry (or the forward) produced this value, converted to JSON within the JSON bounds (§8 steps
-    /// 1–2); the driver checks the result contract and the response next.
+    /// The entry (or the forward) produced this value, converted to JSON within the JSON bounds
+    /// (execution.md §8 steps 1–2); the driver checks the result contract and the response next.
     Returned(Value),
     /// The value could not be converted to JSON or exceeded its bounds: `invalid_result`.
     NotConvertible,
@@ -27,10 +27,10 @@ pub enum Ran {
     /// The run stopped because it was cancelled or its deadline passed: `cancelled`.
     Cancelled,
     /// The task executing the run was lost (a panic) before it settled: `internal_error`, dispatch
-    /// `unknown` (§6.2).
+    /// `unknown` (execution.md §6.2).
     Lost,
     /// The run's provider work did not settle within the settlement deadline (providers.md §10.2):
-    /// `cleanup_failed`, dispatch `unknown`; it beats every other condition (§6.3).
+    /// `cleanup_failed`, dispatch `unknown`; it beats every other condition (execution.md §6.3).
     CleanupFailed,
 }
 
@@ -38,16 +38,16 @@ pub enum Ran {
 pub struct Activation {
     /// Completes when the run has settled.
     pub settled: Pin<Box<dyn Future<Output = Ran> + Send>>,
-    /// Asks the run to stop: no further application code runs (§5.3). Idempotent.
+    /// Asks the run to stop: no further application code runs (execution.md §5.3). Idempotent.
     pub cancel: Box<dyn Fn() + Send + Sync>,
 }
 
 /// Starts runs.
 pub trait Runner: Send + Sync + 'static {
     /// Activates tool `tool` of `built` for `input` (already valid against the input contract), bounded
-    /// by `deadline`. Called only after the commit is complete (§4.2). `trace` is the call's trace id
-    /// (§2): every provider call the run makes carries it in `_meta.traceparent` (providers.md §11); on
-    /// the PCC front it is the stream's (pcc.md §12).
+    /// by `deadline`. Called only after the commit is complete (execution.md §4.2). `trace` is the call's
+    /// trace id (execution.md §2): every provider call the run makes carries it in `_meta.traceparent`
+    /// (providers.md §11); on the PCC front it is the stream's (pcc.md §12).
     fn activate(
         &self,
         built: &Arc<Built>,

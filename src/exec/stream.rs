@@ -4,9 +4,9 @@
 //! hyper pulls frames from, and [`StreamWriter`], which the call driver writes through. A write completes
 //! only when its bytes were handed to the operating system (a flush of the connection completed after hyper
 //! took the frame, see `crate::http::progress`), which is what execution.md §4.2 needs before activation
-//! and §10 before the run slot is released. The client is *gone* when hyper drops the body: hyper does
-//! so when it finds end of stream or an error on the read side of a busy connection (it checks the read
-//! side while it waits for the body, and pipelined bytes it only buffers), or when a write fails.
+//! and execution.md §10 before the run slot is released. The client is *gone* when hyper drops the body:
+//! hyper does so when it finds end of stream or an error on the read side of a busy connection (it checks the
+//! read side while it waits for the body, and pipelined bytes it only buffers), or when a write fails.
 //!
 //! It does not own what is written or when (the call driver does).
 
@@ -121,7 +121,7 @@ impl Drop for EventStream {
     fn drop(&mut self) {
         // hyper drops a finished body as soon as it took the end, before it flushes the terminator: the
         // writer then waits for that flush, or for the connection to fail or end before it
-        // (`WriteProgress::closed`), not for a gone client (§9).
+        // (`WriteProgress::closed`), not for a gone client (execution.md §9).
         if self.state == BodyState::Finished {
             return;
         }

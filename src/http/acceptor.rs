@@ -1,4 +1,5 @@
-//! The one accept loop of the HTTP listener (lifecycle.md §11 "One acceptor", §7.3 S1, §7.5).
+//! The one accept loop of the HTTP listener (lifecycle.md §11 "One acceptor", lifecycle.md §7.3 S1,
+//! lifecycle.md §7.5).
 //!
 //! Owns the loop's states and why it ends: reserve a slot, then `accept`; hand the connection and its
 //! slot over; repeat until stopped. A graceful stop ends the loop and drops the listening socket (S1);
@@ -21,7 +22,8 @@ use crate::http::slots::{ConnectionSlot, Slots};
 pub enum LoopEnd {
     /// S1: asked to stop; the listening socket is closed.
     Stopped,
-    /// `accept` failed in a way that means the listening socket is unusable: a listener loss (§7.5).
+    /// `accept` failed in a way that means the listening socket is unusable: a listener loss
+    /// (lifecycle.md §7.5).
     AcceptFailed(io::ErrorKind),
     /// The slot pool closed (cannot happen while the listener lives; listed so the loop never spins).
     SlotsClosed,

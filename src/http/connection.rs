@@ -11,22 +11,23 @@
 //!    └──abort (at any state)───────────────────────────────────────────────────▶ closed
 //! ```
 //!
-//! **Idle and head timeout (§2.3).** hyper 1.x arms `header_read_timeout` whenever it starts waiting for a
-//! request head: at the first poll (right after `accept`) and again when a connection goes idle after a
-//! response has been flushed; it stops the timer once a head is parsed, and never runs it while a body is
-//! read or a response written (hyper reads the next head only when both directions are idle). On expiry
-//! hyper returns a timeout error without writing anything, and this layer closes the socket at once.
+//! **Idle and head timeout (http-mcp.md §2.3).** hyper 1.x arms `header_read_timeout` whenever it starts
+//! waiting for a request head: at the first poll (right after `accept`) and again when a connection goes idle
+//! after a response has been flushed; it stops the timer once a head is parsed, and never runs it while a
+//! body is read or a response written (hyper reads the next head only when both directions are idle). On
+//! expiry hyper returns a timeout error without writing anything, and this layer closes the socket at once.
 //!
-//! **Head guard seam (§2.4).** The accepted stream reaches hyper through an [`IoLayer`], which may wrap
-//! it in a guard that inspects the raw bytes hyper reads (exact line lengths, duplicate framing headers:
-//! what hyper's parser cannot see). A guard that refuses makes hyper's reads fail, and this layer writes
-//! the guard's empty-body refusal itself once hyper has ended ([`ConnIo::refusal`]).
+//! **Head guard seam (http-mcp.md §2.4).** The accepted stream reaches hyper through an [`IoLayer`], which
+//! may wrap it in a guard that inspects the raw bytes hyper reads (exact line lengths, duplicate framing
+//! headers: what hyper's parser cannot see). A guard that refuses makes hyper's reads fail, and this layer
+//! writes the guard's empty-body refusal itself once hyper has ended ([`ConnIo::refusal`]).
 //!
 //! **Lingering close** (RFC 9112 §9.6). When the connection ends after a response, the write side is shut
 //! down first and whatever the client still sends is read and discarded for a bounded time
 //! ([`LINGER_TIME`], [`LINGER_BYTES`]), so an unread request body in the kernel's buffer does not turn the
 //! close into a reset that can destroy a response the client has not read yet (some stacks discard
-//! received data on a reset). This never keeps a connection alive: no further request is parsed (§2.5).
+//! received data on a reset). This never keeps a connection alive: no further request is parsed
+//! (http-mcp.md §2.5).
 //!
 //! **Close without a response** (http-mcp.md §6.9 "Half-close"). Every request carries a [`CloseSignal`]
 //! in its extensions. An endpoint that must write nothing at all (the peer ended its write side before
@@ -66,9 +67,9 @@ pub const IDLE_TIMEOUT: Duration = Duration::from_millis(30_000);
 /// At most this many header field lines (http-mcp.md §2.4). The head guard refuses the 65th line before
 /// hyper sees it; hyper's own bound (431 too) is the backstop for a listener without the guard.
 pub const MAX_HEADER_LINES: usize = 64;
-/// The largest request head §2.4 admits: a request line and 64 field lines of 8,192 bytes each (CRLF
-/// included), and the empty line. hyper's read buffer must hold it whole, or hyper would answer 431 to a
-/// head within the limits (its default buffer is about 400 KB).
+/// The largest request head http-mcp.md §2.4 admits: a request line and 64 field lines of 8,192 bytes each
+/// (CRLF included), and the empty line. hyper's read buffer must hold it whole, or hyper would answer 431 to
+/// a head within the limits (its default buffer is about 400 KB).
 pub const MAX_HEAD_BYTES: usize = 8_192 * (1 + MAX_HEADER_LINES) + 2;
 /// How long a closing connection keeps reading (and discarding) what the client still sends.
 pub const LINGER_TIME: Duration = Duration::from_millis(1_000);
@@ -86,7 +87,8 @@ pub trait ConnIo: AsyncRead + AsyncWrite + Send + Unpin + 'static {
 
 impl ConnIo for TcpStream {}
 
-/// Wraps each accepted stream before hyper sees it: the place where the head guard of §2.4 plugs in.
+/// Wraps each accepted stream before hyper sees it: the place where the head guard of http-mcp.md §2.4 plugs
+/// in.
 pub trait IoLayer: Send + Sync + 'static {
     /// The IO for one accepted connection.
     fn wrap(&self, stream: TcpStream) -> Box<dyn ConnIo>;
@@ -104,7 +106,7 @@ impl IoLayer for PlainIo {
 /// The per-connection settings (none is configurable in a deployment; tests shorten the timers).
 #[derive(Clone, Copy, Debug)]
 pub struct ConnectionConfig {
-    /// The idle and head timeout (§2.3).
+    /// The idle and head timeout (http-mcp.md §2.3).
     pub idle_timeout: Duration,
     /// The lingering close bound in time.
     pub linger_time: Duration,
@@ -202,9 +204,9 @@ pub async fn serve(
         .keep_alive(true)
         .max_headers(MAX_HEADER_LINES)
         .max_buf_size(MAX_HEAD_BYTES);
-    // §2.1: the status line is HTTP/1.1 also for an HTTP/1.0 request (outermost, so a guard sees raw bytes).
-    // The observed IO records every byte read (§6.9: the body's idle budget restarts on any byte) and
-    // every completed flush (execution.md §4.2: when the commit was written).
+    // http-mcp.md §2.1: the status line is HTTP/1.1 also for an HTTP/1.0 request (outermost, so a guard sees
+    // raw bytes). The observed IO records every byte read (http-mcp.md §6.9: the body's idle budget restarts
+    // on any byte) and every completed flush (execution.md §4.2: when the commit was written).
     let observed: Box<dyn ConnIo> = Box::new(ObservedIo::new(layer.wrap(stream), activity, progress));
     let io: Box<dyn ConnIo> = Box::new(Http11Status::new(observed, mark));
     let mut connection = builder.serve_connection(TokioIo::new(io), service);
@@ -246,7 +248,8 @@ where
             biased;
             _ = signals.abort.wait_for(|a| *a) => Event::Abort,
             _ = signals.stop.wait_for(|s| *s), if !stopping => Event::Stop,
-            // An endpoint asked to close without a response (§6.9 half-close): nothing is written.
+            // An endpoint asked to close without a response (http-mcp.md §6.9 half-close): nothing is
+            // written.
             _ = close_requested.wait_for(|c| *c) => Event::Abort,
             result = std::future::poll_fn(|cx| connection.poll_without_shutdown(cx)) => Event::Done(result),
         };

@@ -1,12 +1,12 @@
 //! The head guard: the [`IoLayer`] that enforces the parser limits of http-mcp.md §2.4 on the raw bytes
 //! before hyper reads them.
 //!
-//! hyper alone gets several §2.4 rules wrong or answers them differently (no request-line or field-line
-//! length bound below its buffer size, `Content-Length` with `Transfer-Encoding` and duplicate identical
-//! `Content-Length` lines accepted, `HTTP/2.0` answered 505, the h2 preface closed without an answer;
-//! `tests/parser_limits.rs` pins what it does alone). The wrapper passes every byte through as it
-//! arrives (so hyper's head timeout of §2.3 keeps running on a slow head) and feeds a copy-free view of
-//! it to the [`HeadScanner`]. When a byte breaks a rule, the bytes before it still reach hyper, the
+//! hyper alone gets several http-mcp.md §2.4 rules wrong or answers them differently (no request-line or
+//! field-line length bound below its buffer size, `Content-Length` with `Transfer-Encoding` and duplicate
+//! identical `Content-Length` lines accepted, `HTTP/2.0` answered 505, the h2 preface closed without an
+//! answer; `tests/parser_limits.rs` pins what it does alone). The wrapper passes every byte through as it
+//! arrives (so hyper's head timeout of http-mcp.md §2.3 keeps running on a slow head) and feeds a copy-free
+//! view of it to the [`HeadScanner`]. When a byte breaks a rule, the bytes before it still reach hyper, the
 //! offending byte and everything after it never do, and the next read fails; hyper then ends the
 //! connection without writing, and the connection layer writes [`ConnIo::refusal`] and closes.
 //!

@@ -1,8 +1,8 @@
 //! The byte-level check of every request head against the parser limits of http-mcp.md §2.4.
 //!
 //! Owns one streaming state machine per connection: it is fed the bytes hyper is about to read, in
-//! whatever pieces the socket delivers them, and says at which byte (if any) a head breaks a §2.4 rule
-//! and with which empty-body status. Between heads it follows each request's body framing
+//! whatever pieces the socket delivers them, and says at which byte (if any) a head breaks a http-mcp.md §2.4
+//! rule and with which empty-body status. Between heads it follows each request's body framing
 //! (`Content-Length` bytes, or the chunked coding up to its last chunk and trailers) so that it finds
 //! where the next pipelined or keep-alive head starts. When a body's framing cannot be followed (a
 //! malformed chunk line), it stops inspecting for the rest of the connection: hyper answers body framing
@@ -14,9 +14,9 @@
 
 use crate::http::response::EmptyBodyStatus;
 
-/// The request line and each field line, CRLF included, are at most this long (§2.4).
+/// The request line and each field line, CRLF included, are at most this long (http-mcp.md §2.4).
 pub const MAX_LINE: usize = 8_192;
-/// At most this many field lines (§2.4).
+/// At most this many field lines (http-mcp.md §2.4).
 pub const MAX_FIELDS: usize = 64;
 /// The longest lowercased field name this scanner needs to recognise (`transfer-encoding`).
 const NAME_KEEP: usize = 17;
@@ -26,7 +26,8 @@ const NAME_KEEP: usize = 17;
 pub enum Scan {
     /// Every byte may reach hyper.
     Pass,
-    /// `bytes[..at]` may reach hyper; the byte at `at` breaks a §2.4 rule, answered with `status`.
+    /// `bytes[..at]` may reach hyper; the byte at `at` breaks a http-mcp.md §2.4 rule, answered with
+    /// `status`.
     Refuse { at: usize, status: EmptyBodyStatus },
 }
 
@@ -278,7 +279,8 @@ impl HeadScanner {
         }
     }
 
-    /// Only `HTTP/1.0` and `HTTP/1.1` (§2.4); `HTTP/2.0` and the h2 preface `PRI * HTTP/2.0` fail here.
+    /// Only `HTTP/1.0` and `HTTP/1.1` (http-mcp.md §2.4); `HTTP/2.0` and the h2 preface `PRI * HTTP/2.0` fail
+    /// here.
     fn version(n: u8, b: u8) -> Result<State, EmptyBodyStatus> {
         const PREFIX: &[u8] = b"HTTP/1.";
         match PREFIX.get(usize::from(n)) {
@@ -389,7 +391,7 @@ impl HeadScanner {
         Ok(())
     }
 
-    /// At the LF of the empty line: how the body is framed (RFC 9112 §6.3, refused per §2.4).
+    /// At the LF of the empty line: how the body is framed (RFC 9112 §6.3, refused per http-mcp.md §2.4).
     fn end_of_head(&mut self) -> Result<State, EmptyBodyStatus> {
         match (self.content_length, self.chunked) {
             (Some(_), true) => Err(BAD),

@@ -1,9 +1,9 @@
 //! The health endpoints and the not-found answer (http-mcp.md §4): steps H1–H4 for every path but `/mcp`.
 //!
 //! Owns the order of checks and the answer of each step. It does not own the target-form check (the
-//! router runs it first, §3.1), nor readiness itself (lifecycle.md §6: a snapshot read once per request,
-//! never a message round trip). Health never reads a body, needs no bearer, ignores `Origin`,
-//! `Authorization`, `Accept` and `Content-Type`, and takes no request lease (§4.1).
+//! router runs it first, http-mcp.md §3.1), nor readiness itself (lifecycle.md §6: a snapshot read once per
+//! request, never a message round trip). Health never reads a body, needs no bearer, ignores `Origin`,
+//! `Authorization`, `Accept` and `Content-Type`, and takes no request lease (http-mcp.md §4.1).
 
 use hyper::{HeaderMap, Method, Response, StatusCode};
 
@@ -36,8 +36,8 @@ enum Endpoint {
 
 /// Runs H1–H4 (http-mcp.md §4.1) in order; the first failing step answers.
 ///
-/// `path` is the request target up to its first `?`, compared byte for byte (§3.2). `is_ready` is asked
-/// only at H4 of `/health/ready`, so the readiness snapshot is read only when it decides the answer.
+/// `path` is the request target up to its first `?`, compared byte for byte (http-mcp.md §3.2). `is_ready` is
+/// asked only at H4 of `/health/ready`, so the readiness snapshot is read only when it decides the answer.
 pub fn decide(
     method: &Method,
     path: &str,
@@ -45,11 +45,12 @@ pub fn decide(
     authority: &str,
     is_ready: impl FnOnce() -> bool,
 ) -> HealthAnswer {
-    // H1: authority, before the path and the method (§12.3 rows 6–8).
+    // H1: authority, before the path and the method (http-mcp.md §12.3 rows 6–8).
     if !authority_matches(headers, authority) {
         return HealthAnswer::InvalidAuthority;
     }
-    // H2: a health path, byte for byte; `/health`, `/health/` and `/health/ready/` are not (§3.3).
+    // H2: a health path, byte for byte; `/health`, `/health/` and `/health/ready/` are not
+    // (http-mcp.md §3.3).
     let endpoint = match path {
         "/health/live" => Endpoint::Live,
         "/health/ready" => Endpoint::Ready,
@@ -68,7 +69,7 @@ pub fn decide(
 }
 
 impl HealthAnswer {
-    /// The status, body and `allow` header of this answer (§4.1, §4.3).
+    /// The status, body and `allow` header of this answer (http-mcp.md §4.1, §4.3).
     pub fn parts(self) -> (StatusCode, &'static str, Option<&'static str>) {
         match self {
             HealthAnswer::InvalidAuthority => (StatusCode::BAD_REQUEST, bodies::INVALID_AUTHORITY, None),
@@ -82,8 +83,8 @@ impl HealthAnswer {
         }
     }
 
-    /// The response with the health headers of §4.2; `close` when a body was declared and left unread
-    /// (§2.5).
+    /// The response with the health headers of http-mcp.md §4.2; `close` when a body was declared and left
+    /// unread (http-mcp.md §2.5).
     pub fn into_response(self, close: bool) -> Response<ResponseBody> {
         let (status, body, allow) = self.parts();
         fixed_json(status, body, allow, close)

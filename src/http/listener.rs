@@ -1,5 +1,5 @@
-//! The HTTP/1.1 listener as a whole (lifecycle.md §11, §7.3 S1, §7.5; http-mcp.md §2): its settings,
-//! its states, and the controls the domain holds.
+//! The HTTP/1.1 listener as a whole (lifecycle.md §11, §7.3 S1, lifecycle.md §7.5; http-mcp.md §2): its
+//! settings, its states, and the controls the domain holds.
 //!
 //! The states are explicit types: [`BoundListener`] (stage 11a: the socket listens, nothing is
 //! accepted), [`RunningListener`] (stage 12: the accept loop runs), and ended (the loop returned: stopped
@@ -24,7 +24,8 @@ use crate::http::socket::{bind_socket, BindError};
 
 pub use crate::http::connection::{IDLE_TIMEOUT, MAX_HEADER_LINES};
 
-/// Connection slots above `max_inflight_requests`, shared by idle keep-alive and health sockets (§11).
+/// Connection slots above `max_inflight_requests`, shared by idle keep-alive and health sockets
+/// (lifecycle.md §11).
 pub const IDLE_HEADROOM: u32 = 8;
 
 /// Where the configured authority comes from.

@@ -22,11 +22,11 @@ pub type ResponseFuture<'a> = Pin<Box<dyn Future<Output = Response<ResponseBody>
 /// What answers `/mcp`.
 ///
 /// The endpoint receives the request with its body unread and no `100 Continue` sent (hyper sends it
-/// only when the body is first polled, which is what §2.5 asks: M9 alone reads the body). Whenever it
-/// answers without reading a declared body to the end it must add `connection: close`
+/// only when the body is first polled, which is what http-mcp.md §2.5 asks: M9 alone reads the body).
+/// Whenever it answers without reading a declared body to the end it must add `connection: close`
 /// ([`crate::http::fields::declares_body`] tells it whether one was declared). To close without any
-/// response (§6.9 half-close) it triggers the request's [`crate::http::CloseSignal`] extension and
-/// leaves its future pending.
+/// response (http-mcp.md §6.9 half-close) it triggers the request's [`crate::http::CloseSignal`] extension
+/// and leaves its future pending.
 pub trait McpEndpoint: Send + Sync + 'static {
     /// Answers one request whose path is `/mcp`, for any method.
     fn handle(&self, request: Request<Incoming>) -> ResponseFuture<'_>;
@@ -34,7 +34,7 @@ pub trait McpEndpoint: Send + Sync + 'static {
 
 /// Step M1 (http-mcp.md §6.1): every method but `POST` (compared case-sensitively) is answered 405
 /// `{"error":"method_not_allowed"}` with `allow: POST`, before any other check, so `GET /mcp` with a
-/// foreign `Host` is 405 (§12.3 row 17). `None` means the request passed M1.
+/// foreign `Host` is 405 (http-mcp.md §12.3 row 17). `None` means the request passed M1.
 pub fn method_rule(request: &Request<Incoming>) -> Option<Response<ResponseBody>> {
     if request.method() == Method::POST {
         return None;
@@ -49,7 +49,7 @@ pub fn method_rule(request: &Request<Incoming>) -> Option<Response<ResponseBody>
 
 /// The provisional endpoint before the MCP front exists: M1 exactly, and 503 `{"error":"not_ready"}` for
 /// every `POST`, which no client can mistake for a served answer. It never reads a body, so a declared
-/// body closes the connection (§2.5).
+/// body closes the connection (http-mcp.md §2.5).
 pub struct MethodOnly;
 
 /// The provisional body of a `POST /mcp` while no MCP front is wired in.

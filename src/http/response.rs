@@ -1,5 +1,5 @@
-//! Fixed responses of the HTTP front (http-mcp.md §1 "Fixed bodies", §2.4 "empty-body response", §2.5,
-//! §4.2, §10.1).
+//! Fixed responses of the HTTP front (http-mcp.md §1 "Fixed bodies", http-mcp.md §2.4 "empty-body response",
+//! http-mcp.md §2.5, §4.2, §10.1).
 //!
 //! Owns the exact bytes and headers of every answer the front writes before JSON-RPC: the health and
 //! router bodies, the M1 body of `/mcp`, and the empty-body refusal of a parser limit. It does not decide
@@ -46,28 +46,28 @@ pub fn full(bytes: Bytes) -> ResponseBody {
 pub const JSON_UTF8: &str = "application/json; charset=utf-8";
 
 /// The fixed bodies of the router and the health endpoints (http-mcp.md §3, §4.1, §4.3), and of step
-/// M1 on `/mcp` (§6.1). All are deterministic JSON (§1).
+/// M1 on `/mcp` (http-mcp.md §6.1). All are deterministic JSON (http-mcp.md §1).
 pub mod bodies {
-    /// `GET /health/live` (§4.3).
+    /// `GET /health/live` (http-mcp.md §4.3).
     pub const LIVE: &str = r#"{"status":"live"}"#;
-    /// `GET /health/ready`, domain ready (§4.3).
+    /// `GET /health/ready`, domain ready (http-mcp.md §4.3).
     pub const READY: &str = r#"{"status":"ready"}"#;
-    /// `GET /health/ready`, domain not ready (§4.3).
+    /// `GET /health/ready`, domain not ready (http-mcp.md §4.3).
     pub const NOT_READY: &str = r#"{"status":"not_ready"}"#;
-    /// A target not in origin form (§3.1) or a failed H1 (§4.1).
+    /// A target not in origin form (http-mcp.md §3.1) or a failed H1 (http-mcp.md §4.1).
     pub const INVALID_AUTHORITY: &str = r#"{"status":"invalid_authority"}"#;
-    /// H2 (§4.1).
+    /// H2 (http-mcp.md §4.1).
     pub const NOT_FOUND: &str = r#"{"status":"not_found"}"#;
-    /// H3 (§4.1); 31 bytes, the `content-length` of a `HEAD` refusal (§12.3 row 3).
+    /// H3 (http-mcp.md §4.1); 31 bytes, the `content-length` of a `HEAD` refusal (http-mcp.md §12.3 row 3).
     pub const METHOD_NOT_ALLOWED: &str = r#"{"status":"method_not_allowed"}"#;
-    /// M1 on `/mcp` (§6.1).
+    /// M1 on `/mcp` (http-mcp.md §6.1).
     pub const MCP_METHOD_NOT_ALLOWED: &str = r#"{"error":"method_not_allowed"}"#;
 }
 
 /// A fixed JSON answer with the headers of http-mcp.md §4.2 / §10.1.
 ///
 /// `allow` is the `allow` header of a 405; `close` adds `connection: close`, which hyper then honours by
-/// closing the connection after the response (§2.5: a body was left unread).
+/// closing the connection after the response (http-mcp.md §2.5: a body was left unread).
 pub fn fixed_json(
     status: StatusCode,
     body: &'static str,
@@ -133,7 +133,7 @@ mod tests {
 
     #[test]
     fn fixed_bodies_have_their_spec_lengths() {
-        // §12.3 row 3: the HEAD refusal announces the length of the GET refusal's body.
+        // http-mcp.md §12.3 row 3: the HEAD refusal announces the length of the GET refusal's body.
         assert_eq!(bodies::METHOD_NOT_ALLOWED.len(), 31);
         assert_eq!(bodies::MCP_METHOD_NOT_ALLOWED.len(), 30);
         for body in [

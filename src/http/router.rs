@@ -2,9 +2,9 @@
 //!
 //! Owns the first decision about every request hyper has parsed. The order is the spec's: the target
 //! form first (anything but origin form is 400 `invalid_authority` with the health headers, whatever the
-//! path, §3.1), then the path up to `?`, byte for byte (§3.2), then `/mcp` → the MCP endpoint (which
-//! checks the method before the authority, §6.1) and every other path → H1–H4 (§4.1). It does not own
-//! what either endpoint answers.
+//! path, http-mcp.md §3.1), then the path up to `?`, byte for byte (http-mcp.md §3.2), then `/mcp` → the MCP
+//! endpoint (which checks the method before the authority, http-mcp.md §6.1) and every other path → H1–H4
+//! (http-mcp.md §4.1). It does not own what either endpoint answers.
 
 use std::sync::Arc;
 
@@ -17,18 +17,18 @@ use crate::http::health;
 use crate::http::mcp::McpEndpoint;
 use crate::http::response::{bodies, fixed_json, ResponseBody};
 
-/// Where a request goes, decided from its target alone (§3).
+/// Where a request goes, decided from its target alone (http-mcp.md §3).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Target {
-    /// An absolute-form, authority-form or asterisk-form target (§3.1).
+    /// An absolute-form, authority-form or asterisk-form target (http-mcp.md §3.1).
     NotOriginForm,
-    /// The path is exactly `/mcp` (§3.3).
+    /// The path is exactly `/mcp` (http-mcp.md §3.3).
     Mcp,
-    /// Any other origin-form path: health or not found, after the authority check (§3.3, §4.1).
+    /// Any other origin-form path: health or not found, after the authority check (http-mcp.md §3.3, §4.1).
     Other,
 }
 
-/// Classifies a request target (§3.1–§3.3).
+/// Classifies a request target (http-mcp.md §3.1–§3.3).
 ///
 /// hyper hands the target over as an `http::Uri`: an origin-form target has neither scheme nor authority
 /// and a path that starts with `/`; `*` parses as the path `*`, and an authority-form target
@@ -67,7 +67,7 @@ impl Router {
 
     /// Routes one request to its answer.
     pub async fn route(&self, request: Request<Incoming>) -> Response<ResponseBody> {
-        // §2.5: nothing here reads a body, so a declared body means `connection: close`.
+        // http-mcp.md §2.5: nothing here reads a body, so a declared body means `connection: close`.
         let close = declares_body(request.body());
         match classify(request.uri()) {
             Target::NotOriginForm => {
@@ -94,7 +94,7 @@ mod tests {
 
     #[test]
     fn target_vectors() {
-        // §3 and §12.3 rows 13, 15, 20, 21.
+        // http-mcp.md §3 and §12.3 rows 13, 15, 20, 21.
         let cases: &[(&str, Target)] = &[
             ("/mcp", Target::Mcp),
             ("/mcp?trace=1", Target::Mcp),

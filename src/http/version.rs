@@ -1,8 +1,8 @@
 //! Responses are written as HTTP/1.1, also to an HTTP/1.0 request (http-mcp.md §2.1).
 //!
 //! hyper 1.x answers an HTTP/1.0 request with an `HTTP/1.0` status line and offers no option to change
-//! that; everything else it does for such a request is what §2.1 and execution.md want (no chunked
-//! coding, close unless the client asked for keep-alive). This layer owns only the status line: the
+//! that; everything else it does for such a request is what http-mcp.md §2.1 and execution.md want (no
+//! chunked coding, close unless the client asked for keep-alive). This layer owns only the status line: the
 //! service marks that the next response answers an HTTP/1.0 request ([`VersionMark`]), and the write side
 //! rewrites the one version byte of that response's status line. It is exact because hyper writes nothing
 //! on a server connection between handing a request to the service and writing that request's response

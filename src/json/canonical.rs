@@ -1,4 +1,4 @@
-//! Typed canonical JSON `TCJ` (pins.md §3) and the SHA-256 constructions built on it (§4): the
+//! Typed canonical JSON `TCJ` (pins.md §3) and the SHA-256 constructions built on it (pins.md §4): the
 //! domain-separated single-payload hash, qualified digests and field hashes.
 //!
 //! This module owns hash *inputs and outputs* only. What a pin covers (the installation projection, the

@@ -1,11 +1,11 @@
 //! The strict decoder of config.md §2: one pass over the bytes, front to back, that enforces every rule
-//! while it reads and stops at the first violation in byte order (§2.7).
+//! while it reads and stops at the first violation in byte order (config.md §2.7).
 //!
 //! This module owns the byte-level rules only: size, UTF-8, BOM, RFC 8259 grammar, the integer/float
 //! split and its ranges, surrogate pairs, duplicate keys, depth and node count. It does not know any
-//! schema: byte-bound rules on strings and keys (§2.8), `"type": "integer"` and everything semantic are
-//! the callers' concern. The same decoder serves configuration documents, request bodies (http-mcp.md
-//! §7.1) and upstream messages (providers.md), each with its own [`Limits`].
+//! schema: byte-bound rules on strings and keys (config.md §2.8), `"type": "integer"` and everything semantic
+//! are the callers' concern. The same decoder serves configuration documents, request bodies (http-mcp.md
+//! http-mcp.md §7.1) and upstream messages (providers.md), each with its own [`Limits`].
 //!
 //! Nesting is handled with an explicit stack of open containers, never with recursion. The stack grows by
 //! one frame per open container and a container is opened only after its depth has been checked, so the
@@ -18,11 +18,12 @@ use super::value::{Map, Value};
 /// of the gateway uses the same decoder with its own numbers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Limits {
-    /// Maximum document size in bytes; a larger input is refused before any other check (§2.1, §2.7).
+    /// Maximum document size in bytes; a larger input is refused before any other check
+    /// (config.md §2.1, §2.7).
     pub max_bytes: usize,
-    /// Maximum depth; the root has depth 1 and scalars count (§2.6).
+    /// Maximum depth; the root has depth 1 and scalars count (config.md §2.6).
     pub max_depth: usize,
-    /// Maximum number of values plus object keys (§2.6).
+    /// Maximum number of values plus object keys (config.md §2.6).
     pub max_nodes: usize,
 }
 
@@ -43,32 +44,33 @@ impl Limits {
 /// [`DecodeErrorKind::DuplicateKey`], which some documents map to a code of its own.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum DecodeErrorKind {
-    /// More bytes than `max_bytes` (§2.1.1).
+    /// More bytes than `max_bytes` (config.md §2.1.1).
     TooLarge,
     /// Ill-formed UTF-8: overlong form, encoded surrogate, above U+10FFFF, stray or missing
-    /// continuation byte (§2.1.2).
+    /// continuation byte (config.md §2.1.2).
     InvalidUtf8,
-    /// The document starts with `EF BB BF` (§2.1.3).
+    /// The document starts with `EF BB BF` (config.md §2.1.3).
     ByteOrderMark,
-    /// A byte that the RFC 8259 grammar does not allow here (§2.2).
+    /// A byte that the RFC 8259 grammar does not allow here (config.md §2.2).
     Syntax,
-    /// The document ended inside a value, or held no value at all (§2.2).
+    /// The document ended inside a value, or held no value at all (config.md §2.2).
     UnexpectedEnd,
-    /// Something other than whitespace after the root value (§2.2).
+    /// Something other than whitespace after the root value (config.md §2.2).
     TrailingData,
     /// A raw U+0000..U+001F inside a string (RFC 8259 §7).
     ControlCharacter,
-    /// A backslash sequence that RFC 8259 does not define, or a `\u` without four hex digits (§2.4).
+    /// A backslash sequence that RFC 8259 does not define, or a `\u` without four hex digits
+    /// (config.md §2.4).
     InvalidEscape,
-    /// An integer outside −2^63 … 2^64−1, or a float that is not finite after rounding (§2.3).
+    /// An integer outside −2^63 … 2^64−1, or a float that is not finite after rounding (config.md §2.3).
     NumberOutOfRange,
-    /// A lone or reversed `\u` surrogate (§2.4).
+    /// A lone or reversed `\u` surrogate (config.md §2.4).
     BadSurrogate,
-    /// A value deeper than `max_depth` (§2.6).
+    /// A value deeper than `max_depth` (config.md §2.6).
     TooDeep,
-    /// More than `max_nodes` values plus keys (§2.6).
+    /// More than `max_nodes` values plus keys (config.md §2.6).
     TooManyNodes,
-    /// Two members of one object have equal keys after unescaping (§2.5).
+    /// Two members of one object have equal keys after unescaping (config.md §2.5).
     DuplicateKey,
 }
 
@@ -216,7 +218,7 @@ impl Parser<'_> {
         }
     }
 
-    /// Counts one node starting at the cursor, refusing it when it exceeds `max_nodes` (§2.6).
+    /// Counts one node starting at the cursor, refusing it when it exceeds `max_nodes` (config.md §2.6).
     fn count_node(&mut self) -> Result<(), DecodeError> {
         self.nodes += 1;
         if self.nodes > self.limits.max_nodes {
@@ -226,7 +228,7 @@ impl Parser<'_> {
     }
 
     /// Reads the start of a value of depth `depth` at the cursor. Depth and node count are checked at the
-    /// value's first byte, before anything is allocated for it (§2.6, §2.7).
+    /// value's first byte, before anything is allocated for it (config.md §2.6, §2.7).
     fn value_start(&mut self, depth: usize) -> Result<Start, DecodeError> {
         let Some(byte) = self.peek() else {
             return Err(self.unexpected());
@@ -298,8 +300,8 @@ impl Parser<'_> {
         }
     }
 
-    /// Reads `"key"` and `:` at the cursor. The key counts as a node (§2.6) and must not repeat a key of
-    /// `map` after unescaping (§2.5); both are reported at the key's opening quote.
+    /// Reads `"key"` and `:` at the cursor. The key counts as a node (config.md §2.6) and must not repeat a
+    /// key of `map` after unescaping (config.md §2.5); both are reported at the key's opening quote.
     fn member_key(&mut self, map: &Map) -> Result<String, DecodeError> {
         if self.peek() != Some(b'"') {
             return Err(self.unexpected());
@@ -488,7 +490,7 @@ impl Parser<'_> {
         Ok(unit)
     }
 
-    /// After the root value only whitespace may follow (§2.2).
+    /// After the root value only whitespace may follow (config.md §2.2).
     fn finish(mut self, value: Value) -> Result<Value, DecodeError> {
         self.skip_ws();
         if self.pos < self.bytes.len() {

@@ -36,7 +36,8 @@ fn accepted_vectors() {
         (b"0.5e1", Value::Float(5.0)),
         (b"1.7976931348623157e308", Value::Float(f64::MAX)),
         (b"5e-324", Value::Float(f64::from_bits(1))),
-        // Round half to even (§2.3): 2^53 + 1 and 2^53 + 3 lie halfway between representable values.
+        // Round half to even (config.md §2.3): 2^53 + 1 and 2^53 + 3 lie halfway between representable
+        // values.
         (b"9007199254740993.0", Value::Float(9_007_199_254_740_992.0)),
         (b"9007199254740995.0", Value::Float(9_007_199_254_740_996.0)),
         // Just above half the least subnormal rounds up to it; just below rounds to zero.
@@ -63,7 +64,7 @@ fn accepted_vectors() {
     }
 }
 
-/// `-0.0` keeps its sign; `-0` is the integer 0 (§2.3).
+/// `-0.0` keeps its sign; `-0` is the integer 0 (config.md §2.3).
 #[test]
 fn negative_zero() {
     match doc(b"-0.0") {
@@ -89,7 +90,7 @@ fn refused_vectors() {
         (b"{\"a\":", UnexpectedEnd, 5),
         (b"\xEF\xBB\xBF{}", ByteOrderMark, 0),
         (b"\xEF\xBB\xBF", ByteOrderMark, 0),
-        // UTF-8 (§2.1.2).
+        // UTF-8 (config.md §2.1.2).
         (b"\"\xFF\"", InvalidUtf8, 1),
         (b"{\"a\":\"x\xFF\"}", InvalidUtf8, 7),
         (b"\"\xC0\xAF\"", InvalidUtf8, 1),
@@ -104,7 +105,7 @@ fn refused_vectors() {
         (b"\"\x80\"", InvalidUtf8, 1),
         (b"\xFF", InvalidUtf8, 0),
         (b"[\xC3\xA9]", Syntax, 1),
-        // Grammar (§2.2).
+        // Grammar (config.md §2.2).
         (b"{} x", TrailingData, 3),
         (b"{}{}", TrailingData, 2),
         (b"1 2", TrailingData, 2),
@@ -146,14 +147,14 @@ fn refused_vectors() {
         (b"nul", UnexpectedEnd, 3),
         (b"True", Syntax, 0),
         (b"[truex]", Syntax, 5),
-        // Numbers (§2.3).
+        // Numbers (config.md §2.3).
         (b"-9223372036854775809", NumberOutOfRange, 0),
         (b"18446744073709551616", NumberOutOfRange, 0),
         (b"[100000000000000000000000000000000000000000000]", NumberOutOfRange, 1),
         (b"[1e400]", NumberOutOfRange, 1),
         (b"-1e400", NumberOutOfRange, 0),
         (b"1.7976931348623159e308", NumberOutOfRange, 0),
-        // Strings (§2.4).
+        // Strings (config.md §2.4).
         (b"\"abc", UnexpectedEnd, 4),
         (b"\"a\\", UnexpectedEnd, 3),
         (b"\"a\\qb\"", InvalidEscape, 2),
@@ -173,13 +174,13 @@ fn refused_vectors() {
         (b"\"\\ude00\\ud83d\"", BadSurrogate, 1),
         (b"\"x\\udbff\\u0041\"", BadSurrogate, 2),
         (b"\"\\ud83d\\u12\"", InvalidEscape, 7),
-        // Duplicate keys (§2.5).
+        // Duplicate keys (config.md §2.5).
         (b"{\"a\":1,\"a\":2}", DuplicateKey, 7),
         (b"{\"a\":1,\"\\u0061\":2}", DuplicateKey, 7),
         (b"{\"title\":1,\"\\u0074itle\":2}", DuplicateKey, 11),
         (b"[{\"x\":{\"b\":1,\"c\":2,\"b\":3}}]", DuplicateKey, 19),
         (b"{\"\xC3\xA9\":1,\"\\u00e9\":2}", DuplicateKey, 8),
-        // The first violation in byte order decides (§2.7).
+        // The first violation in byte order decides (config.md §2.7).
         (b"{\"a\":1,\"a\":\"\xFF\"}", DuplicateKey, 7),
         (b"{\"\xFF\":1,\"\xFF\":2}", InvalidUtf8, 2),
         (b"{\"a\":1e400,\"a\":1}", NumberOutOfRange, 5),
@@ -197,7 +198,7 @@ fn refused_vectors() {
     }
 }
 
-/// The size limit is checked first, on raw bytes, and counts every byte (§2.1.1, §2.7).
+/// The size limit is checked first, on raw bytes, and counts every byte (config.md §2.1.1, §2.7).
 #[test]
 fn size_limit_precedes_everything() {
     let limits = Limits { max_bytes: 10, max_depth: 64, max_nodes: 100 };
@@ -293,7 +294,7 @@ fn keys_count_as_nodes() {
     assert_eq!(decode(b"[1,2]", limits(2)), Err(DecodeError { kind: TooManyNodes, offset: 3 }));
 }
 
-/// A duplicate key before a depth violation reports the duplicate, and the other way round (§2.7);
+/// A duplicate key before a depth violation reports the duplicate, and the other way round (config.md §2.7);
 /// config.md §11 row 6: depth precedes anything a schema would say.
 #[test]
 fn first_violation_wins_between_depth_and_duplicates() {

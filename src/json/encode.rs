@@ -1,8 +1,8 @@
 //! Deterministic JSON `DJ` (pins.md §2): the one encoding of every JSON the gateway writes.
 //!
 //! This module owns the byte layout: no whitespace, members in UTF-8 byte order, integers in plain
-//! decimal, floats in the exact layout of §2.3, strings escaped per §2.4. It does not own the tagged form
-//! used as hash input (`canonical`) nor any framing (the LF that line-oriented files append).
+//! decimal, floats in the exact layout of pins.md §2.3, strings escaped per pins.md §2.4. It does not own the
+//! tagged form used as hash input (`canonical`) nor any framing (the LF that line-oriented files append).
 
 use std::fmt::Write as _;
 
@@ -106,12 +106,12 @@ pub fn write_float(out: &mut String, f: f64) {
         out.push_str("null");
         return;
     }
-    // §2.3.1.
+    // pins.md §2.3.1.
     if f == 0.0 {
         out.push_str(if f.is_sign_negative() { "-0.0" } else { "0.0" });
         return;
     }
-    // §2.3.4.
+    // pins.md §2.3.4.
     if f.is_sign_negative() {
         out.push('-');
     }

@@ -58,8 +58,8 @@ fn non_finite_float_is_null() {
 }
 
 /// pins.md §2.3 says the layout is that of the `ryu` crate's `format64`. The digits come from `ryu`; this
-/// checks that our layout of them (written from the §2.3 table) matches its own, and that every output
-/// reads back as the same float, on every power of ten and two, the subnormal edges and pseudo-random
+/// checks that our layout of them (written from the pins.md §2.3 table) matches its own, and that every
+/// output reads back as the same float, on every power of ten and two, the subnormal edges and pseudo-random
 /// bit patterns.
 #[test]
 fn floats_agree_with_ryu() {

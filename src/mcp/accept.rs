@@ -97,7 +97,7 @@ impl<'a> Cursor<'a> {
     }
 }
 
-/// §6.7 rule 4: `^(0(\.[0-9]{0,3})?|1(\.0{0,3})?)$`, in thousandths.
+/// http-mcp.md §6.7 rule 4: `^(0(\.[0-9]{0,3})?|1(\.0{0,3})?)$`, in thousandths.
 fn weight(value: &str) -> Result<u16, SyntaxError> {
     let (int, frac) = match value.split_once('.') {
         Some((i, f)) => (i, f),
@@ -204,7 +204,7 @@ fn parse(value: &[u8]) -> Result<Vec<Range>, SyntaxError> {
         .collect()
 }
 
-/// §6.7 "Matching" for one wanted type.
+/// http-mcp.md §6.7 "Matching" for one wanted type.
 fn admits(ranges: &[Range], kind: &str, subtype: &str) -> bool {
     let json = kind == "application";
     let compatible = |r: &Range| -> Option<u8> {
@@ -251,7 +251,7 @@ mod tests {
     use super::*;
     use hyper::header::HeaderValue;
 
-    /// The complete vector table of §6.7 (two field lines and absent are checked below).
+    /// The complete vector table of http-mcp.md §6.7 (two field lines and absent are checked below).
     const VECTORS: &[(&str, bool)] = &[
         ("application/json, text/event-stream", true),
         ("text/event-stream, application/json", true),

@@ -32,14 +32,15 @@ impl BearerDigest {
         BearerDigest(Sha256::digest(bearer).into())
     }
 
-    /// Constant-time equality of two digests (§6.5 rule 5): the time depends on nothing but the length.
+    /// Constant-time equality of two digests (http-mcp.md §6.5 rule 5): the time depends on nothing but the
+    /// length.
     fn matches(&self, other: &[u8; 32]) -> bool {
         let diff = self.0.iter().zip(other.iter()).fold(0u8, |acc, (a, b)| acc | (a ^ b));
         std::hint::black_box(diff) == 0
     }
 }
 
-/// §6.5 rule 2: `^([^ \t]+) +([^ \t]+)$` over the trimmed value; returns (scheme, credential).
+/// http-mcp.md §6.5 rule 2: `^([^ \t]+) +([^ \t]+)$` over the trimmed value; returns (scheme, credential).
 fn split(value: &[u8]) -> Option<(&[u8], &[u8])> {
     let is_ws = |b: &u8| *b == b' ' || *b == b'\t';
     let scheme_end = value.iter().position(is_ws)?;
@@ -78,7 +79,7 @@ mod tests {
 
     #[test]
     fn bearer_shapes() {
-        // §6.5 and §12.5 rows 56–65.
+        // http-mcp.md §6.5 and §12.5 rows 56–65.
         let long = "b".repeat(4_096);
         let too_long = "b".repeat(4_097);
         let cases: Vec<(Vec<Vec<u8>>, &str, bool)> = vec![

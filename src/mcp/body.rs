@@ -4,7 +4,7 @@
 //! as soon as it exceeds), the idle budget (each wait for more bytes lasts at most 2,000 ms and restarts
 //! whenever bytes arrive), framing and transport errors, and the half-close rule (the peer ended its
 //! write side early: no response at all). `100 Continue` is sent by hyper when the body is first polled,
-//! which happens only here (§2.5).
+//! which happens only here (http-mcp.md §2.5).
 
 use std::time::Duration;
 
@@ -17,9 +17,9 @@ use tokio::time::Instant;
 use crate::http::ReadActivity;
 use crate::mcp::refusal::Refusal;
 
-/// §6.9: the body has at most this many bytes.
+/// http-mcp.md §6.9: the body has at most this many bytes.
 pub const MAX_BODY_BYTES: usize = 2_097_152;
-/// §6.9: the longest wait for further body bytes.
+/// http-mcp.md §6.9: the longest wait for further body bytes.
 pub const BODY_IDLE: Duration = Duration::from_millis(2_000);
 
 /// Why M9 failed.
@@ -39,7 +39,7 @@ pub struct BodyLimits {
 }
 
 impl BodyLimits {
-    /// The bounds of §6.9.
+    /// The bounds of http-mcp.md §6.9.
     pub const SPEC: BodyLimits = BodyLimits { max_bytes: MAX_BODY_BYTES, idle: BODY_IDLE };
 }
 

@@ -31,7 +31,7 @@ mod tests {
 
     #[test]
     fn consistency_vectors() {
-        // §7.4 and §12.8 rows 142–160, 166.
+        // http-mcp.md §7.4 and §12.8 rows 142–160, 166.
         type Case<'a> = (&'a [(&'a str, &'a str)], &'a str, &'a str, bool);
         let v = ("MCP-Protocol-Version", "2026-07-28");
         let m = ("Mcp-Method", "tools/list");

@@ -7,7 +7,7 @@
 use crate::json::{decode, Limits, Map, Value};
 use crate::mcp::rpc::{RequestId, RpcError};
 
-/// The envelope members of §7.2.
+/// The envelope members of http-mcp.md §7.2.
 const MEMBERS: [&str; 4] = ["id", "jsonrpc", "method", "params"];
 
 /// A request that passed M11.
@@ -62,7 +62,7 @@ mod tests {
 
     #[test]
     fn envelope_vectors() {
-        // §7.1–§7.2 and §12.7 rows 90–119.
+        // http-mcp.md §7.1–§7.2 and §12.7 rows 90–119.
         let one = Some(RequestId::Integer(1));
         let b_list = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{META}}}"#);
         let deep = |n: usize| format!("{{\"a\":{}0{}}}", "[".repeat(n), "]".repeat(n));

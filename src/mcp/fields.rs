@@ -17,7 +17,7 @@ pub enum Lines<'a> {
     Absent,
     /// Exactly one field line; its OWS-trimmed value.
     One(&'a [u8]),
-    /// Two or more field lines (a failure of the step that checks the header, §1).
+    /// Two or more field lines (a failure of the step that checks the header, http-mcp.md §1).
     Repeated,
 }
 

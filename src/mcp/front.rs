@@ -51,7 +51,7 @@ pub struct FrontSettings {
 pub struct McpFront {
     settings: FrontSettings,
     executor: Arc<dyn CallExecutor>,
-    /// The `server/discover` result (§10.2), encoded once.
+    /// The `server/discover` result (http-mcp.md §10.2), encoded once.
     discover: String,
 }
 
@@ -98,7 +98,8 @@ impl McpFront {
         if let Err(refusal) = self.check_head(&parts.headers) {
             return refusal.response(declared);
         }
-        // M8 (§6.8): no id (the body is unread); the connection closes (§2.5 and the step's rule).
+        // M8 (http-mcp.md §6.8): no id (the body is unread); the connection closes (http-mcp.md §2.5 and the
+        // step's rule).
         let lease = match self.settings.requests.try_reserve() {
             Ok(lease) => lease,
             Err(PoolRefusal::Exhausted) => return RpcError::RequestCapacityExhausted.response(None, true),
@@ -115,7 +116,7 @@ impl McpFront {
             Err(BodyFailure::HalfClosed) => return close_without_response(parts.extensions.get()).await,
         };
         let http10 = parts.version == Version::HTTP_10;
-        // §5: a defect answers 500 `-32603`, with the id once M11 has validated one.
+        // http-mcp.md §5: a defect answers 500 `-32603`, with the id once M11 has validated one.
         let validated = RefCell::new(None);
         let decided = catch_unwind(AssertUnwindSafe(|| self.decide(&parts.headers, &bytes, &validated)));
         match decided {
@@ -159,7 +160,7 @@ impl McpFront {
         let ready = self.settings.readiness.is_ready();
         match resolved {
             Err(error) => fail(error),
-            // §5: discover is answered whatever the readiness.
+            // http-mcp.md §5: discover is answered whatever the readiness.
             Ok(Method::Discover) => Decision::Answer(result_response(&id, &self.discover)),
             Ok(Method::List) if !ready => fail(RpcError::Unavailable),
             Ok(Method::List) => {
@@ -188,7 +189,8 @@ impl McpFront {
     }
 }
 
-/// §6.9 half-close: nothing is written; the connection layer closes the socket and drops this future.
+/// http-mcp.md §6.9 half-close: nothing is written; the connection layer closes the socket and drops this
+/// future.
 async fn close_without_response(signal: Option<&CloseSignal>) -> Response<ResponseBody> {
     match signal {
         Some(signal) => {
@@ -200,7 +202,7 @@ async fn close_without_response(signal: Option<&CloseSignal>) -> Response<Respon
     }
 }
 
-/// The static `server/discover` result of §10.2.
+/// The static `server/discover` result of http-mcp.md §10.2.
 fn discover_result() -> String {
     let mut tools = Map::new();
     tools.insert("listChanged".into(), Value::Bool(false));
@@ -229,7 +231,7 @@ mod tests {
 
     #[test]
     fn the_discover_result_is_exact() {
-        // §10.2, with this package's version.
+        // http-mcp.md §10.2, with this package's version.
         let expected = format!(
             r#"{{"id":1,"jsonrpc":"2.0","result":{{"_meta":{{"io.modelcontextprotocol/serverInfo":{{"name":"ptc-gateway","version":"{}"}}}},"cacheScope":"private","capabilities":{{"tools":{{"listChanged":false}}}},"resultType":"complete","supportedVersions":["2026-07-28"],"ttlMs":0}}}}"#,
             env!("CARGO_PKG_VERSION")

@@ -1,5 +1,5 @@
-//! Header values that mirror JSON strings (http-mcp.md §9.2 rule 4, §9.3, §9.5): decoding a received
-//! `Mcp-Name` or `Mcp-Param-*` value, and the canonical encoding a client is expected to send.
+//! Header values that mirror JSON strings (http-mcp.md §9.2 rule 4, http-mcp.md §9.3, §9.5): decoding a
+//! received `Mcp-Name` or `Mcp-Param-*` value, and the canonical encoding a client is expected to send.
 //!
 //! Owns the base64 sentinel `=?base64?…?=`, canonical padded standard Base64 in both directions, and the
 //! literal-value byte rule. It does not own which headers are compared with what (C1 and `params`).
@@ -14,8 +14,8 @@ fn symbol(b: u8) -> Option<u32> {
     ALPHABET.iter().position(|a| *a == b).and_then(|p| u32::try_from(p).ok())
 }
 
-/// Canonical padded standard Base64 (§9.5): length a multiple of 4, only the alphabet, `=` only as the
-/// last one or two bytes, and the unused low bits of the last symbol zero.
+/// Canonical padded standard Base64 (http-mcp.md §9.5): length a multiple of 4, only the alphabet, `=` only
+/// as the last one or two bytes, and the unused low bits of the last symbol zero.
 fn decode_base64(payload: &[u8]) -> Option<Vec<u8>> {
     if payload.len() % 4 != 0 {
         return None;
@@ -69,7 +69,7 @@ pub fn encode_base64(bytes: &[u8]) -> String {
     out
 }
 
-/// §9.5: decodes an OWS-trimmed header value; `None` is a decoding failure.
+/// http-mcp.md §9.5: decodes an OWS-trimmed header value; `None` is a decoding failure.
 pub fn decode(value: &[u8]) -> Option<String> {
     let sentinel =
         value.len() >= OPEN.len() + CLOSE.len() && value.starts_with(OPEN) && value.ends_with(CLOSE);
@@ -84,7 +84,7 @@ pub fn decode(value: &[u8]) -> Option<String> {
     None
 }
 
-/// §9.2 rule 4: header-safe strings are sent literally, others as the base64 sentinel.
+/// http-mcp.md §9.2 rule 4: header-safe strings are sent literally, others as the base64 sentinel.
 fn header_safe(s: &str) -> bool {
     let b = s.as_bytes();
     let looks_like_sentinel =
@@ -95,7 +95,7 @@ fn header_safe(s: &str) -> bool {
         && !looks_like_sentinel
 }
 
-/// §9.2 rule 4: the canonical encoding of a canonical string.
+/// http-mcp.md §9.2 rule 4: the canonical encoding of a canonical string.
 pub fn canonical_encoding(s: &str) -> String {
     if header_safe(s) {
         s.to_owned()
@@ -110,7 +110,7 @@ mod tests {
 
     #[test]
     fn decoding_vectors() {
-        // §9.5, §8.1 and §12.10.
+        // http-mcp.md §9.5, §8.1 and §12.10.
         let cases: &[(&[u8], Option<&str>)] = &[
             (b"echo", Some("echo")),
             (b"=?base64?ZWNobw==?=", Some("echo")),
@@ -146,7 +146,7 @@ mod tests {
 
     #[test]
     fn canonical_encodings() {
-        // §9.3.
+        // http-mcp.md §9.3.
         let cases: &[(&str, &str)] = &[
             ("us-west1", "us-west1"),
             ("us west 1", "us west 1"),

@@ -39,7 +39,7 @@ mod tests {
 
     #[test]
     fn content_type_vectors() {
-        // §6.6 and §12.5 rows 68–74.
+        // http-mcp.md §6.6 and §12.5 rows 68–74.
         let cases: &[(&str, bool)] = &[
             ("application/json", true),
             ("application/json; charset=utf-8", true),

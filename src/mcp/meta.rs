@@ -6,14 +6,14 @@
 
 use crate::json::{to_deterministic_string, Map, Value};
 
-/// §7.3 rule 6.
+/// http-mcp.md §7.3 rule 6.
 pub const MAX_META_BYTES: usize = 65_536;
 /// The `_meta` members the gateway reads.
 pub const PROTOCOL_VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
 const CAPABILITIES_KEY: &str = "io.modelcontextprotocol/clientCapabilities";
 const CLIENT_INFO_KEY: &str = "io.modelcontextprotocol/clientInfo";
 
-/// §7.3 "Absolute URI": `^[A-Za-z][A-Za-z0-9+.-]*:` followed only by the listed bytes and `%HH`.
+/// http-mcp.md §7.3 "Absolute URI": `^[A-Za-z][A-Za-z0-9+.-]*:` followed only by the listed bytes and `%HH`.
 pub fn is_absolute_uri(s: &str) -> bool {
     let b = s.as_bytes();
     let Some(colon) = b.iter().position(|c| *c == b':') else { return false };
@@ -60,7 +60,7 @@ fn icon_ok(icon: &Value) -> bool {
         && optional(icon, "theme", |v| matches!(v.as_str(), Some("light" | "dark")))
 }
 
-/// §7.3 rule 5.
+/// http-mcp.md §7.3 rule 5.
 fn client_info_ok(info: &Value) -> bool {
     let Some(info) = info.as_object() else { return false };
     info.get("name").is_some_and(is_string)
@@ -116,7 +116,7 @@ mod tests {
 
     #[test]
     fn meta_vectors() {
-        // §7.3 and §12.8 rows 120–140.
+        // http-mcp.md §7.3 and §12.8 rows 120–140.
         let base = r#""io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}"#;
         let info = |i: &str| format!(r#"{{"_meta":{{{base},"io.modelcontextprotocol/clientInfo":{i}}}}}"#);
         // `{"_meta":{<base>,"pad":"…"}}`: `_meta` encodes to 2 + base + 9 + n bytes (`,"pad":"` and `"`).

@@ -6,15 +6,15 @@
 use crate::json::{Map, Value};
 use crate::mcp::rpc::{RpcError, PROTOCOL_VERSION};
 
-/// §7.7: a tool name has 1 to 128 bytes.
+/// http-mcp.md §7.7: a tool name has 1 to 128 bytes.
 pub const MAX_NAME_BYTES: usize = 128;
 
 /// A served method with its validated parameters.
 #[derive(Debug, PartialEq)]
 pub enum Method {
-    /// `server/discover` (§10.2).
+    /// `server/discover` (http-mcp.md §10.2).
     Discover,
-    /// `tools/list` (§10.3).
+    /// `tools/list` (http-mcp.md §10.3).
     List,
     /// `tools/call`: the tool name and the raw `arguments` (`{}` when absent).
     Call { name: String, arguments: Value },
@@ -71,7 +71,8 @@ mod tests {
 
     #[test]
     fn method_vectors() {
-        // §7.6–§7.7 and §12.8 rows 157–168, §12.9 rows 171–176, §12.11 row 244.
+        // http-mcp.md §7.6–§7.7 and §12.8 rows 157–168, http-mcp.md §12.9 rows 171–176, http-mcp.md §12.11
+        // row 244.
         let m = r#""_meta":{}"#;
         let cases: Vec<(&str, String, Result<&str, RpcError>)> = vec![
             ("server/discover", format!("{{{m}}}"), Ok("discover")),

@@ -25,7 +25,7 @@ mod tests {
 
     #[test]
     fn origin_vectors() {
-        // §6.4 and §12.5 rows 49–53.
+        // http-mcp.md §6.4 and §12.5 rows 49–53.
         let list = vec!["http://127.0.0.1:3000".to_string()];
         let cases: &[(&[&str], bool)] = &[
             (&[], true),

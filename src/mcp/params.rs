@@ -12,15 +12,15 @@ use crate::http::fields::trim_ows;
 use crate::json::Value;
 use crate::mcp::header_value::{canonical_encoding, decode};
 
-/// §9.2 rule 5: the sum over expected headers of (name + canonical encoding + 4) is at most this.
+/// http-mcp.md §9.2 rule 5: the sum over expected headers of (name + canonical encoding + 4) is at most this.
 pub const MAX_EXPECTED_BYTES: usize = 16_384;
-/// §9.2 rule 3: integral numbers mirror only up to this magnitude.
+/// http-mcp.md §9.2 rule 3: integral numbers mirror only up to this magnitude.
 const MAX_SAFE_INTEGER: i128 = 9_007_199_254_740_991;
 /// The lowercase prefix of a param line.
 const PREFIX: &str = "mcp-param-";
 
-/// §9.2 rules 1–3 for one parameter: `Ok(None)` when absent, `Ok(Some(canonical))` when present, and
-/// `Err(())` when the value cannot be mirrored (the call is refused with `-32020`).
+/// http-mcp.md §9.2 rules 1–3 for one parameter: `Ok(None)` when absent, `Ok(Some(canonical))` when present,
+/// and `Err(())` when the value cannot be mirrored (the call is refused with `-32020`).
 fn expected(arguments: &Value, path: &[String]) -> Result<Option<String>, ()> {
     let mut at = arguments;
     for name in path {
@@ -42,7 +42,7 @@ fn expected(arguments: &Value, path: &[String]) -> Result<Option<String>, ()> {
     }
 }
 
-/// The client side of §9.2 (`ptc call`, lifecycle.md §1.2): the `(Mcp-Param-<suffix>, canonical
+/// The client side of http-mcp.md §9.2 (`ptc call`, lifecycle.md §1.2): the `(Mcp-Param-<suffix>, canonical
 /// encoding)` lines a call of a tool with `params` must carry for `arguments`, in projection order.
 /// `None` when an argument cannot be mirrored or the lines exceed the 16,384-byte bound (the gateway
 /// would refuse the call with `-32020`).
@@ -83,7 +83,8 @@ pub fn matches(headers: &HeaderMap, params: &[HeaderParam], arguments: &Value) -
         .filter(|(name, _)| name.as_str().starts_with(PREFIX))
         .map(|(name, value)| (name.as_str(), trim_ows(value.as_bytes())))
         .collect();
-    // §9.4 rule 1: as many param lines as expected headers; rules 2–3: one line each, decoding exactly.
+    // http-mcp.md §9.4 rule 1: as many param lines as expected headers; rules 2–3: one line each, decoding
+    // exactly.
     lines.len() == wanted.len()
         && wanted.iter().all(|(name, canonical)| {
             let mut same = lines.iter().filter(|(n, _)| n == name);
@@ -101,7 +102,7 @@ mod tests {
     use hyper::header::{HeaderName, HeaderValue};
 
     fn weather() -> Vec<HeaderParam> {
-        // The fixture's projection (§12.1), sorted by lowercased suffix.
+        // The fixture's projection (http-mcp.md §12.1), sorted by lowercased suffix.
         let p = |name: &str, suffix: &str| HeaderParam { path: vec![name.into()], suffix: suffix.into() };
         vec![p("days", "Days"), p("metric", "Metric"), p("region", "Region")]
     }
@@ -144,7 +145,7 @@ mod tests {
 
     #[test]
     fn matching_vectors() {
-        // §12.10 rows 194–229 (the SSE rows pass C3; their outcome is execution's).
+        // http-mcp.md §12.10 rows 194–229 (the SSE rows pass C3; their outcome is execution's).
         type Lines<'a> = &'a [(&'a str, &'a [u8])];
         let cases: &[(&str, Lines, bool)] = &[
             (r#"{"region":"us-west1"}"#, &[("Mcp-Param-Region", b"us-west1")], true),
@@ -244,7 +245,7 @@ mod tests {
             }
             assert_eq!(matches(&headers, &params, &arguments), *expected, "{arguments:?} {lines:?}");
         }
-        // A tool without projected parameters expects no param line at all (§8.3, row 192).
+        // A tool without projected parameters expects no param line at all (http-mcp.md §8.3, row 192).
         let mut one = HeaderMap::new();
         one.append("mcp-param-region", HeaderValue::from_static("x"));
         assert!(!matches(&one, &[], &Value::Object(Default::default())));

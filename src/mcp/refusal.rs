@@ -3,8 +3,8 @@
 //!
 //! Owns the closed set of transport refusals and their exact bytes. Every one of them is written before
 //! the body was read to the end (or after it failed to read), so each carries `connection: close` when a
-//! body was declared (§2.5); the M9 answers always close. It does not own JSON-RPC bodies (`rpc`) or M1
-//! (`crate::http::mcp::method_rule`).
+//! body was declared (http-mcp.md §2.5); the M9 answers always close. It does not own JSON-RPC bodies (`rpc`)
+//! or M1 (`crate::http::mcp::method_rule`).
 
 use hyper::header::{HeaderValue, WWW_AUTHENTICATE};
 use hyper::{Response, StatusCode};
@@ -35,7 +35,7 @@ pub enum Refusal {
 }
 
 impl Refusal {
-    /// The status (§5).
+    /// The status (http-mcp.md §5).
     pub fn status(self) -> StatusCode {
         match self {
             Refusal::HeadersTooLarge => StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
@@ -49,7 +49,7 @@ impl Refusal {
         }
     }
 
-    /// The exact body (§5), deterministic JSON.
+    /// The exact body (http-mcp.md §5), deterministic JSON.
     pub fn body(self) -> &'static str {
         match self {
             Refusal::HeadersTooLarge => r#"{"error":"request_headers_too_large"}"#,
@@ -64,18 +64,18 @@ impl Refusal {
         }
     }
 
-    /// The M9 refusals always close (§6.9: the body was not read to its end); the earlier ones close
-    /// when a body was declared (§2.5).
+    /// The M9 refusals always close (http-mcp.md §6.9: the body was not read to its end); the earlier ones
+    /// close when a body was declared (http-mcp.md §2.5).
     fn always_closes(self) -> bool {
         matches!(self, Refusal::RequestTooLarge | Refusal::RequestTimeout | Refusal::RequestInvalid)
     }
 
-    /// The whole answer with the headers of §10.1 and the step's extra header.
+    /// The whole answer with the headers of http-mcp.md §10.1 and the step's extra header.
     pub fn response(self, body_declared: bool) -> Response<ResponseBody> {
         let close = body_declared || self.always_closes();
         let mut response = fixed_json(self.status(), self.body(), None, close);
         if self == Refusal::Unauthorized {
-            // §6.5 rule 6: exactly `Bearer`, no parameters.
+            // http-mcp.md §6.5 rule 6: exactly `Bearer`, no parameters.
             response.headers_mut().insert(WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
         }
         response

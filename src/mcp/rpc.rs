@@ -30,8 +30,8 @@ pub enum RequestId {
 }
 
 impl RequestId {
-    /// The id of a decoded `id` member, or `None` when the member is not a valid id (§7.2): `null`,
-    /// booleans, floats (`1.0`, `1e3`), the empty string, a string over 256 bytes, integers beyond
+    /// The id of a decoded `id` member, or `None` when the member is not a valid id (http-mcp.md §7.2):
+    /// `null`, booleans, floats (`1.0`, `1e3`), the empty string, a string over 256 bytes, integers beyond
     /// ±(2^53 − 1), objects and arrays.
     pub fn from_value(value: &Value) -> Option<RequestId> {
         match value {
@@ -87,7 +87,7 @@ pub enum RpcError {
 pub const PROTOCOL_VERSION: &str = "2026-07-28";
 
 impl RpcError {
-    /// The JSON-RPC code (§11).
+    /// The JSON-RPC code (http-mcp.md §11).
     pub fn code(&self) -> i64 {
         match self {
             RpcError::ParseError => -32700,
@@ -102,7 +102,7 @@ impl RpcError {
         }
     }
 
-    /// The exact message (§11).
+    /// The exact message (http-mcp.md §11).
     pub fn message(&self) -> &'static str {
         match self {
             RpcError::ParseError => "Parse error",
@@ -117,7 +117,7 @@ impl RpcError {
         }
     }
 
-    /// The HTTP status the error is answered with (§5, §11).
+    /// The HTTP status the error is answered with (http-mcp.md §5, §11).
     pub fn status(&self) -> StatusCode {
         match self {
             RpcError::ParseError
@@ -135,7 +135,7 @@ impl RpcError {
         }
     }
 
-    /// The `data` member, when the code has one (§11).
+    /// The `data` member, when the code has one (http-mcp.md §11).
     pub fn data(&self) -> Option<Value> {
         let mut data = Map::new();
         match self {
@@ -174,8 +174,8 @@ impl RpcError {
         out
     }
 
-    /// The whole answer with the JSON response headers of §10.1; `close` adds `connection: close` (an
-    /// unread body, §2.5).
+    /// The whole answer with the JSON response headers of http-mcp.md §10.1; `close` adds `connection: close`
+    /// (an unread body, http-mcp.md §2.5).
     pub fn response(&self, id: Option<&RequestId>, close: bool) -> Response<ResponseBody> {
         json_response(self.status(), self.body(id), close)
     }
@@ -207,7 +207,7 @@ pub fn json_response(status: StatusCode, body: String, close: bool) -> Response<
     response
 }
 
-/// A 200 result answer, or the 500 `-32603` of §10.1 when the body would exceed 4,194,304 bytes.
+/// A 200 result answer, or the 500 `-32603` of http-mcp.md §10.1 when the body would exceed 4,194,304 bytes.
 pub fn result_response(id: &RequestId, result_json: &str) -> Response<ResponseBody> {
     let body = result_body(id, result_json);
     if body.len() > MAX_RESPONSE_BYTES {

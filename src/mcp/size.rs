@@ -1,13 +1,14 @@
 //! Step M2 (http-mcp.md §6.2): the aggregate header size of a `POST /mcp` request.
 //!
-//! Owns the sum and its bound. It does not own the parser limits of §2.4 (line lengths and the count of
-//! 64 field lines are enforced before routing).
+//! Owns the sum and its bound. It does not own the parser limits of http-mcp.md §2.4 (line lengths and the
+//! count of 64 field lines are enforced before routing).
 
 use hyper::HeaderMap;
 
 use crate::http::fields::trim_ows;
 
-/// §6.2: the sum over all field lines of (lowercase name bytes + OWS-trimmed value bytes) is at most this.
+/// http-mcp.md §6.2: the sum over all field lines of (lowercase name bytes + OWS-trimmed value bytes) is at
+/// most this.
 pub const MAX_HEADER_BYTES: usize = 32_768;
 
 /// The M2 sum. hyper stores names lowercased and keeps every field line, so duplicates count separately.

@@ -1,7 +1,7 @@
 //! Steps C1 and C2 (http-mcp.md §8.1, §8.2): the `Mcp-Name` header names the called tool, and a served
 //! tool has that name.
 //!
-//! Owns the header comparison (decoded by §9.5, then byte equality) and the lookup over the built
+//! Owns the header comparison (decoded by http-mcp.md §9.5, then byte equality) and the lookup over the built
 //! templates, which are in ascending byte order of their names (so a binary search finds one).
 
 use hyper::HeaderMap;
@@ -28,7 +28,7 @@ mod tests {
 
     #[test]
     fn mcp_name_vectors() {
-        // §8.1 and §12.9 rows 177–184.
+        // http-mcp.md §8.1 and §12.9 rows 177–184.
         let cases: &[(&[&[u8]], bool)] = &[
             (&[b"echo"], true),
             (&[b"  echo  "], true),

@@ -3,8 +3,8 @@
 //!
 //! Owns only the parse, which follows the gRPC over HTTP/2 protocol: `TimeoutValue TimeoutUnit`, 1 to 8
 //! ASCII digits followed by one of `H M S m u n`. A missing or malformed entry means no client deadline,
-//! as tonic's own timeout layer treats it (an invalid timeout is not one of the §4 checks, so it never
-//! refuses a stream). What happens at the deadline is `crate::pcc::stream`'s (§11).
+//! as tonic's own timeout layer treats it (an invalid timeout is not one of the pcc.md §4 checks, so it never
+//! refuses a stream). What happens at the deadline is `crate::pcc::stream`'s (pcc.md §11).
 
 use std::time::{Duration, Instant};
 

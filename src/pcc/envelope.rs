@@ -1,5 +1,5 @@
-//! Classification of one `request_body` (pcc.md §6, the last rows of §5.2): size, strict decoding, batch,
-//! and the request / notification / response envelope with its id.
+//! Classification of one `request_body` (pcc.md §6, the last rows of pcc.md §5.2): size, strict decoding,
+//! batch, and the request / notification / response envelope with its id.
 //!
 //! Owns only the shape of the message; what a method does in a state is `crate::pcc::stream`.
 
@@ -28,8 +28,8 @@ pub enum Inbound {
 
 /// Classifies `body` (the raw bytes of `request_body`, see `crate::pcc::proto::served`), or the error to
 /// answer (with the id when one was determined). The size is judged before the text: a too-large body
-/// is `request_too_large` whatever it holds (§5.2 row order); invalid UTF-8 is `-32700` like any other
-/// text the strict decoder refuses (§6).
+/// is `request_too_large` whatever it holds (pcc.md §5.2 row order); invalid UTF-8 is `-32700` like any other
+/// text the strict decoder refuses (pcc.md §6).
 pub fn classify(body: &[u8]) -> Result<Inbound, (PccError, Option<RequestId>)> {
     if body.len() > MAX_REQUEST_BODY_BYTES {
         return Err((PccError::RequestTooLarge, None));
@@ -84,7 +84,7 @@ mod tests {
         use PccError::*;
         let errors: Vec<(&[u8], PccError, Option<RequestId>)> = vec![
             (b"{", ParseError, None),
-            // §5.2: invalid UTF-8 text is a parse error, in a string and outside one.
+            // pcc.md §5.2: invalid UTF-8 text is a parse error, in a string and outside one.
             (b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"p\xffng\"}", ParseError, None),
             (b"\xc3\x28", ParseError, None),
             (b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\xed\xa0\x80\"}", ParseError, None),

@@ -11,21 +11,21 @@ use tokio::sync::watch;
 use crate::pcc::proto::served::pcc_tool_gateway_server::PccToolGatewayServer;
 use crate::pcc::service::{Drain, PccService};
 
-/// §14: the largest inbound gRPC message (decoded); larger is `RESOURCE_EXHAUSTED`.
+/// pcc.md §14: the largest inbound gRPC message (decoded); larger is `RESOURCE_EXHAUSTED`.
 pub const MAX_INBOUND_MESSAGE: usize = 4_194_304;
-/// §14: the largest outbound gRPC message.
+/// pcc.md §14: the largest outbound gRPC message.
 pub const MAX_OUTBOUND_MESSAGE: usize = 4_194_320;
-/// §3: concurrent streams per connection.
+/// pcc.md §3: concurrent streams per connection.
 pub const MAX_STREAMS_PER_CONNECTION: u32 = 64;
-/// §3: `SETTINGS_MAX_HEADER_LIST_SIZE`.
+/// pcc.md §3: `SETTINGS_MAX_HEADER_LIST_SIZE`.
 pub const MAX_HEADER_LIST_BYTES: u32 = 16_384;
-/// §3: a `PING` after this long without a frame while streams are open ...
+/// pcc.md §3: a `PING` after this long without a frame while streams are open ...
 pub const KEEPALIVE_INTERVAL: Duration = Duration::from_millis(30_000);
 /// ... and the connection closes without its acknowledgement within this.
 pub const KEEPALIVE_TIMEOUT: Duration = Duration::from_millis(10_000);
 
 /// Serves `service` on `listener` until `drain` leaves `Serving` (S1): then tonic stops accepting and
-/// sends `GOAWAY`, and the streams end as §15 says. Returns when the server has stopped; its owner
+/// sends `GOAWAY`, and the streams end as pcc.md §15 says. Returns when the server has stopped; its owner
 /// (`startup::listeners`) hears that end.
 pub async fn serve(
     listener: tokio::net::TcpListener,

@@ -11,16 +11,16 @@ use crate::apps::Built;
 use crate::json::{to_deterministic_string, Map, Value};
 use crate::mcp::rpc::{result_body, RequestId};
 
-/// §7.1: the versions answered as requested; any other is answered with the first.
+/// pcc.md §7.1: the versions answered as requested; any other is answered with the first.
 const VERSIONS: [&str; 3] = ["2025-11-25", "2025-06-18", "2025-03-26"];
 
-/// §7.5 step 3: a tool name has 1 to 128 bytes.
+/// pcc.md §7.5 step 3: a tool name has 1 to 128 bytes.
 const MAX_NAME_BYTES: usize = 128;
 
 /// One configured server: its subset as template indices (ascending name order) and its listing.
 pub struct Server {
     pub tools: Vec<usize>,
-    /// `DJ` of `{"tools":[…]}`, each entry byte-identical to the `/mcp` listing (§7.4).
+    /// `DJ` of `{"tools":[…]}`, each entry byte-identical to the `/mcp` listing (pcc.md §7.4).
     pub listing: String,
 }
 
@@ -59,7 +59,7 @@ fn is_string(map: &Map, key: &str) -> bool {
     matches!(map.get(key), Some(Value::String(_)))
 }
 
-/// §7.1: the `initialize` answer, or `None` for -32602.
+/// pcc.md §7.1: the `initialize` answer, or `None` for -32602.
 pub fn initialize(id: &RequestId, params: Option<&Map>) -> Option<String> {
     let params = params?;
     let Some(Value::String(requested)) = params.get("protocolVersion") else { return None };
@@ -86,17 +86,17 @@ pub fn initialize(id: &RequestId, params: Option<&Map>) -> Option<String> {
     Some(result_body(id, &to_deterministic_string(&Value::Object(result))))
 }
 
-/// §7.3: `ping`, whatever `params` holds.
+/// pcc.md §7.3: `ping`, whatever `params` holds.
 pub fn pong(id: &RequestId) -> String {
     result_body(id, "{}")
 }
 
-/// §7.4: `params` absent, or an object whose only member is an object `_meta`.
+/// pcc.md §7.4: `params` absent, or an object whose only member is an object `_meta`.
 pub fn list_params_valid(params: Option<&Map>) -> bool {
     params.is_none_or(|p| p.iter().all(|(k, v)| k == "_meta" && matches!(v, Value::Object(_))))
 }
 
-/// §7.5 step 3: the tool name and the arguments (default `{}`), or `None` for -32602.
+/// pcc.md §7.5 step 3: the tool name and the arguments (default `{}`), or `None` for -32602.
 pub fn call_params(params: Option<&Map>) -> Option<(&str, Value)> {
     let params = params?;
     let allowed = |k: &str| matches!(k, "name" | "arguments" | "_meta");

@@ -27,7 +27,7 @@ fn result(content: Vec<Value>, is_error: bool, structured: Value) -> Value {
 }
 
 /// The success response for `value` (already valid against the result contract), or `None` when it is
-/// not an object or the encoded response exceeds 4,194,304 bytes (§8: then `invalid_result`).
+/// not an object or the encoded response exceeds 4,194,304 bytes (pcc.md §8: then `invalid_result`).
 pub fn success(id: &RequestId, value: Value) -> Option<String> {
     if !matches!(value, Value::Object(_)) {
         return None;

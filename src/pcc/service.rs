@@ -22,12 +22,12 @@ use crate::pcc::slots::ConnectionInfo;
 use crate::pcc::stream::{self, StreamContext};
 use crate::pcc::wire::End;
 
-/// §14: at most 16 outbound messages wait per stream; inbound processing waits while it is full.
+/// pcc.md §14: at most 16 outbound messages wait per stream; inbound processing waits while it is full.
 const OUTBOUND_QUEUE: usize = 16;
-/// §13: `apple-request-uuid` has 1 to 256 bytes in 0x21..0x7E.
+/// pcc.md §13: `apple-request-uuid` has 1 to 256 bytes in 0x21..0x7E.
 const MAX_REQUEST_UUID_BYTES: usize = 256;
 
-/// The drain state the front follows (§15): set by the listener's stopper.
+/// The drain state the front follows (pcc.md §15): set by the listener's stopper.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Drain {
     Serving,
@@ -37,7 +37,7 @@ pub enum Drain {
     Cutoff,
 }
 
-/// Whether a drain has begun (§15): from the signal on, when readiness turns `draining`, although S1
+/// Whether a drain has begun (pcc.md §15): from the signal on, when readiness turns `draining`, although S1
 /// moves the front's own watch only once the listener owners have stopped. Stream admission and a
 /// stream's `tools/call` both ask this, so neither sees a gap between the two.
 pub fn drain_begun(drain: &watch::Receiver<Drain>, readiness: &Readiness) -> bool {
@@ -56,7 +56,7 @@ pub struct PccService {
 
 type Outbound = ReceiverStream<Result<CreateMcpTransportResponse, Status>>;
 
-/// §4 check 3: at most one entry; when present, 1..=256 bytes in 0x21..0x7E. `Ok(None)` when absent.
+/// pcc.md §4 check 3: at most one entry; when present, 1..=256 bytes in 0x21..0x7E. `Ok(None)` when absent.
 fn request_uuid(metadata: &tonic::metadata::MetadataMap) -> Result<Option<String>, End> {
     let mut values = metadata.get_all("apple-request-uuid").iter();
     let Some(first) = values.next() else { return Ok(None) };
@@ -73,7 +73,7 @@ fn request_uuid(metadata: &tonic::metadata::MetadataMap) -> Result<Option<String
 }
 
 impl PccService {
-    /// §4 checks 2–6, in order; the admitted stream's slot and `apple-request-uuid`.
+    /// pcc.md §4 checks 2–6, in order; the admitted stream's slot and `apple-request-uuid`.
     fn admit(
         &self,
         metadata: &tonic::metadata::MetadataMap,
@@ -105,7 +105,7 @@ impl PccToolGateway for PccService {
     ) -> Result<Response<Outbound>, Status> {
         // Check 1 (the method path) is the router's: any other path is UNIMPLEMENTED.
         let (slot, request_uuid) = self.admit(request.metadata()).map_err(End::status)?;
-        // §4: the client deadline applies to the whole stream, not only to the response headers (which
+        // pcc.md §4: the client deadline applies to the whole stream, not only to the response headers (which
         // is all tonic's own timeout layer bounds for a streaming method).
         let client_deadline = client_deadline(request.metadata(), std::time::Instant::now());
         let connection = request.extensions().get::<ConnectionInfo>().map(|c| c.activity.open_stream());
@@ -121,7 +121,7 @@ impl PccToolGateway for PccService {
         };
         tokio::spawn(async move {
             stream::run(context, inbound, out, slot).await;
-            // §3: the connection's idle clock starts when its last stream ends.
+            // pcc.md §3: the connection's idle clock starts when its last stream ends.
             drop(connection);
         });
         Ok(Response::new(ReceiverStream::new(rx)))

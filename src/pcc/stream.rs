@@ -29,13 +29,13 @@ use crate::pcc::service::{drain_begun, Drain};
 use crate::pcc::wire::{End, PccError};
 use crate::providers::trace::TraceId;
 
-/// §5.1: from stream start to the first message.
+/// pcc.md §5.1: from stream start to the first message.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_millis(10_000);
-/// §5.1: without an inbound message while no call is in flight.
+/// pcc.md §5.1: without an inbound message while no call is in flight.
 pub const IDLE_TIMEOUT: Duration = Duration::from_millis(60_000);
-/// §7.5 step 8: a response must be handed to the stream within this.
+/// pcc.md §7.5 step 8: a response must be handed to the stream within this.
 pub const PUBLICATION_TIMEOUT: Duration = Duration::from_millis(10_000);
-/// §13: `request_id` has 1 to 256 bytes.
+/// pcc.md §13: `request_id` has 1 to 256 bytes.
 const MAX_REQUEST_ID_BYTES: usize = 256;
 
 /// What a stream shares with the front.
@@ -44,9 +44,9 @@ pub struct StreamContext {
     pub readiness: Readiness,
     pub exec: Arc<Shared>,
     pub drain: watch::Receiver<Drain>,
-    /// §13: every `tools/call` id must equal it when present.
+    /// pcc.md §13: every `tools/call` id must equal it when present.
     pub request_uuid: Option<String>,
-    /// §4: the client deadline (`grpc-timeout`) of the whole stream.
+    /// pcc.md §4: the client deadline (`grpc-timeout`) of the whole stream.
     pub client_deadline: Option<std::time::Instant>,
 }
 
@@ -58,14 +58,14 @@ enum State {
     Ready,
 }
 
-/// The call in flight (§5.1 `READY`).
+/// The call in flight (pcc.md §5.1 `READY`).
 struct InFlight {
     id: RequestId,
     /// The template index (for the fixed text of a lost run).
     tool: usize,
     done: tokio::sync::oneshot::Receiver<Settled>,
     stop: watch::Sender<Option<Stop>>,
-    /// `notifications/cancelled` named it: its response is never sent (§11).
+    /// `notifications/cancelled` named it: its response is never sent (pcc.md §11).
     cancelled: bool,
 }
 
@@ -76,7 +76,7 @@ struct Conversation {
     out: Out,
     state: State,
     server: Option<String>,
-    /// §12: the stream's trace id, fixed by the `connect`.
+    /// pcc.md §12: the stream's trace id, fixed by the `connect`.
     trace: Option<TraceId>,
     call: Option<InFlight>,
     half_closed: bool,
@@ -100,7 +100,7 @@ fn json(text: String) -> CreateMcpTransportResponse {
     CreateMcpTransportResponse { response: Some(Response::Json(text)) }
 }
 
-/// Runs the stream until it ends; `slot` (the stream's `pcc_streams` lease) is held until then (§10).
+/// Runs the stream until it ends; `slot` (the stream's `pcc_streams` lease) is held until then (pcc.md §10).
 pub async fn run(
     ctx: StreamContext,
     mut inbound: Streaming<CreateMcpTransportRequest>,
@@ -118,7 +118,8 @@ pub async fn run(
     };
     let end = conv.drive(&mut inbound).await;
     if let Some(call) = conv.call.take() {
-        // The stream ends with a call in flight: it is cancelled and counts as disconnected (§5.2, §11).
+        // The stream ends with a call in flight: it is cancelled and counts as disconnected
+        // (pcc.md §5.2, §11).
         call.stop.send_replace(Some(Stop::Disconnected));
     }
     if let Some(end) = end {
@@ -157,7 +158,7 @@ impl Conversation {
                         Ok(None) => self.half_closed = true,
                         Err(status) => {
                             // A reset or a library refusal (oversized, undecodable): send it, if anyone
-                            // listens. tonic reports an oversized message as OUT_OF_RANGE; §14 says
+                            // listens. tonic reports an oversized message as OUT_OF_RANGE; pcc.md §14 says
                             // RESOURCE_EXHAUSTED, with the library's text.
                             let status = match status.code() {
                                 tonic::Code::OutOfRange => Status::resource_exhausted(status.message().to_owned()),
@@ -177,7 +178,7 @@ impl Conversation {
                 _ = tokio::time::sleep_until(timer), if timing => {
                     return Some(if self.state == State::Open { End::ConnectTimeout } else { End::IdleTimeout });
                 }
-                // §4, §11: the client deadline cancels the stream; an in-flight call is disconnected.
+                // pcc.md §4, §11: the client deadline cancels the stream; an in-flight call is disconnected.
                 _ = sleep_until_some(client_deadline) => return Some(End::ClientDeadline),
                 _ = drain.changed() => {}
                 _ = self.out.closed() => return None,
@@ -185,7 +186,7 @@ impl Conversation {
         }
     }
 
-    /// Hands the settled call's response to the stream (§7.5 step 8), then releases the run slot
+    /// Hands the settled call's response to the stream (pcc.md §7.5 step 8), then releases the run slot
     /// (execution.md §10). False when the stream must be reset.
     async fn publish(&mut self, settled: Option<Settled>) -> bool {
         let Some(call) = self.call.take() else { return true };
@@ -215,7 +216,7 @@ impl Conversation {
     }
 
     async fn send(&self, text: String) {
-        // Inbound processing waits while the outbound queue is full (§14).
+        // Inbound processing waits while the outbound queue is full (pcc.md §14).
         let _ = self.out.send(Ok(json(text))).await;
     }
 
@@ -244,7 +245,7 @@ impl Conversation {
         }
     }
 
-    /// §5.2 rows 1–3 and §13.
+    /// pcc.md §5.2 rows 1–3 and pcc.md §13.
     async fn on_connect(&mut self, connect: Connect) -> Step {
         if self.state != State::Open {
             return Step::End(End::AlreadyConnected);
@@ -255,10 +256,10 @@ impl Conversation {
         if connect.request_id.is_empty() || connect.request_id.len() > MAX_REQUEST_ID_BYTES {
             return Step::End(End::InvalidConnect);
         }
-        // §12: only a valid trace id of the connect counts; otherwise a fresh one, never an error.
+        // pcc.md §12: only a valid trace id of the connect counts; otherwise a fresh one, never an error.
         let given = connect.trace_context.as_ref().map(|t| t.trace_id.as_str());
         self.trace = Some(TraceId::from_connect(given));
-        // §13: request_id, tenant_info and server_cloudos_version are validated and dropped here.
+        // pcc.md §13: request_id, tenant_info and server_cloudos_version are validated and dropped here.
         let connected = CreateMcpTransportResponse { response: Some(Response::Connected(Connected {})) };
         let _ = self.out.send(Ok(connected)).await;
         self.server = Some(connect.server_id);
@@ -276,7 +277,7 @@ impl Conversation {
                     call.stop.send_replace(Some(Stop::Requested));
                 }
             }
-            // Every other notification is ignored (§5.2).
+            // Every other notification is ignored (pcc.md §5.2).
             _ => {}
         }
     }
@@ -310,7 +311,7 @@ impl Conversation {
         self.server.as_ref().and_then(|s| self.ctx.servers.get(s))
     }
 
-    /// §7.4.
+    /// pcc.md §7.4.
     fn list(&self, id: &RequestId, params: Option<&crate::json::Map>) -> String {
         if !methods::list_params_valid(params) {
             return PccError::InvalidParams.body(Some(id));
@@ -324,10 +325,10 @@ impl Conversation {
         }
     }
 
-    /// §7.5, steps 1–6 in order.
+    /// pcc.md §7.5, steps 1–6 in order.
     fn call(&mut self, id: &RequestId, params: Option<&crate::json::Map>) -> Option<String> {
-        // §15 step 3: during a drain a stream is open only for its call in flight, and further calls are
-        // answered -31998 (not `call_in_flight`): nothing more will execute on it.
+        // pcc.md §15 step 3: during a drain a stream is open only for its call in flight, and further calls
+        // are answered -31998 (not `call_in_flight`): nothing more will execute on it.
         if drain_begun(&self.ctx.drain, &self.ctx.readiness) {
             return Some(PccError::Unavailable.body(Some(id)));
         }

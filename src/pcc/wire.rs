@@ -1,15 +1,15 @@
-//! The JSON-RPC errors of the PCC stream (pcc.md §9.1) and the gRPC statuses that end it (§9.2).
+//! The JSON-RPC errors of the PCC stream (pcc.md §9.1) and the gRPC statuses that end it (pcc.md §9.2).
 //!
 //! Owns the wire form of both closed sets, so that each code, message, `data.reason` and status message
 //! is written in exactly one place. Unlike the `/mcp` front (`crate::mcp::rpc`), an error whose id is
-//! unknown carries `"id":null` (§6). It does not decide when an error applies (`crate::pcc::stream`).
+//! unknown carries `"id":null` (pcc.md §6). It does not decide when an error applies (`crate::pcc::stream`).
 
 use tonic::{Code, Status};
 
 use crate::json::{to_deterministic_string, Map, Value};
 use crate::mcp::rpc::RequestId;
 
-/// Every JSON-RPC error this front writes (§9.1).
+/// Every JSON-RPC error this front writes (pcc.md §9.1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PccError {
     ParseError,
@@ -82,7 +82,7 @@ impl PccError {
         }
     }
 
-    /// The deterministic response; `id` `None` is written `null` (§6).
+    /// The deterministic response; `id` `None` is written `null` (pcc.md §6).
     pub fn body(self, id: Option<&RequestId>) -> String {
         let mut error = Map::new();
         error.insert("code".into(), Value::Integer(i128::from(self.code())));
@@ -100,7 +100,7 @@ impl PccError {
     }
 }
 
-/// Every status this front ends a stream with on its own (§9.2); library statuses (`UNIMPLEMENTED`,
+/// Every status this front ends a stream with on its own (pcc.md §9.2); library statuses (`UNIMPLEMENTED`,
 /// oversized or undecodable messages) come from tonic.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum End {
@@ -117,13 +117,13 @@ pub enum End {
     Unavailable,
     ConnectTimeout,
     IdleTimeout,
-    /// The client deadline (`grpc-timeout`) expired (§4, §11); see docs/decisions.md for the status.
+    /// The client deadline (`grpc-timeout`) expired (pcc.md §4, §11); see docs/decisions.md for the status.
     ClientDeadline,
     InternalError,
 }
 
 impl End {
-    /// The gRPC status, with exactly the fixed message of §9.2.
+    /// The gRPC status, with exactly the fixed message of pcc.md §9.2.
     pub fn status(self) -> Status {
         let (code, message) = match self {
             End::Ok => (Code::Ok, ""),
@@ -139,7 +139,7 @@ impl End {
             End::Unavailable => (Code::Unavailable, "unavailable"),
             End::ConnectTimeout => (Code::DeadlineExceeded, "connect_timeout"),
             End::IdleTimeout => (Code::DeadlineExceeded, "idle_timeout"),
-            // §9.2 lists no message for it: the client has given up already, and no detail is added.
+            // pcc.md §9.2 lists no message for it: the client has given up already, and no detail is added.
             End::ClientDeadline => (Code::DeadlineExceeded, ""),
             End::InternalError => (Code::Internal, "internal_error"),
         };

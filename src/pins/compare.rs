@@ -3,7 +3,7 @@
 //!
 //! Owns what "matches" means: byte equality of qualified strings, equal key sets, the provider-free rule.
 //! Does not own the order of the passes or of the sites (the startup stage walks tools in ascending name
-//! order and sites in ascending (tool, declaration) order, §9.3) nor computing any pin.
+//! order and sites in ascending (tool, declaration) order, pins.md §9.3) nor computing any pin.
 //!
 //! A configured map is `None` only in discovery mode, where these checks never run (pins.md §10.1); here it
 //! is read as `{}`, which for a provider-bearing tool is a mismatch like any other missing key.
@@ -15,8 +15,8 @@ fn or_empty(map: Option<&PinMap>) -> impl Iterator<Item = (&String, &String)> {
     map.into_iter().flatten()
 }
 
-/// §9.2: a tool whose manifest has no provider declaration has both maps `{}`. Any member of either map is
-/// `provider_pin_mismatch`, even a member of `installation_config_pins`.
+/// pins.md §9.2: a tool whose manifest has no provider declaration has both maps `{}`. Any member of either
+/// map is `provider_pin_mismatch`, even a member of `installation_config_pins`.
 pub fn check_provider_free(
     installation: Option<&PinMap>,
     snapshot: Option<&PinMap>,
@@ -27,9 +27,9 @@ pub fn check_provider_free(
     Ok(())
 }
 
-/// §9.3 step 1 for a provider-bearing tool: the configured `installation_config_pins` has exactly the
-/// expected key set and, for every key, the same qualified string (§4.3). A missing key, an extra key or a
-/// different value is `installation_pin_mismatch`; so is `{}` where something is expected.
+/// pins.md §9.3 step 1 for a provider-bearing tool: the configured `installation_config_pins` has exactly the
+/// expected key set and, for every key, the same qualified string (pins.md §4.3). A missing key, an extra key
+/// or a different value is `installation_pin_mismatch`; so is `{}` where something is expected.
 pub fn check_installation_pins(configured: Option<&PinMap>, expected: &PinMap) -> Result<(), StartupCode> {
     let matches = match configured {
         Some(configured) => configured == expected,
@@ -42,9 +42,9 @@ pub fn check_installation_pins(configured: Option<&PinMap>, expected: &PinMap) -
     }
 }
 
-/// The first pass of §9.3 for one tool, whichever kind it is: an empty expected map means the tool selects
-/// nothing (§7.2), so §9.2 applies; otherwise §9.3 step 1. Callers run it for every tool, in ascending
-/// name order, before acquiring any site.
+/// The first pass of pins.md §9.3 for one tool, whichever kind it is: an empty expected map means the tool
+/// selects nothing (pins.md §7.2), so pins.md §9.2 applies; otherwise pins.md §9.3 step 1. Callers run it for
+/// every tool, in ascending name order, before acquiring any site.
 pub fn check_tool_first_pass(
     installation: Option<&PinMap>,
     snapshot: Option<&PinMap>,
@@ -57,8 +57,8 @@ pub fn check_tool_first_pass(
     }
 }
 
-/// §9.3 step 2.4: the configured `provider_snapshot_pins` has a member `site_key` whose value equals the
-/// site's actual pin byte for byte; otherwise `provider_pin_mismatch`.
+/// pins.md §9.3 step 2.4: the configured `provider_snapshot_pins` has a member `site_key` whose value equals
+/// the site's actual pin byte for byte; otherwise `provider_pin_mismatch`.
 pub fn check_site_snapshot(
     configured: Option<&PinMap>,
     site_key: &str,
@@ -70,8 +70,8 @@ pub fn check_site_snapshot(
     }
 }
 
-/// §9.3, after a tool's last site passed: the configured snapshot map holds no key besides the actual
-/// sites' keys (the key sets are equal, §8.6); otherwise `provider_pin_mismatch`.
+/// pins.md §9.3, after a tool's last site passed: the configured snapshot map holds no key besides the actual
+/// sites' keys (the key sets are equal, pins.md §8.6); otherwise `provider_pin_mismatch`.
 pub fn check_no_extra_sites<'a>(
     configured: Option<&PinMap>,
     actual_keys: impl IntoIterator<Item = &'a str>,

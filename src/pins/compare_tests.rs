@@ -14,7 +14,7 @@ fn map(members: &[(&str, &str)]) -> PinMap {
     members.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect()
 }
 
-/// §9.2 and §9.3 step 1, through the per-tool first pass.
+/// pins.md §9.2 and §9.3 step 1, through the per-tool first pass.
 #[test]
 fn first_pass() {
     let none = map(&[]);
@@ -82,7 +82,7 @@ fn first_pass() {
     }
 }
 
-/// §9.3 step 2.4 and the final key-set check.
+/// pins.md §9.3 step 2.4 and the final key-set check.
 #[test]
 fn sites() {
     let configured = map(&[("mission/notes", B), ("mission/time", A)]);

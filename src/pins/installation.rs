@@ -13,7 +13,7 @@ use crate::json::canonical::LABEL_INSTALLATION_CONFIG;
 use crate::json::labelled_pin;
 
 /// `installation_pin(a) = "sha256:" ‖ hex(H(label, TCJ(P(a))))` (pins.md §7.2). The alias is not hashed:
-/// moving an installation to another alias keeps its pin (§7.3).
+/// moving an installation to another alias keeps its pin (pins.md §7.3).
 pub fn installation_pin(host: &HostConfig, alias: &str) -> Result<String, PinError> {
     let installation = host.install.get(alias).ok_or(PinError::UnknownInstallation)?;
     Ok(labelled_pin(LABEL_INSTALLATION_CONFIG, &installation_projection(installation)))

@@ -1,4 +1,4 @@
-//! pins.md §11.3 byte for byte and the §7.3 table as vectors.
+//! pins.md §11.3 byte for byte and the pins.md §7.3 table as vectors.
 
 use std::path::Path;
 
@@ -8,7 +8,7 @@ use crate::config::schema::testing::{parse, remove, set, to_bytes};
 use crate::json::{labelled_hash, qualified, to_deterministic_string, typed_canonical, Value};
 
 /// The baseline host document of config.md §10, plus an env binding, a second mapping and an HTTP
-/// installation so that the §7.3 rows about bindings and mappings have something to change.
+/// installation so that the pins.md §7.3 rows about bindings and mappings have something to change.
 const HOST: &str = r#"{
   "credentials": {"gateway": {"env": "GATEWAY_TOKEN"}, "tz": {"literal": "UTC"}, "key": {"env": "KEY"}},
   "install": {
@@ -68,8 +68,8 @@ fn worked_example_notes() {
 
 type Edit = Box<dyn Fn(&mut Value)>;
 
-/// pins.md §7.3 (and the §11.3 sentences): each row is a change of the host document, the installation
-/// whose pin is observed, and whether that pin changes.
+/// pins.md §7.3 (and the pins.md §11.3 sentences): each row is a change of the host document, the
+/// installation whose pin is observed, and whether that pin changes.
 #[test]
 fn what_changes_the_installation_pin() {
     let rows: Vec<(&str, &str, bool, Edit)> = vec![
@@ -212,8 +212,8 @@ fn what_changes_the_installation_pin() {
     }
 }
 
-/// §7.3: members reordered in the source text give the same pin; renaming the installation keeps its pin
-/// and changes only the map's key.
+/// pins.md §7.3: members reordered in the source text give the same pin; renaming the installation keeps its
+/// pin and changes only the map's key.
 #[test]
 fn order_and_alias_do_not_matter() {
     let reordered = HOST.replace(
@@ -235,8 +235,8 @@ fn order_and_alias_do_not_matter() {
     assert_eq!(map, PinMap::from([("files".to_owned(), PIN_NOTES.to_owned())]));
 }
 
-/// §7.2: one member per distinct alias of both lists; `{}` for a tool that selects nothing; an alias the
-/// host does not define is refused (stage 5 rules it out first).
+/// pins.md §7.2: one member per distinct alias of both lists; `{}` for a tool that selects nothing; an alias
+/// the host does not define is refused (stage 5 rules it out first).
 #[test]
 fn expected_map() {
     let host = host_of(&parse(HOST));

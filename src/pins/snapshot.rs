@@ -1,8 +1,9 @@
 //! The provider snapshot digest (pins.md §8): the acquisition identity of one site, built from the facts
-//! document of providers.md §7.4, and its labelled digest; plus the granted tools of a declaration (§8.4).
+//! document of providers.md §7.4, and its labelled digest; plus the granted tools of a declaration
+//! (pins.md §8.4).
 //!
-//! Owns which facts enter the identity and how (§8.2–§8.4). Does not acquire, resolve or hash the
-//! executable (`crate::providers` records its digest as a fact, §8.5), and does not compare pins
+//! Owns which facts enter the identity and how (pins.md §8.2–§8.4). Does not acquire, resolve or hash
+//! the executable (`crate::providers` records its digest as a fact, pins.md §8.5), and does not compare pins
 //! (`compare`).
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -36,15 +37,15 @@ pub fn snapshot_pin(identity: &Value) -> String {
 }
 
 /// The acquisition identity of pins.md §8.2 from the facts document of providers.md §7.4, keeping only
-/// the tools in `granted` (upstream names, §8.4). Everything volatile or cosmetic (titles, instructions,
-/// capabilities, the operator's `as` and `effect`) never enters it (§8.3).
+/// the tools in `granted` (upstream names, pins.md §8.4). Everything volatile or cosmetic (titles,
+/// instructions, capabilities, the operator's `as` and `effect`) never enters it (pins.md §8.3).
 pub fn identity(facts: &Value, granted: &BTreeSet<String>) -> Result<Value, PinError> {
     let malformed = PinError::FactsMalformed;
     let text = |key: &str| facts.get(key).and_then(Value::as_str).ok_or(malformed);
     let transport = text("transport")?;
     let executable = match transport {
         "stdio" => executable_digest(facts.get("executable_digest"))?,
-        // §8.2: HTTP has no executable; a digest recorded for one is a facts defect.
+        // pins.md §8.2: HTTP has no executable; a digest recorded for one is a facts defect.
         "streamable_http" => match facts.get("executable_digest") {
             None | Some(Value::Null) => Value::Null,
             Some(_) => return Err(malformed),
@@ -66,7 +67,7 @@ pub fn identity(facts: &Value, granted: &BTreeSet<String>) -> Result<Value, PinE
     Ok(Value::Object(identity))
 }
 
-/// §8.5: the qualified digest of the launched file, exactly `^sha256:[0-9a-f]{64}$` (§4.3).
+/// pins.md §8.5: the qualified digest of the launched file, exactly `^sha256:[0-9a-f]{64}$` (pins.md §4.3).
 fn executable_digest(fact: Option<&Value>) -> Result<Value, PinError> {
     let digest = fact.and_then(Value::as_str).ok_or(PinError::ExecutableDigestMissing)?;
     let hex = digest.strip_prefix("sha256:").ok_or(PinError::ExecutableDigestMissing)?;
@@ -76,9 +77,9 @@ fn executable_digest(fact: Option<&Value>) -> Result<Value, PinError> {
     Ok(Value::String(digest.to_owned()))
 }
 
-/// §8.2: the field hash of `{"name", "version"}` from the server information; a member that is absent or
-/// not a string is `null`, and so are both when the server sent no information at all (the title, which
-/// the facts keep, is cosmetic and excluded, §8.3).
+/// pins.md §8.2: the field hash of `{"name", "version"}` from the server information; a member that is absent
+/// or not a string is `null`, and so are both when the server sent no information at all (the title, which
+/// the facts keep, is cosmetic and excluded, pins.md §8.3).
 fn server_identity(info: Option<&Value>) -> Result<String, PinError> {
     let empty = Map::new();
     let info = match info {
@@ -96,8 +97,8 @@ fn server_identity(info: Option<&Value>) -> Result<String, PinError> {
     Ok(field_hash(&Value::Object(identity)))
 }
 
-/// §8.2 and §8.4: one element per granted tool, sorted by upstream name bytes; every granted name must be
-/// among the facts' tools exactly once.
+/// pins.md §8.2 and §8.4: one element per granted tool, sorted by upstream name bytes; every granted name
+/// must be among the facts' tools exactly once.
 fn granted_tools(tools: Option<&Value>, granted: &BTreeSet<String>) -> Result<Vec<Value>, PinError> {
     let tools = tools.and_then(Value::as_array).ok_or(PinError::FactsMalformed)?;
     let mut by_name: BTreeMap<&str, &Value> = BTreeMap::new();
@@ -107,7 +108,7 @@ fn granted_tools(tools: Option<&Value>, granted: &BTreeSet<String>) -> Result<Ve
             return Err(PinError::FactsMalformed);
         }
     }
-    // `BTreeSet<String>` iterates in byte order, which is the order §8.2 requires.
+    // `BTreeSet<String>` iterates in byte order, which is the order pins.md §8.2 requires.
     granted
         .iter()
         .map(|name| {
@@ -116,8 +117,8 @@ fn granted_tools(tools: Option<&Value>, granted: &BTreeSet<String>) -> Result<Ve
         .collect()
 }
 
-/// One `tools` element of §8.2. Facts record an absent member as `null` (providers.md §7.4), which is the
-/// field's `null` here; any other advertised value is hashed exactly as received, so that every change of
+/// One `tools` element of pins.md §8.2. Facts record an absent member as `null` (providers.md §7.4), which is
+/// the field's `null` here; any other advertised value is hashed exactly as received, so that every change of
 /// it changes the pin.
 fn tool(name: &str, fact: &Value) -> Result<Value, PinError> {
     let hashed = |key: &str| match fact.get(key) {

@@ -1,14 +1,14 @@
-//! pins.md §11.4's identity and pin built from its facts, and the §8.7 table as vectors.
+//! pins.md §11.4's identity and pin built from its facts, and the pins.md §8.7 table as vectors.
 
 use super::*;
 use crate::config::host::ToolEffect;
 use crate::config::schema::testing::{parse, push, remove, set};
 use crate::json::{sha256_qualified, to_deterministic_string};
 
-/// The 30 bytes `mcp-server-fs` resolves to in §11.4.
+/// The 30 bytes `mcp-server-fs` resolves to in pins.md §11.4.
 const EXECUTABLE: &[u8] = b"\x7fELF-example-executable-bytes\n";
 
-/// The facts document providers.md §7.4 records for the §11.4 upstream (`Facts::to_value`): only the
+/// The facts document providers.md §7.4 records for the pins.md §11.4 upstream (`Facts::to_value`): only the
 /// mapped `read_text_file`, the server information reduced to `name`, `title`, `version`; `title` and
 /// `outputSchema` absent, so `null`.
 fn facts() -> Value {
@@ -42,7 +42,7 @@ fn worked_example_mission_notes() {
     assert_eq!(site_key("notes"), "mission/notes");
 }
 
-/// A second mapped tool, so that the §8.7 rows about ungranted tools and `config.allow` have one.
+/// A second mapped tool, so that the pins.md §8.7 rows about ungranted tools and `config.allow` have one.
 fn with_write_tool(facts: &mut Value) {
     push(
         facts,
@@ -153,7 +153,8 @@ fn what_changes_the_snapshot_pin() {
     }
 }
 
-/// §8.2, §8.5, §9.3 step 3: facts that cannot yield an identity, each with its error and startup code.
+/// pins.md §8.2, §8.5, §9.3 step 3: facts that cannot yield an identity, each with its error and startup
+/// code.
 #[test]
 fn facts_without_an_identity() {
     use crate::startup::StartupCode::ProviderPinUnavailable;
@@ -224,8 +225,8 @@ fn facts_without_an_identity() {
     }
 }
 
-/// §8.2: an HTTP site has `executable_sha256: null`; a member of the server information that is absent or
-/// not a string is `null` inside the hashed object.
+/// pins.md §8.2: an HTTP site has `executable_sha256: null`; a member of the server information that is
+/// absent or not a string is `null` inside the hashed object.
 #[test]
 fn http_site_and_partial_server_information() {
     let mut f = facts();
@@ -242,7 +243,8 @@ fn http_site_and_partial_server_information() {
     assert_eq!(empty.get("tools"), Some(&Value::Array(Vec::new())));
 }
 
-/// §8.4: the granted names are the mapped upstream names whose alias `config.allow` lists, or all of them.
+/// pins.md §8.4: the granted names are the mapped upstream names whose alias `config.allow` lists, or all of
+/// them.
 #[test]
 fn granted_names_from_allow() {
     let mapping =
@@ -263,8 +265,9 @@ fn granted_names_from_allow() {
     }
 }
 
-/// The facts the stdio layer really records (`Listing::mapped_facts`, `Facts::to_value`) for the §11.4
-/// `tools/list` page give the §11.4 pin: this module reads exactly what providers.md §7.4 writes.
+/// The facts the stdio layer really records (`Listing::mapped_facts`, `Facts::to_value`) for the
+/// pins.md §11.4 `tools/list` page give the pins.md §11.4 pin: this module reads exactly what
+/// providers.md §7.4 writes.
 #[test]
 fn facts_from_the_stdio_layer() {
     use crate::providers::acquire::{Facts, TransportKind};

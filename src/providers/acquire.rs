@@ -1,9 +1,9 @@
 //! Acquisition of one stdio declaration (providers.md §6, §7.1–§7.4): resolve and digest, spawn,
-//! negotiate the era (with the fresh-process fallback of §6.2), list the tools, check the mapped tools,
-//! and return the transport with its facts — all within `start_timeout_ms`.
+//! negotiate the era (with the fresh-process fallback of providers.md §6.2), list the tools, check the mapped
+//! tools, and return the transport with its facts — all within `start_timeout_ms`.
 //!
 //! This file orchestrates; the rules are in `negotiate.rs` and `listing.rs`. It does not compute pins,
-//! emit event records or order acquisitions across tools (startup's job, §7.5).
+//! emit event records or order acquisitions across tools (startup's job, providers.md §7.5).
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -18,7 +18,7 @@ use super::transport::{LossFault, StdioTransport, TransportEnd, Waited};
 use crate::config::host::{ProtocolEra, ToolMapping};
 use crate::json::{Map, Value};
 
-/// The probe window bound (§6.2, §15).
+/// The probe window bound (providers.md §6.2, §15).
 const PROBE_WINDOW_CAP_MS: u64 = 10_000;
 
 /// What one acquisition needs.
@@ -27,13 +27,13 @@ pub struct AcquireSpec {
     pub launch: LaunchSpec,
     pub protocol: ProtocolEra,
     pub start_timeout_ms: u64,
-    /// The installation's `tools` map: every mapped tool must be listed (§7.3).
+    /// The installation's `tools` map: every mapped tool must be listed (providers.md §7.3).
     pub tools: BTreeMap<String, ToolMapping>,
     /// The gateway version sent as `clientInfo.version`.
     pub version: String,
 }
 
-/// The `transport` fact (§7.4).
+/// The `transport` fact (providers.md §7.4).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TransportKind {
     Stdio,
@@ -49,7 +49,7 @@ impl TransportKind {
     }
 }
 
-/// The facts of §7.4 of one acquisition (stdio or Streamable HTTP).
+/// The facts of providers.md §7.4 of one acquisition (stdio or Streamable HTTP).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Facts {
     pub transport: TransportKind,
@@ -62,7 +62,7 @@ pub struct Facts {
 }
 
 impl Facts {
-    /// The facts document of §7.4 (the input of the snapshot pin).
+    /// The facts document of providers.md §7.4 (the input of the snapshot pin).
     pub fn to_value(&self) -> Value {
         let mut map = Map::new();
         map.insert("era".to_owned(), Value::String(self.era.as_str().to_owned()));
@@ -87,10 +87,11 @@ pub struct Acquired {
 /// Why an acquisition failed.
 #[derive(Debug)]
 pub enum AcquireError {
-    /// The resolved executable could not be read for its digest: `provider_pin_unavailable` (§7.5 step 1).
+    /// The resolved executable could not be read for its digest: `provider_pin_unavailable`
+    /// (providers.md §7.5 step 1).
     PinUnavailable,
-    /// A failure class of §14, reported publicly as `provider_runtime_unavailable`; with the failed
-    /// transport's end when one was started (for its `transport` and `stderr_tail` records).
+    /// A failure class of providers.md §14, reported publicly as `provider_runtime_unavailable`; with the
+    /// failed transport's end when one was started (for its `transport` and `stderr_tail` records).
     Failed { class: FailureClass, end: Option<TransportEnd> },
 }
 
@@ -112,7 +113,7 @@ async fn fail_closing(transport: StdioTransport, class: FailureClass) -> Acquire
     AcquireError::Failed { class, end: Some(end) }
 }
 
-/// The probe window: `min(floor(start_timeout_ms / 2), 10000)` ms (§6.2).
+/// The probe window: `min(floor(start_timeout_ms / 2), 10000)` ms (providers.md §6.2).
 pub fn probe_window(start_timeout_ms: u64) -> Duration {
     Duration::from_millis((start_timeout_ms / 2).min(PROBE_WINDOW_CAP_MS))
 }
@@ -127,7 +128,7 @@ fn start(spec: &AcquireSpec) -> Result<(StdioTransport, String), AcquireError> {
     Ok((StdioTransport::start(child, pipes), digest))
 }
 
-/// Acquire one declaration (§7). On failure every started process has been closed and reaped.
+/// Acquire one declaration (providers.md §7). On failure every started process has been closed and reaped.
 pub async fn acquire(spec: &AcquireSpec) -> Result<Acquired, AcquireError> {
     let deadline = Instant::now() + Duration::from_millis(spec.start_timeout_ms);
     let (transport, digest) = start(spec)?;
@@ -146,8 +147,9 @@ pub async fn acquire(spec: &AcquireSpec) -> Result<Acquired, AcquireError> {
                 }
                 ProbeVerdict::Fail(class) => return Err(fail_closing(transport, class).await),
                 ProbeVerdict::Fallback => {
-                    // The probe never shares a process with a legacy handshake (§6.2): fast close, then a
-                    // fresh process under the same rules; the time counts against the deadline (§13.2).
+                    // The probe never shares a process with a legacy handshake (providers.md §6.2): fast
+                    // close, then a fresh process under the same rules; the time counts against the deadline
+                    // (providers.md §13.2).
                     transport.close(true).await;
                     let (fresh, digest) = start(spec)?;
                     let negotiated = legacy(&fresh, spec, deadline).await;
@@ -178,7 +180,7 @@ pub async fn acquire(spec: &AcquireSpec) -> Result<Acquired, AcquireError> {
 }
 
 // Waiting without cancellation: acquisition requests are never cancelled; at the deadline the transport
-// is closed instead (§6.3 step 2, §7.1).
+// is closed instead (providers.md §6.3 step 2, providers.md §7.1).
 async fn ask(
     transport: &StdioTransport,
     method: &str,

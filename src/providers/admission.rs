@@ -28,7 +28,8 @@ struct Inner {
     max_active: u32,
     max_waiting: u32,
     state: Mutex<State>,
-    /// The supervised owner's pool: fenced when the owner is lost (§9 "Loss of the admission's owner").
+    /// The supervised owner's pool: fenced when the owner is lost (providers.md §9 "Loss of the admission's
+    /// owner").
     owner: AdmissionPool,
 }
 
@@ -77,7 +78,7 @@ impl CallAdmission {
         CallAdmission { inner: Arc::new(Inner { max_active, max_waiting, state: Mutex::new(state), owner }) }
     }
 
-    /// Take an active slot or wait for one until `deadline` or `cancel` (§9).
+    /// Take an active slot or wait for one until `deadline` or `cancel` (providers.md §9).
     pub async fn admit(
         &self,
         deadline: Instant,

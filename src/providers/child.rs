@@ -19,14 +19,14 @@ use tokio::sync::watch;
 
 use super::failure::FailureClass;
 
-/// Close procedure step bounds (§13.1, §15).
+/// Close procedure step bounds (providers.md §13.1, §15).
 pub const STDIN_GRACE: Duration = Duration::from_millis(2_000);
 pub const TERM_GRACE: Duration = Duration::from_millis(2_000);
 pub const KILL_GRACE: Duration = Duration::from_millis(5_000);
-/// Fast close of a discarded probe process (§13.2).
+/// Fast close of a discarded probe process (providers.md §13.2).
 pub const FAST_CLOSE_GRACE: Duration = Duration::from_millis(500);
 
-/// What to start (§4.1). `env` is the exact child environment (`env.rs`).
+/// What to start (providers.md §4.1). `env` is the exact child environment (`env.rs`).
 #[derive(Clone, Debug)]
 pub struct LaunchSpec {
     pub command: String,
@@ -36,7 +36,7 @@ pub struct LaunchSpec {
     pub env: BTreeMap<String, String>,
 }
 
-/// How the leader ended, observed with `WNOWAIT` (§4.4).
+/// How the leader ended, observed with `WNOWAIT` (providers.md §4.4).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Exit {
     Code(i32),
@@ -45,13 +45,13 @@ pub enum Exit {
     Unknown,
 }
 
-/// Resolve `command` as §4.1 says: a path when it contains `/`, else the first executable regular file in
-/// the absolute entries of the child's `PATH`.
+/// Resolve `command` as providers.md §4.1 says: a path when it contains `/`, else the first executable
+/// regular file in the absolute entries of the child's `PATH`.
 pub fn resolve(spec: &LaunchSpec) -> Result<PathBuf, FailureClass> {
     if spec.command.contains('/') {
         let path = Path::new(&spec.command);
         let path = if path.is_absolute() { path.to_path_buf() } else { spec.cwd.join(path) };
-        // A missing or non-executable file cannot be started (§4.1 spawn failure, F15).
+        // A missing or non-executable file cannot be started (providers.md §4.1 spawn failure, F15).
         return if is_executable_file(&path) {
             Ok(path)
         } else {
@@ -73,8 +73,8 @@ fn is_executable_file(path: &Path) -> bool {
     std::fs::metadata(path).map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0).unwrap_or(false)
 }
 
-/// `sha256:` + lowercase hex of the resolved file's bytes, links followed (§4.1, §7.4). A file that cannot
-/// be read is `provider_pin_unavailable` for the caller; this returns `None`.
+/// `sha256:` + lowercase hex of the resolved file's bytes, links followed (providers.md §4.1, §7.4). A file
+/// that cannot be read is `provider_pin_unavailable` for the caller; this returns `None`.
 pub fn digest_executable(path: &Path) -> Option<String> {
     let bytes = std::fs::read(path).ok()?;
     let digest = crate::json::sha256(&bytes);
@@ -95,7 +95,7 @@ pub struct Pipes {
     pub stderr: ChildStderr,
 }
 
-/// How a close ended (§13.1): which step the leader exited at.
+/// How a close ended (providers.md §13.1): which step the leader exited at.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CloseStep {
     /// Exited after stdin was closed (or had already exited).
@@ -110,9 +110,9 @@ pub enum CloseStep {
 
 type Job = Box<dyn FnOnce() + Send>;
 
-/// The one spawning thread (§4.1 "Parent death"): Linux ties `PR_SET_PDEATHSIG` to the thread that forked,
-/// so every child is forked from this thread, which is never retired (unlike tokio's blocking pool) and
-/// lives until the process exits. `None` if it could not be started (then spawning fails).
+/// The one spawning thread (providers.md §4.1 "Parent death"): Linux ties `PR_SET_PDEATHSIG` to the thread
+/// that forked, so every child is forked from this thread, which is never retired (unlike tokio's blocking
+/// pool) and lives until the process exits. `None` if it could not be started (then spawning fails).
 fn spawner() -> Option<&'static std::sync::Mutex<std::sync::mpsc::Sender<Job>>> {
     static SPAWNER: std::sync::OnceLock<Option<std::sync::Mutex<std::sync::mpsc::Sender<Job>>>> =
         std::sync::OnceLock::new();
@@ -142,7 +142,7 @@ fn on_spawner<R: Send + 'static>(job: impl FnOnce() -> R + Send + 'static) -> Op
     rx.recv().ok()
 }
 
-/// The parent-death signal (§4.1), set in the forked child before it executes.
+/// The parent-death signal (providers.md §4.1), set in the forked child before it executes.
 ///
 /// `pre_exec` is `unsafe` because the closure runs between fork and exec, where only async-signal-safe
 /// calls are allowed. This one makes two raw syscalls (`prctl`, `getppid`), allocates nothing and takes no
@@ -155,7 +155,7 @@ fn set_parent_death_signal(command: &mut tokio::process::Command) {
     unsafe {
         command.pre_exec(move || {
             nix::sys::prctl::set_pdeathsig(Signal::SIGKILL).map_err(std::io::Error::from)?;
-            // The parent may have died before the signal was armed: exit at once then (§4.1).
+            // The parent may have died before the signal was armed: exit at once then (providers.md §4.1).
             if u32::try_from(nix::unistd::getppid().as_raw()).ok() != Some(parent) {
                 return Err(std::io::Error::from_raw_os_error(nix::libc::ESRCH));
             }
@@ -166,14 +166,14 @@ fn set_parent_death_signal(command: &mut tokio::process::Command) {
 
 #[cfg(not(target_os = "linux"))]
 fn set_parent_death_signal(_command: &mut tokio::process::Command) {
-    // Without a parent-death signal the child relies on end of file on stdin (§4.1).
+    // Without a parent-death signal the child relies on end of file on stdin (providers.md §4.1).
 }
 
 /// Spawn exactly `resolved` with `argv[0]` the command as written, no shell, in a new process group.
 ///
 /// Rust's `Command` already empties the signal mask, resets `SIGPIPE` to its default and opens every
-/// gateway descriptor close-on-exec, which gives the inherited-state rule of §4.1. The fork happens on
-/// the long-lived spawning thread so the parent-death signal stays armed for the child's life.
+/// gateway descriptor close-on-exec, which gives the inherited-state rule of providers.md §4.1. The fork
+/// happens on the long-lived spawning thread so the parent-death signal stays armed for the child's life.
 pub fn spawn(spec: &LaunchSpec, resolved: &Path) -> Result<(Child, Pipes), FailureClass> {
     if !spec.cwd.is_dir() {
         return Err(FailureClass::McpStdioLauncherUnavailable);
@@ -230,8 +230,8 @@ pub fn kill_every_group() {
 }
 
 // A dedicated thread blocks in `waitid(WEXITED | WNOWAIT)`: the leader's exit is observed while it stays a
-// zombie, so its pid (= the group id) cannot be reused before the final group SIGKILL (§4.4). A plain
-// thread, not the blocking pool, so a runtime shutdown never waits for it.
+// zombie, so its pid (= the group id) cannot be reused before the final group SIGKILL (providers.md §4.4). A
+// plain thread, not the blocking pool, so a runtime shutdown never waits for it.
 fn watch_exit(pid: i32) -> watch::Receiver<Option<Exit>> {
     let (tx, rx) = watch::channel(None);
     let spawned = std::thread::Builder::new().name(format!("ptc-exit-{pid}")).spawn(move || {
@@ -279,7 +279,8 @@ impl Child {
         }
     }
 
-    /// Steps 2–7 of the close procedure (§13.1). The caller drops stdin first (step 2), or passes it.
+    /// Steps 2–7 of the close procedure (providers.md §13.1). The caller drops stdin first (step 2), or
+    /// passes it.
     pub async fn close(mut self, stdin: Option<ChildStdin>) -> (CloseStep, Exit) {
         drop(stdin);
         let mut step = CloseStep::Stdin;
@@ -306,8 +307,8 @@ impl Child {
         }
     }
 
-    /// The fast close of a discarded probe process (§13.2): stdin, 500 ms, `SIGKILL`, reap. False when
-    /// the leader outlived the kill grace (a background reaper finishes the job).
+    /// The fast close of a discarded probe process (providers.md §13.2): stdin, 500 ms, `SIGKILL`, reap.
+    /// False when the leader outlived the kill grace (a background reaper finishes the job).
     pub async fn fast_close(mut self, stdin: Option<ChildStdin>) -> bool {
         drop(stdin);
         if self.exited_within(FAST_CLOSE_GRACE).await.is_none() {

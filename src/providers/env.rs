@@ -31,7 +31,7 @@ pub fn child_environment(inputs: &EnvInputs<'_>) -> BTreeMap<String, String> {
             }
         }
     } else if let Some(path) = inputs.start.get("PATH") {
-        // Without inheritance only PATH survives, so commands still resolve (§4.1).
+        // Without inheritance only PATH survives, so commands still resolve (providers.md §4.1).
         env.insert("PATH".to_owned(), path.clone());
     }
     for (name, value) in inputs.bindings {

@@ -1,9 +1,9 @@
-//! The closed set of provider failure classes (providers.md §14) and the dispatch state (§1).
+//! The closed set of provider failure classes (providers.md §14) and the dispatch state (providers.md §1).
 //!
 //! This file owns the wire spelling of every class, its fixed message, whether it is retryable and where
 //! it can occur. It does not decide *when* a class applies: the transport, negotiation and listing code do.
 
-/// Per upstream request: did any byte of it leave the gateway, and was an answer received (§1)?
+/// Per upstream request: did any byte of it leave the gateway, and was an answer received (providers.md §1)?
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Dispatch {
     /// No byte of the request left the gateway.
@@ -25,7 +25,7 @@ impl Dispatch {
     }
 }
 
-/// Where a class can occur (the `Where` column of §14).
+/// Where a class can occur (the `Where` column of providers.md §14).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Phase {
     Acquisition,
@@ -33,8 +33,8 @@ pub enum Phase {
     Both,
 }
 
-/// One provider failure class (§14). Closed: every code that reaches a mission, an event record or a test
-/// is one of these.
+/// One provider failure class (providers.md §14). Closed: every code that reaches a mission, an event record
+/// or a test is one of these.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum FailureClass {
     McpStdioLauncherUnavailable,
@@ -59,7 +59,7 @@ pub enum FailureClass {
 }
 
 impl FailureClass {
-    /// Every class, in the order of the §14 table.
+    /// Every class, in the order of the providers.md §14 table.
     pub const ALL: [FailureClass; 19] = [
         FailureClass::McpStdioLauncherUnavailable,
         FailureClass::ProviderAcquisitionTimeout,
@@ -82,7 +82,7 @@ impl FailureClass {
         FailureClass::ProviderCleanupFailed,
     ];
 
-    /// The class name: Luau `error.code`, `startup_failed.reason_class` (§14).
+    /// The class name: Luau `error.code`, `startup_failed.reason_class` (providers.md §14).
     pub fn as_str(self) -> &'static str {
         match self {
             FailureClass::McpStdioLauncherUnavailable => "mcp_stdio_launcher_unavailable",
@@ -107,8 +107,8 @@ impl FailureClass {
         }
     }
 
-    /// The fixed message a mission sees (§14, §8.3). Acquisition-only classes have none: startup reports
-    /// them publicly as `provider_runtime_unavailable`.
+    /// The fixed message a mission sees (providers.md §14, §8.3). Acquisition-only classes have none: startup
+    /// reports them publicly as `provider_runtime_unavailable`.
     pub fn fixed_message(self) -> Option<&'static str> {
         match self {
             FailureClass::McpStdioLauncherUnavailable
@@ -133,12 +133,13 @@ impl FailureClass {
         }
     }
 
-    /// Only the two capacity refusals are retryable (§14): nothing was dispatched and the cause is load.
+    /// Only the two capacity refusals are retryable (providers.md §14): nothing was dispatched and the cause
+    /// is load.
     pub fn retryable(self) -> bool {
         matches!(self, FailureClass::McpTransportBusy | FailureClass::ProviderCapacityExhausted)
     }
 
-    /// The `Where` column of §14.
+    /// The `Where` column of providers.md §14.
     pub fn phase(self) -> Phase {
         match self {
             FailureClass::McpStdioLauncherUnavailable
@@ -154,8 +155,8 @@ impl FailureClass {
         }
     }
 
-    /// The dispatch states a call failure of this class may carry (§14 `Dispatch` column). Empty for
-    /// acquisition-only classes. `mcp_transport_error` is per §5.3 / §12.1, i.e. any state.
+    /// The dispatch states a call failure of this class may carry (providers.md §14 `Dispatch` column). Empty
+    /// for acquisition-only classes. `mcp_transport_error` is per providers.md §5.3 / §12.1, i.e. any state.
     pub fn allowed_dispatch(self) -> &'static [Dispatch] {
         use Dispatch::{False, True, Unknown};
         match self {
@@ -182,9 +183,9 @@ impl FailureClass {
     }
 }
 
-/// A failed upstream request as a mission sees it (§8.3): class, dispatch state, and nothing from the
-/// upstream (its messages, bodies and stderr never travel; `mcp_tool_error` content is carried by the
-/// call result type instead).
+/// A failed upstream request as a mission sees it (providers.md §8.3): class, dispatch state, and nothing
+/// from the upstream (its messages, bodies and stderr never travel; `mcp_tool_error` content is carried by
+/// the call result type instead).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CallFailure {
     pub class: FailureClass,
@@ -210,7 +211,7 @@ impl CallFailure {
 mod tests {
     use super::*;
 
-    /// The §14 table row by row: (class, name, message, retryable).
+    /// The providers.md §14 table row by row: (class, name, message, retryable).
     const TABLE: &[(FailureClass, &str, Option<&str>, bool)] = &[
         (FailureClass::McpStdioLauncherUnavailable, "mcp_stdio_launcher_unavailable", None, false),
         (FailureClass::ProviderAcquisitionTimeout, "provider_acquisition_timeout", None, false),

@@ -9,7 +9,7 @@ use tokio::io::{AsyncBufRead, AsyncBufReadExt};
 
 use crate::json::{self, Limits, Map, Value};
 
-/// The stdout line limit, terminator excluded (§15).
+/// The stdout line limit, terminator excluded (providers.md §15).
 pub const MAX_LINE: usize = 8_388_608;
 
 /// One outcome of reading stdout.
@@ -17,14 +17,14 @@ pub const MAX_LINE: usize = 8_388_608;
 pub enum Line {
     /// A non-empty line, terminator (and one CR before it) removed.
     Bytes(Vec<u8>),
-    /// A line longer than [`MAX_LINE`]: a protocol violation (§4.2).
+    /// A line longer than [`MAX_LINE`]: a protocol violation (providers.md §4.2).
     TooLong,
-    /// End of file; bytes after the last LF are discarded (§4.2).
+    /// End of file; bytes after the last LF are discarded (providers.md §4.2).
     Eof,
 }
 
 /// Read the next non-empty line. The buffer never grows past `MAX_LINE + 1` bytes: the reader stops
-/// buffering at 8,388,609 bytes (§4.2).
+/// buffering at 8,388,609 bytes (providers.md §4.2).
 pub async fn read_line<R: AsyncBufRead + Unpin>(reader: &mut R) -> std::io::Result<Line> {
     let mut line = Vec::new();
     loop {
@@ -46,7 +46,7 @@ pub async fn read_line<R: AsyncBufRead + Unpin>(reader: &mut R) -> std::io::Resu
             return Ok(Line::TooLong);
         }
         if found {
-            // One CR immediately before the LF belongs to the terminator (§4.2).
+            // One CR immediately before the LF belongs to the terminator (providers.md §4.2).
             if line.last() == Some(&b'\r') {
                 line.pop();
             }
@@ -65,7 +65,8 @@ pub async fn read_line<R: AsyncBufRead + Unpin>(reader: &mut R) -> std::io::Resu
     }
 }
 
-/// A JSON-RPC id as the child wrote it; only positive integers can name a gateway request (§4.3).
+/// A JSON-RPC id as the child wrote it; only positive integers can name a gateway request
+/// (providers.md §4.3).
 #[derive(Clone, Debug, PartialEq)]
 pub enum WireId {
     Number(i128),
@@ -74,7 +75,7 @@ pub enum WireId {
     Other(Value),
 }
 
-/// One well-formed message from the child (§4.2).
+/// One well-formed message from the child (providers.md §4.2).
 #[derive(Clone, Debug, PartialEq)]
 pub enum Message {
     Request { id: Value, method: String },
@@ -83,7 +84,7 @@ pub enum Message {
     Error { id: WireId, code: i128, data: Option<Value> },
 }
 
-/// Why a line is a protocol violation (§4.2); kept for diagnostics, never for the wire.
+/// Why a line is a protocol violation (providers.md §4.2); kept for diagnostics, never for the wire.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Violation {
     NotJson,

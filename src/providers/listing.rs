@@ -11,11 +11,11 @@ use super::negotiate::modern_meta;
 use crate::config::host::{ToolEffect, ToolMapping};
 use crate::json::{Map, Value};
 
-/// Listing limits (§15).
+/// Listing limits (providers.md §15).
 pub const MAX_PAGES: usize = 100;
 pub const MAX_TOOLS: usize = 4_096;
 
-/// The negotiated era (§1).
+/// The negotiated era (providers.md §1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Era {
     Modern,
@@ -39,7 +39,7 @@ pub struct Listing {
     tools: BTreeMap<String, Map>,
 }
 
-/// `params` of a `tools/list` page (§7.2); `None` means no `params` member (legacy first page).
+/// `params` of a `tools/list` page (providers.md §7.2); `None` means no `params` member (legacy first page).
 pub fn page_params(era: Era, version: &str, cursor: Option<&str>) -> Option<Value> {
     let mut params = Map::new();
     if era == Era::Modern {
@@ -60,7 +60,7 @@ impl Listing {
         self.pages += 1;
     }
 
-    /// Accept one page's response; the next cursor, if any (§7.2).
+    /// Accept one page's response; the next cursor, if any (providers.md §7.2).
     pub fn accept(&mut self, message: Message) -> Result<Option<String>, FailureClass> {
         let result = match message {
             Message::Result { result, .. } => result,
@@ -92,7 +92,7 @@ impl Listing {
         }
     }
 
-    /// The tool facts of every mapped tool, sorted by upstream name (§7.3, §7.4).
+    /// The tool facts of every mapped tool, sorted by upstream name (providers.md §7.3, §7.4).
     pub fn mapped_facts(&self, mapping: &BTreeMap<String, ToolMapping>) -> Result<Vec<Value>, FailureClass> {
         mapping.iter().map(|(name, tool)| self.fact(name, tool)).collect()
     }

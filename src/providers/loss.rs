@@ -1,6 +1,6 @@
 //! The one loss mechanism of every transport, stdio and Streamable HTTP alike (providers.md §12.1): the
-//! fault published once, the cleanup-failure flag (§10.2, §12.2), the close that makes later ends
-//! expected, and the [`TaskGroup`] through which every task of the transport reports its end to the
+//! fault published once, the cleanup-failure flag (providers.md §10.2, §12.2), the close that makes later
+//! ends expected, and the [`TaskGroup`] through which every task of the transport reports its end to the
 //! transport's owner actor (`owner.rs`).
 //!
 //! Owns: "lost" as a fact with its first fault, and delivering that fact and every task end to the
@@ -18,7 +18,7 @@ use super::transport::{LossFault, TransportEvents};
 pub(crate) enum OwnerEvent {
     /// A task of the transport ended or panicked.
     Task(TaskReport),
-    /// The transport published its loss (§12.1).
+    /// The transport published its loss (providers.md §12.1).
     Lost,
 }
 
@@ -73,8 +73,8 @@ impl LossState {
         *self.loss.borrow()
     }
 
-    /// Records a cleanup failure (a settlement expiry, §10.2): the `transport` record says
-    /// `transport_error` whatever happens later (§12.2).
+    /// Records a cleanup failure (a settlement expiry, providers.md §10.2): the `transport` record says
+    /// `transport_error` whatever happens later (providers.md §12.2).
     pub(crate) fn mark_cleanup_failed(&self) {
         self.cleanup_failed.send_replace(true);
     }
@@ -83,7 +83,7 @@ impl LossState {
         *self.cleanup_failed.borrow()
     }
 
-    /// The close began (§13.1 step 1): from now on no loss is published and the tasks' ends are
+    /// The close began (providers.md §13.1 step 1): from now on no loss is published and the tasks' ends are
     /// expected, so the owner is told nothing more.
     pub(crate) fn begin_close(&self) {
         self.closing.send_replace(true);

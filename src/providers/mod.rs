@@ -9,9 +9,10 @@
 //!
 //! Wired into the serving gateway by: `upstream` (the transport behind one closed enum, so the Streamable
 //! HTTP transport plugs in as one variant), `sites` (one acquisition per (tool, declaration) and its one
-//! end), `admission` (provider-call admission with strict FIFO waiters, §9), `trace` (§11) and `runtime`
-//! (one provider call's steps, settlement, the counters and the loss → fence → close → records path,
-//! §12). Startup's order of acquisition is `startup::providers`; grants and Luau are `exec::borrow`.
+//! end), `admission` (provider-call admission with strict FIFO waiters, providers.md §9), `trace`
+//! (providers.md §11) and `runtime` (one provider call's steps, settlement, the counters and the loss → fence
+//! → close → records path, providers.md §12). Startup's order of acquisition is `startup::providers`; grants
+//! and Luau are `exec::borrow`.
 
 pub mod acquire;
 pub mod admission;

@@ -9,13 +9,14 @@ use super::framing::Message;
 use crate::config::host::ProtocolEra;
 use crate::json::{Map, Value};
 
-/// The modern revision (§1).
+/// The modern revision (providers.md §1).
 pub const MODERN: &str = "2026-07-28";
-/// The legacy revision the gateway offers in `initialize` (§6.3 step 1).
+/// The legacy revision the gateway offers in `initialize` (providers.md §6.3 step 1).
 pub const LEGACY_OFFERED: &str = "2025-11-25";
-/// Legacy revisions accepted on stdio (§6.3 step 4; `2024-11-05` is stdio only).
+/// Legacy revisions accepted on stdio (providers.md §6.3 step 4; `2024-11-05` is stdio only).
 pub const LEGACY_ACCEPTED_STDIO: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
-/// Legacy revisions accepted over Streamable HTTP (§6.3 step 4: `2024-11-05` predates that transport).
+/// Legacy revisions accepted over Streamable HTTP (providers.md §6.3 step 4: `2024-11-05` predates that
+/// transport).
 pub const LEGACY_ACCEPTED_HTTP: [&str; 3] = ["2025-11-25", "2025-06-18", "2025-03-26"];
 
 fn string(s: &str) -> Value {
@@ -29,7 +30,7 @@ fn client_info(version: &str) -> Value {
     Value::Object(info)
 }
 
-/// The three `_meta` keys of every modern acquisition request (§6.2, §7.2).
+/// The three `_meta` keys of every modern acquisition request (providers.md §6.2, §7.2).
 pub fn modern_meta(version: &str) -> Map {
     let mut meta = Map::new();
     meta.insert("io.modelcontextprotocol/clientCapabilities".to_owned(), Value::Object(Map::new()));
@@ -38,14 +39,14 @@ pub fn modern_meta(version: &str) -> Map {
     meta
 }
 
-/// `params` of the `server/discover` probe (§6.2).
+/// `params` of the `server/discover` probe (providers.md §6.2).
 pub fn probe_params(version: &str) -> Value {
     let mut params = Map::new();
     params.insert("_meta".to_owned(), Value::Object(modern_meta(version)));
     Value::Object(params)
 }
 
-/// `params` of the legacy `initialize` (§6.3 step 1).
+/// `params` of the legacy `initialize` (providers.md §6.3 step 1).
 pub fn initialize_params(version: &str) -> Value {
     let mut params = Map::new();
     params.insert("capabilities".to_owned(), Value::Object(Map::new()));
@@ -54,7 +55,7 @@ pub fn initialize_params(version: &str) -> Value {
     Value::Object(params)
 }
 
-/// What the probe decided (§6.2).
+/// What the probe decided (providers.md §6.2).
 #[derive(Debug, PartialEq)]
 pub enum ProbeVerdict {
     /// Modern; carries the reduced server identity.
@@ -73,16 +74,17 @@ pub enum ProbeEvent {
     Silent,
     /// The child exited or closed stdout before answering.
     Exited,
-    /// A framing-level violation (§4.2).
+    /// A framing-level violation (providers.md §4.2).
     Violation,
 }
 
-/// Classify a probe outcome for `mode` (`Auto` or `Modern`), the table of §6.2 for stdio.
+/// Classify a probe outcome for `mode` (`Auto` or `Modern`), the table of providers.md §6.2 for stdio.
 pub fn classify_probe(mode: ProtocolEra, event: ProbeEvent) -> ProbeVerdict {
     classify_probe_for(mode, event, &LEGACY_ACCEPTED_STDIO)
 }
 
-/// [`classify_probe`] with the transport's accepted legacy revisions (a `-32022` names one, §6.2).
+/// [`classify_probe`] with the transport's accepted legacy revisions (a `-32022` names one,
+/// providers.md §6.2).
 pub fn classify_probe_for(mode: ProtocolEra, event: ProbeEvent, accepted: &[&str]) -> ProbeVerdict {
     let auto = mode == ProtocolEra::Auto;
     let legacy_signal =
@@ -144,7 +146,8 @@ fn classify_discover(result: &Value, auto: bool) -> ProbeVerdict {
     ProbeVerdict::Modern { server_info: reduce_server_info(info) }
 }
 
-/// `server_info` as a fact (§7.4): string `name`, `version` and, when present, `title`; `null` when absent.
+/// `server_info` as a fact (providers.md §7.4): string `name`, `version` and, when present, `title`; `null`
+/// when absent.
 pub fn reduce_server_info(info: Option<&Value>) -> Value {
     let Some(info) = info.and_then(Value::as_object) else { return Value::Null };
     let mut reduced = Map::new();
@@ -156,7 +159,8 @@ pub fn reduce_server_info(info: Option<&Value>) -> Value {
     Value::Object(reduced)
 }
 
-/// The negotiated legacy version and server identity, or the failure class (§6.3 steps 3–4), for stdio.
+/// The negotiated legacy version and server identity, or the failure class (providers.md §6.3 steps 3–4), for
+/// stdio.
 pub fn check_initialize(message: Message) -> Result<(String, Value), FailureClass> {
     check_initialize_for(message, &LEGACY_ACCEPTED_STDIO)
 }

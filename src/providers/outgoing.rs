@@ -24,7 +24,7 @@ pub(crate) fn server_reply(id: Value, method: &str) -> Vec<u8> {
     if method == "ping" {
         message.insert("result".to_owned(), Value::Object(Map::new()));
     } else {
-        // The gateway declares no client capabilities (§4.3).
+        // The gateway declares no client capabilities (providers.md §4.3).
         let mut error = Map::new();
         error.insert("code".to_owned(), Value::Integer(-32601));
         error.insert("message".to_owned(), Value::String("Method not found".to_owned()));

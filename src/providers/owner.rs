@@ -67,7 +67,7 @@ impl Actor for TransportOwner {
                 Ok(())
             }
             // "The transport owner itself fails (its task ends or panics)": seal the transport with an
-            // unclassified loss (transport_error, §12.2), then fail.
+            // unclassified loss (transport_error, providers.md §12.2), then fail.
             OwnerMsg::Event(OwnerEvent::Task(report)) => {
                 tracing::warn!(task = report.task, end = ?report.end, "transport task ended");
                 site.upstream.lose_owner();
@@ -106,7 +106,7 @@ pub async fn start_tree(
     Ok(providers)
 }
 
-/// One owner's spec: its loss fences with `provider_runtime_lost` and then runs §12.1 steps 3–4.
+/// One owner's spec: its loss fences with `provider_runtime_lost` and then runs providers.md §12.1 steps 3–4.
 fn transport_spec(site: Arc<Site>, events: EventLog) -> ChildSpec<TransportOwner> {
     let name = format!("transport:{}", site.provider);
     let policy = ChildPolicy::Fence(NotReadyCause::ProviderRuntimeLost);

@@ -1,8 +1,10 @@
-//! One provider call on a stdio acquisition (providers.md §8.1 steps 4, 6–8; §11 trace context): forms the
-//! era's `tools/call` message, waits with the call's deadline and cancellation, and classifies the answer.
+//! One provider call on a stdio acquisition (providers.md §8.1 steps 4, 6–8; providers.md §11 trace context):
+//! forms the era's `tools/call` message, waits with the call's deadline and cancellation, and classifies the
+//! answer.
 //!
-//! This file does not resolve aliases or grants (§8.1 step 1, the mission layer), does not run
-//! provider-call admission (§9) and does not compute the deadline from the run (the caller passes it).
+//! This file does not resolve aliases or grants (providers.md §8.1 step 1, the mission layer), does not run
+//! provider-call admission (providers.md §9) and does not compute the deadline from the run (the caller
+//! passes it).
 
 use std::future::Future;
 
@@ -22,13 +24,14 @@ pub struct CallRequest<'a> {
     /// The upstream tool name.
     pub name: &'a str,
     pub arguments: Value,
-    /// `00-<trace>-<parent>-01` (§11), minted by the caller per provider call.
+    /// `00-<trace>-<parent>-01` (providers.md §11), minted by the caller per provider call.
     pub traceparent: &'a str,
     pub deadline: Instant,
     pub max_result_bytes: u64,
 }
 
-/// The outcome: the result, plus the settlement of a detached request the run must await (§10.3).
+/// The outcome: the result, plus the settlement of a detached request the run must await
+/// (providers.md §10.3).
 pub struct CallOutcome {
     pub result: Result<CallSuccess, CallError>,
     pub settlement: Option<Settlement>,
@@ -38,7 +41,7 @@ fn failure(failure: CallFailure) -> Result<CallSuccess, CallError> {
     Err(CallError { failure, tool_content: None })
 }
 
-/// The `params` of `tools/call` for the era (§8.1 step 6).
+/// The `params` of `tools/call` for the era (providers.md §8.1 step 6).
 pub fn call_params(era: Era, version: &str, name: &str, arguments: Value, traceparent: &str) -> Value {
     let mut meta = match era {
         Era::Modern => modern_meta(version),
@@ -52,7 +55,7 @@ pub fn call_params(era: Era, version: &str, name: &str, arguments: Value, tracep
     Value::Object(params)
 }
 
-/// Issue one `tools/call` and wait for it (§8.1).
+/// Issue one `tools/call` and wait for it (providers.md §8.1).
 pub async fn call(
     transport: &StdioTransport,
     request: CallRequest<'_>,
@@ -64,7 +67,8 @@ pub async fn call(
     }
 }
 
-/// [`call`] with an in-flight slot reserved earlier (before provider-call admission, §8.1 steps 4–5).
+/// [`call`] with an in-flight slot reserved earlier (before provider-call admission, providers.md §8.1 steps
+/// 4–5).
 pub async fn call_reserved(
     transport: &StdioTransport,
     slot: InflightSlot,

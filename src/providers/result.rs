@@ -7,7 +7,7 @@ use super::failure::{CallFailure, Dispatch, FailureClass};
 use super::framing::Message;
 use crate::json::{self, Limits, Value};
 
-/// A successful provider call (§8.2).
+/// A successful provider call (providers.md §8.2).
 #[derive(Clone, Debug, PartialEq)]
 pub struct CallSuccess {
     /// `structuredContent` when present, else the strict JSON of a single text block, else none.
@@ -16,7 +16,7 @@ pub struct CallSuccess {
     pub content: Vec<Value>,
 }
 
-/// A failed provider call; only `mcp_tool_error` carries the upstream's `content` (§8.3).
+/// A failed provider call; only `mcp_tool_error` carries the upstream's `content` (providers.md §8.3).
 #[derive(Clone, Debug, PartialEq)]
 pub struct CallError {
     pub failure: CallFailure,
@@ -27,14 +27,14 @@ fn fail(class: FailureClass) -> CallError {
     CallError { failure: CallFailure::new(class, Dispatch::True), tool_content: None }
 }
 
-/// Rows 1–5 of §8.2, first match wins.
+/// Rows 1–5 of providers.md §8.2, first match wins.
 pub fn classify(message: Message, size: usize, max_result_bytes: u64) -> Result<CallSuccess, CallError> {
     if u64::try_from(size).unwrap_or(u64::MAX) > max_result_bytes {
         return Err(fail(FailureClass::McpResultTooLarge));
     }
     let result = match message {
         Message::Result { result, .. } => result,
-        // The upstream's code and message are not passed on (§8.2 row 2).
+        // The upstream's code and message are not passed on (providers.md §8.2 row 2).
         _ => return Err(fail(FailureClass::McpUpstreamError)),
     };
     let Value::Object(mut result) = result else {

@@ -2,8 +2,8 @@
 //! tool, provider-call admission, the deadline of one provider call, the counters, settlement of detached
 //! requests, and the fence that a transport loss or a settlement expiry puts on the whole domain.
 //!
-//! Owns one provider call from "the alias resolved to a site" to its reply (steps 2–8 of §8.1) and the
-//! background work it leaves (a detached request's settlement holds its admission slot), and S5's
+//! Owns one provider call from "the alias resolved to a site" to its reply (steps 2–8 of providers.md §8.1)
+//! and the background work it leaves (a detached request's settlement holds its admission slot), and S5's
 //! orderly close of every site. A transport's loss is its owner's (`owner.rs`): the owner fails, and its
 //! supervisor fences and closes. Does not own grants or Luau (the borrow, `crate::exec::borrow`),
 //! acquisition (`startup::providers`) or the transports themselves.
@@ -29,7 +29,7 @@ use crate::events::record::CounterKind;
 use crate::events::EventLog;
 use crate::json::Value;
 
-/// What one provider call answered, and the settlement the run's borrow end must await (§10.3).
+/// What one provider call answered, and the settlement the run's borrow end must await (providers.md §10.3).
 pub struct Called {
     pub result: Result<CallSuccess, CallError>,
     /// Resolves true once the detached request settled, false at the settlement deadline.
@@ -85,8 +85,8 @@ impl ProviderRuntime {
         &self.sites
     }
 
-    /// One provider call on `site` (§8.1 steps 2–8). `cancel` makes the run's cancellation future; it is
-    /// polled while waiting for admission and for the answer.
+    /// One provider call on `site` (providers.md §8.1 steps 2–8). `cancel` makes the run's cancellation
+    /// future; it is polled while waiting for admission and for the answer.
     pub async fn call<C, F>(
         &self,
         site: &Site,
@@ -121,7 +121,7 @@ impl ProviderRuntime {
                 return refused(failure.class);
             }
         };
-        // Step 5: provider-call admission (strict FIFO, §9).
+        // Step 5: provider-call admission (strict FIFO, providers.md §9).
         let active = match self.admission.admit(deadline, cancel()).await {
             Ok(active) => active,
             Err(failure) => {
@@ -131,7 +131,8 @@ impl ProviderRuntime {
                 return refused(failure.class);
             }
         };
-        // §12.1 step 1: a request that waited while its transport was lost fails as the loss did, unsent.
+        // providers.md §12.1 step 1: a request that waited while its transport was lost fails as the loss
+        // did, unsent.
         if let Some(fault) = *site.upstream.events().loss.borrow() {
             return refused(match fault {
                 LossFault::ProtocolError => FailureClass::McpProtocolError,
@@ -152,7 +153,7 @@ impl ProviderRuntime {
         let Some(settlement) = outcome.settlement else {
             return Called { result: outcome.result, settling: None };
         };
-        // §10.2: detached; it keeps its admission slot until it settles.
+        // providers.md §10.2: detached; it keeps its admission slot until it settles.
         site.counters.bump(CounterKind::Detached);
         let (domain, events, counters) = (self.domain.clone(), self.events.clone(), site.counters.clone());
         let (tool, provider) = (site.tool.clone(), site.provider.clone());
@@ -160,7 +161,7 @@ impl ProviderRuntime {
             let settled = settlement.settled().await.is_ok();
             drop(active);
             if !settled {
-                // §10.2: a provider cleanup failure fences the domain; the transport stays open.
+                // providers.md §10.2: a provider cleanup failure fences the domain; the transport stays open.
                 counters.bump(CounterKind::SettlementTimeout);
                 if domain.fence_unreported(NotReadyCause::ProviderCleanupFailed) {
                     events.pair_not_ready(NotReadyCause::ProviderCleanupFailed, &tool, &provider);
@@ -190,7 +191,7 @@ impl ProviderRuntime {
         settled && reaped && self.admission.is_idle()
     }
 
-    /// Startup failure and discovery: close everything at once (§13.3).
+    /// Startup failure and discovery: close everything at once (providers.md §13.3).
     pub async fn close_all(&self) -> bool {
         self.sealed.store(true, Ordering::SeqCst);
         finish_all(&self.sites, &self.events).await

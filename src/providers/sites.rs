@@ -3,8 +3,8 @@
 //!
 //! Owns "each transport ends exactly once, with exactly one `transport` record, and at most one
 //! `stderr_tail`" (audit-events.md §3.6), whichever path gets there first (a loss, shutdown, a startup
-//! failure), and closing many sites concurrently (§13.1). Does not own calls or fencing (`runtime.rs`) or
-//! the order of acquisition (`startup::providers`).
+//! failure), and closing many sites concurrently (providers.md §13.1). Does not own calls or fencing
+//! (`runtime.rs`) or the order of acquisition (`startup::providers`).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -80,8 +80,8 @@ impl Site {
     }
 }
 
-/// Closes every site concurrently (§13.1 "Transports are closed concurrently"), each with its records
-/// and then its stderr tail. True iff every leader was reaped.
+/// Closes every site concurrently (providers.md §13.1 "Transports are closed concurrently"), each with its
+/// records and then its stderr tail. True iff every leader was reaped.
 pub async fn finish_all(sites: &[Arc<Site>], events: &EventLog) -> bool {
     let closes = sites.iter().map(|site| async move {
         let reaped = site.finish(events).await;

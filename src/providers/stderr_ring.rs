@@ -6,7 +6,7 @@
 
 use std::collections::VecDeque;
 
-/// The ring capacity (§15).
+/// The ring capacity (providers.md §15).
 pub const STDERR_RING_BYTES: usize = 65_536;
 
 /// Newest-bytes-win buffer of child stderr.

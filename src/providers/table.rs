@@ -11,7 +11,7 @@ use tokio::sync::oneshot;
 use super::failure::{CallFailure, Dispatch, FailureClass};
 use super::framing::{Message, WireId};
 
-/// How far the request's line has been written (§10.1).
+/// How far the request's line has been written (providers.md §10.1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum WriteState {
     Queued,
@@ -19,7 +19,8 @@ pub enum WriteState {
     Written,
 }
 
-/// A response as received: the message and its size in bytes (the line without terminator, §8.2).
+/// A response as received: the message and its size in bytes (the line without terminator,
+/// providers.md §8.2).
 #[derive(Debug)]
 pub struct Reply {
     pub message: Message,
@@ -38,9 +39,9 @@ struct Entry {
 #[derive(Debug, PartialEq, Eq)]
 pub enum Routed {
     Delivered,
-    /// Issued but already settled: discarded silently (§4.3).
+    /// Issued but already settled: discarded silently (providers.md §4.3).
     Discarded,
-    /// Never issued, or `id: null` outside the probe: a protocol violation (§4.3).
+    /// Never issued, or `id: null` outside the probe: a protocol violation (providers.md §4.3).
     Violation,
 }
 
@@ -49,7 +50,8 @@ pub enum Routed {
 pub struct Table {
     last_id: u64,
     entries: HashMap<u64, Entry>,
-    /// The id of the pending era probe, the only request an `"id": null` error may answer (§4.3, §6.2).
+    /// The id of the pending era probe, the only request an `"id": null` error may answer
+    /// (providers.md §4.3, §6.2).
     probe: Option<u64>,
     sealed: Option<FailureClass>,
 }
@@ -100,7 +102,7 @@ impl Table {
         self.entries.remove(&id).map(|entry| entry.state)
     }
 
-    /// Route one response message by its id (§4.3).
+    /// Route one response message by its id (providers.md §4.3).
     pub fn route(&mut self, id: &WireId, reply: Reply) -> Routed {
         let key = match id {
             WireId::Number(n) if *n >= 1 && *n <= i128::from(self.last_id) => *n as u64,
@@ -123,8 +125,8 @@ impl Table {
         }
     }
 
-    /// Seal on loss (§12.1 step 1): every pending request fails with `class`, dispatch `false` for lines
-    /// not yet started and `unknown` for the others.
+    /// Seal on loss (providers.md §12.1 step 1): every pending request fails with `class`, dispatch `false`
+    /// for lines not yet started and `unknown` for the others.
     pub fn seal(&mut self, class: FailureClass) {
         if self.sealed.is_some() {
             return;

@@ -1,5 +1,5 @@
-//! The stdio transport owner (providers.md §4.2–§4.3, §8.1 steps 4/6/7, §10, §12.1): one writer, one
-//! stdout reader, one stderr drain, the exit monitor, the 128 in-flight slots, abandonment with
+//! The stdio transport owner (providers.md §4.2–§4.3, §8.1 steps 4/6/7, providers.md §10, §12.1): one writer,
+//! one stdout reader, one stderr drain, the exit monitor, the 128 in-flight slots, abandonment with
 //! `notifications/cancelled`, settlement, loss and the close procedure's bookkeeping.
 //!
 //! This file owns one child's pipes and request table. It does not classify a `tools/call` result
@@ -27,15 +27,15 @@ use super::table::{Reply, Table, WriteState};
 use crate::json::{self, Map, Value};
 use crate::startup::fault::with_task_panic;
 
-/// In-flight slots per acquisition, fixed (§8.1 step 4, §15).
+/// In-flight slots per acquisition, fixed (providers.md §8.1 step 4, providers.md §15).
 pub const INFLIGHT_SLOTS: usize = 128;
-/// Replies to server requests that may wait for the writer (§4.3, §15).
+/// Replies to server requests that may wait for the writer (providers.md §4.3, §15).
 pub const REPLY_QUEUE: usize = 64;
-/// A detached request must settle within this (§10.2).
+/// A detached request must settle within this (providers.md §10.2).
 pub const SETTLEMENT_DEADLINE: Duration = Duration::from_millis(10_000);
 // After stdout end of file, how long the reader waits for the leader's exit status so that a child that
-// simply exited is reported `server_exit`/`server_signal` rather than `stdout_eof` (§12.2). A spec gap:
-// the two are observed by different syscalls and the spec gives no window.
+// simply exited is reported `server_exit`/`server_signal` rather than `stdout_eof` (providers.md §12.2). A
+// spec gap: the two are observed by different syscalls and the spec gives no window.
 const EOF_EXIT_GRACE: Duration = Duration::from_millis(200);
 
 /// The names of a stdio transport's tasks, as its owner hears them (`owner.rs`).
@@ -44,7 +44,7 @@ pub(crate) const TASK_READER: &str = "stdio_reader";
 pub(crate) const TASK_STDERR: &str = "stdio_stderr";
 pub(crate) const TASK_EXIT_WATCH: &str = "stdio_exit_watch";
 
-/// Why the transport was lost (§12.1), as the `transport` record's fault (§12.2).
+/// Why the transport was lost (providers.md §12.1), as the `transport` record's fault (providers.md §12.2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LossFault {
     TransportError,
@@ -54,7 +54,7 @@ pub enum LossFault {
     StdoutEof,
 }
 
-/// The `fault` of the one `transport` record (§12.2), in precedence order.
+/// The `fault` of the one `transport` record (providers.md §12.2), in precedence order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TransportFault {
     TransportError,
@@ -96,7 +96,7 @@ pub struct TransportEnd {
     pub reaped: bool,
 }
 
-/// Counters and fences the integrator observes (§12, audit-events.md).
+/// Counters and fences the integrator observes (providers.md §12, audit-events.md).
 #[derive(Default)]
 pub struct Counters {
     pub busy: AtomicU64,
@@ -132,8 +132,8 @@ impl Shared {
         self.table.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Transport-owner loss (§12.1): publish the fault once (the owner hears it), then seal and fail
-    /// every pending request, so a waiter that sees its failure also sees why.
+    /// Transport-owner loss (providers.md §12.1): publish the fault once (the owner hears it), then seal and
+    /// fail every pending request, so a waiter that sees its failure also sees why.
     fn lose(&self, fault: LossFault) {
         if !self.life.lose(fault) {
             return;
@@ -163,10 +163,10 @@ impl Pending {
     }
 }
 
-/// One of the 128 in-flight slots (§8.1 step 4), reserved before provider-call admission.
+/// One of the 128 in-flight slots (providers.md §8.1 step 4), reserved before provider-call admission.
 pub struct InflightSlot(OwnedSemaphorePermit);
 
-/// Why a wait ended without an answer (§10.1).
+/// Why a wait ended without an answer (providers.md §10.1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AbandonReason {
     Timeout,
@@ -189,12 +189,12 @@ impl AbandonReason {
     }
 }
 
-/// A detached request's settlement (§10.2): resolves `Ok` once the cancellation line is written, or
-/// `Err(provider_cleanup_failed)` when the 10 s deadline passes. It holds the in-flight slot meanwhile.
+/// A detached request's settlement (providers.md §10.2): resolves `Ok` once the cancellation line is written,
+/// or `Err(provider_cleanup_failed)` when the 10 s deadline passes. It holds the in-flight slot meanwhile.
 pub struct Settlement(JoinHandle<Result<(), CallFailure>>);
 
 impl Settlement {
-    /// A settlement computed by another transport's task (the HTTP layer, §10.2).
+    /// A settlement computed by another transport's task (the HTTP layer, providers.md §10.2).
     pub(crate) fn from_task(task: JoinHandle<Result<(), CallFailure>>) -> Settlement {
         Settlement(task)
     }
@@ -218,7 +218,7 @@ pub struct StdioTransport {
     out: mpsc::UnboundedSender<Outgoing>,
     slots: Arc<Semaphore>,
     pid: i32,
-    /// Taken by the one close (§13.1); shared callers hold `&self` while the owner closes.
+    /// Taken by the one close (providers.md §13.1); shared callers hold `&self` while the owner closes.
     owned: Mutex<Option<Owned>>,
     tasks: Vec<JoinHandle<()>>,
 }
@@ -232,7 +232,7 @@ struct Owned {
 
 impl StdioTransport {
     /// Take ownership of a spawned child and start its tasks in the transport's group, so that the end
-    /// or panic of any of them reaches the transport's owner (`owner.rs`, §12.1).
+    /// or panic of any of them reaches the transport's owner (`owner.rs`, providers.md §12.1).
     pub fn start(child: Child, pipes: Pipes) -> StdioTransport {
         let shared = Arc::new(Shared {
             table: Mutex::new(Table::default()),
@@ -270,7 +270,8 @@ impl StdioTransport {
         Some(self.pid)
     }
 
-    /// Whether the transport is sealed (lost or closing): new calls fail `provider_unavailable` (§8.1).
+    /// Whether the transport is sealed (lost or closing): new calls fail `provider_unavailable`
+    /// (providers.md §8.1).
     pub fn is_sealed(&self) -> bool {
         self.shared.table().is_sealed() || self.shared.closing()
     }
@@ -284,8 +285,8 @@ impl StdioTransport {
         &self.shared.life
     }
 
-    /// A task of this transport was lost (§12.1 "the transport owner itself fails"): an unclassified
-    /// loss, `transport_error`.
+    /// A task of this transport was lost (providers.md §12.1 "the transport owner itself fails"): an
+    /// unclassified loss, `transport_error`.
     pub(crate) fn lose_owner(&self) {
         self.shared.lose(LossFault::TransportError);
     }
@@ -294,15 +295,15 @@ impl StdioTransport {
         &self.shared.counters
     }
 
-    /// Reserve an in-flight slot and queue one request (§8.1 steps 3, 4, 6). `params` absent is sent
-    /// without a `params` member (the legacy first `tools/list`, §7.2).
+    /// Reserve an in-flight slot and queue one request (providers.md §8.1 steps 3, 4, 6). `params` absent is
+    /// sent without a `params` member (the legacy first `tools/list`, providers.md §7.2).
     pub fn send(&self, method: &str, params: Option<Value>, probe: bool) -> Result<Pending, CallFailure> {
         let slot = self.reserve()?;
         self.send_reserved(slot, method, params, probe)
     }
 
-    /// §8.1 steps 3–4 alone: sealed → `provider_unavailable`; all 128 slots taken → `mcp_transport_busy`.
-    /// The slot is held from here until the request settles, admission wait included.
+    /// providers.md §8.1 steps 3–4 alone: sealed → `provider_unavailable`; all 128 slots taken →
+    /// `mcp_transport_busy`. The slot is held from here until the request settles, admission wait included.
     pub fn reserve(&self) -> Result<InflightSlot, CallFailure> {
         if self.is_sealed() {
             return Err(CallFailure::new(FailureClass::ProviderUnavailable, Dispatch::False));
@@ -314,7 +315,7 @@ impl StdioTransport {
         Ok(InflightSlot(permit))
     }
 
-    /// §8.1 step 6 with a slot from [`StdioTransport::reserve`].
+    /// providers.md §8.1 step 6 with a slot from [`StdioTransport::reserve`].
     pub fn send_reserved(
         &self,
         slot: InflightSlot,
@@ -343,7 +344,7 @@ impl StdioTransport {
         Ok(Pending { id, rx, permit: Some(slot.0) })
     }
 
-    /// Queue a notification (`notifications/initialized`, §6.3 step 5).
+    /// Queue a notification (`notifications/initialized`, providers.md §6.3 step 5).
     pub fn notify(&self, method: &str) -> Result<(), CallFailure> {
         let mut message = Map::new();
         message.insert("jsonrpc".to_owned(), Value::String("2.0".to_owned()));
@@ -354,7 +355,7 @@ impl StdioTransport {
             .map_err(|_| CallFailure::new(FailureClass::ProviderUnavailable, Dispatch::False))
     }
 
-    /// Wait for the answer, the deadline or `cancel` (§8.1 step 7, §10.1).
+    /// Wait for the answer, the deadline or `cancel` (providers.md §8.1 step 7, providers.md §10.1).
     pub async fn wait(
         &self,
         mut pending: Pending,
@@ -393,7 +394,8 @@ impl StdioTransport {
     }
 
     // Queue the cancellation after the request line (the single writer completes a partial line first,
-    // §4.2) and hold the slot until it is written or the settlement deadline passes (§10.2).
+    // providers.md §4.2) and hold the slot until it is written or the settlement deadline passes
+    // (providers.md §10.2).
     fn detach(&self, id: u64, permit: Option<OwnedSemaphorePermit>, reason: AbandonReason) -> Settlement {
         let line = cancellation_line(id, reason);
         let (done, done_rx) = oneshot::channel();
@@ -419,8 +421,8 @@ impl StdioTransport {
         self.shared.stderr.lock().unwrap_or_else(|p| p.into_inner()).snapshot()
     }
 
-    /// The close procedure (§13.1), or the fast close of a probe process (§13.2) when `fast`.
-    /// Only the first close acts; a later one reports `transport_error` with no status.
+    /// The close procedure (providers.md §13.1), or the fast close of a probe process (providers.md §13.2)
+    /// when `fast`. Only the first close acts; a later one reports `transport_error` with no status.
     pub async fn close(&self, fast: bool) -> TransportEnd {
         self.shared.life.begin_close();
         self.shared.table().seal(FailureClass::ProviderUnavailable);
@@ -479,8 +481,9 @@ async fn write_line(stdin: &mut ChildStdin, line: &[u8]) -> std::io::Result<()> 
     stdin.flush().await
 }
 
-// The single writer (§4.2): replies first (bounded queue), then requests, cancellations, notifications
-// in order. Returns stdin unless the close asked for it, so the close procedure can drop it (step 2).
+// The single writer (providers.md §4.2): replies first (bounded queue), then requests, cancellations,
+// notifications in order. Returns stdin unless the close asked for it, so the close procedure can drop it
+// (step 2).
 async fn write_loop(
     shared: Arc<Shared>,
     mut stdin: ChildStdin,
@@ -514,7 +517,7 @@ async fn write_loop(
             },
         };
         if result.is_err() {
-            // EPIPE while open is transport-owner loss (§4.3).
+            // EPIPE while open is transport-owner loss (providers.md §4.3).
             shared.lose(LossFault::TransportError);
             return None;
         }
@@ -530,7 +533,7 @@ async fn read_loop(
     let mut reader = BufReader::with_capacity(65_536, stdout);
     read_messages(&shared, &mut reader, &replies, exit).await;
     // After a loss stdout is still drained (responses discarded) until end of file, so the child never
-    // blocks on a full stdout pipe during the close procedure (§13.1 step 1).
+    // blocks on a full stdout pipe during the close procedure (providers.md §13.1 step 1).
     let mut sink = vec![0u8; 65_536];
     while let Ok(n) = reader.read(&mut sink).await {
         if n == 0 {
@@ -593,7 +596,7 @@ fn exit_fault(exit: Exit) -> LossFault {
     }
 }
 
-// The leader exiting while open is loss even if a grandchild keeps stdout open (§12.1).
+// The leader exiting while open is loss even if a grandchild keeps stdout open (providers.md §12.1).
 async fn watch_exit(shared: Arc<Shared>, mut exit: watch::Receiver<Option<Exit>>) {
     if let Ok(seen) = exit.wait_for(|e| e.is_some()).await {
         if let Some(exit) = *seen {
@@ -602,7 +605,7 @@ async fn watch_exit(shared: Arc<Shared>, mut exit: watch::Receiver<Option<Exit>>
     }
 }
 
-// stderr is drained whatever else happens, so a chatty child never blocks (§4.2).
+// stderr is drained whatever else happens, so a chatty child never blocks (providers.md §4.2).
 async fn drain_stderr(shared: Arc<Shared>, mut stderr: ChildStderr) {
     let mut buf = vec![0u8; 8192];
     while let Ok(n) = stderr.read(&mut buf).await {

@@ -23,14 +23,14 @@ pub enum Upstream {
     Http(HttpTransport),
 }
 
-/// An in-flight slot of some transport (§8.1 step 4).
+/// An in-flight slot of some transport (providers.md §8.1 step 4).
 pub enum Reserved {
     Stdio(InflightSlot),
     Http(OwnedSemaphorePermit),
 }
 
 impl Upstream {
-    /// Sealed: closing, lost or fenced (§8.1 step 3).
+    /// Sealed: closing, lost or fenced (providers.md §8.1 step 3).
     pub fn is_sealed(&self) -> bool {
         match self {
             Upstream::Stdio(t) => t.is_sealed(),
@@ -38,7 +38,7 @@ impl Upstream {
         }
     }
 
-    /// §8.1 steps 3–4.
+    /// providers.md §8.1 steps 3–4.
     pub fn reserve(&self) -> Result<Reserved, CallFailure> {
         match self {
             Upstream::Stdio(t) => t.reserve().map(Reserved::Stdio),
@@ -46,7 +46,7 @@ impl Upstream {
         }
     }
 
-    /// §8.1 steps 6–8 with a reserved slot.
+    /// providers.md §8.1 steps 6–8 with a reserved slot.
     pub async fn call(
         &self,
         slot: Reserved,
@@ -69,7 +69,7 @@ impl Upstream {
         }
     }
 
-    /// Loss and cleanup-failure notifications (§12.1).
+    /// Loss and cleanup-failure notifications (providers.md §12.1).
     pub fn events(&self) -> TransportEvents {
         match self {
             Upstream::Stdio(t) => t.events(),
@@ -77,7 +77,7 @@ impl Upstream {
         }
     }
 
-    /// The close procedure (§13.1); only the first call acts.
+    /// The close procedure (providers.md §13.1); only the first call acts.
     pub async fn close(&self) -> TransportEnd {
         match self {
             Upstream::Stdio(t) => t.close(false).await,

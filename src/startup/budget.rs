@@ -7,14 +7,14 @@
 use crate::json::{Map, Value};
 use crate::startup::StartupCode;
 
-/// Connection slots above `max_inflight_requests` for idle keep-alive and health sockets (§11).
+/// Connection slots above `max_inflight_requests` for idle keep-alive and health sockets (lifecycle.md §11).
 pub const IDLE_HEADROOM: u64 = 8;
 /// The PCC listener's fixed connection ceiling (pcc.md §3).
 pub const PCC_CONNECTIONS: u64 = 64;
-/// Runtime, standard streams, listener internals, audit and event files (§10.1).
+/// Runtime, standard streams, listener internals, audit and event files (lifecycle.md §10.1).
 pub const BASE_RESERVE: u64 = 128;
 
-/// The inputs of the formula of §10.1.
+/// The inputs of the formula of lifecycle.md §10.1.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BudgetInputs {
     pub max_inflight_requests: u64,
@@ -35,7 +35,7 @@ pub enum SoftLimit {
     Unlimited,
 }
 
-/// The `listener_policy` of §10.2.
+/// The `listener_policy` of lifecycle.md §10.2.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ListenerPolicy {
     pub handler_ceiling: u64,
@@ -58,14 +58,14 @@ impl BudgetInputs {
     }
 
     /// `descriptor_budget = handler_ceiling + pcc_connections + listening_sockets + descriptor_reserve`.
-    /// Within the schema bounds no term overflows u64 (§10.1).
+    /// Within the schema bounds no term overflows u64 (lifecycle.md §10.1).
     pub fn descriptor_budget(&self) -> u64 {
         let pcc_connections = if self.pcc { PCC_CONNECTIONS } else { 0 };
         let listening_sockets = 1 + u64::from(self.pcc);
         self.handler_ceiling() + pcc_connections + listening_sockets + self.descriptor_reserve()
     }
 
-    /// The check of §10.1 against a soft limit (`None`: `getrlimit` failed).
+    /// The check of lifecycle.md §10.1 against a soft limit (`None`: `getrlimit` failed).
     pub fn check(&self, soft_limit: Option<SoftLimit>) -> Result<ListenerPolicy, StartupCode> {
         let soft_limit = soft_limit.ok_or(StartupCode::ListenerCapacityUnavailable)?;
         let budget = self.descriptor_budget();
@@ -96,7 +96,7 @@ pub fn read_soft_limit() -> Option<SoftLimit> {
 }
 
 impl ListenerPolicy {
-    /// The report of §10.2 as a JSON value (logged as deterministic JSON).
+    /// The report of lifecycle.md §10.2 as a JSON value (logged as deterministic JSON).
     pub fn to_value(&self) -> Value {
         let mut transport = Map::new();
         transport.insert("descriptor_reserve".into(), self.descriptor_reserve.into());

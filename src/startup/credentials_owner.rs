@@ -1,5 +1,5 @@
 //! The owner of the captured credentials (lifecycle.md §6.2: "the owner of the captured credentials is
-//! running" is a readiness input; §6.3: its stop fences).
+//! running" is a readiness input; lifecycle.md §6.3: its stop fences).
 //!
 //! Owns the one [`CapturedCredentials`] value of the process from stage 9b on: the bearer check and the
 //! provider transports read it through this owner's handle, and its loss fences readiness with

@@ -2,8 +2,9 @@
 //! credentials, every site acquired for real through the serving path and closed again, then every
 //! tool's pins on stdout as one deterministic JSON line.
 //!
-//! Discovery binds nothing, creates nothing, starts no admission and never reads the bearer (§10.2); it
-//! writes no event log. Nothing is printed until every acquisition is confirmed closed (§10.1 step 7).
+//! Discovery binds nothing, creates nothing, starts no admission and never reads the bearer (pins.md §10.2);
+//! it writes no event log. Nothing is printed until every acquisition is confirmed closed (pins.md §10.1 step
+//! 7).
 
 use std::io::Write;
 
@@ -24,7 +25,7 @@ fn pin_map(pins: Option<&std::collections::BTreeMap<String, String>>) -> Value {
 pub async fn run(args: &GatewayArgs) -> Result<(), StartupCode> {
     let docs = documents::load(args)?;
     let built = templates::build(&docs, args.mode)?;
-    // §10.1 step 5: the env file once, the selected provider credentials only; never the bearer.
+    // pins.md §10.1 step 5: the env file once, the selected provider credentials only; never the bearer.
     let bindings = credentials::selected_bindings(&docs.host, &templates::selected_aliases(&built));
     let captured = credentials::capture(&docs.host, args.env_file.as_deref(), None, &bindings)?;
     let events = EventLog::disabled();
@@ -32,8 +33,8 @@ pub async fn run(args: &GatewayArgs) -> Result<(), StartupCode> {
         .await
         .map_err(|refused| refused.code)?;
     drop(captured);
-    // §10.1 step 7 and §10.4: everything is closed before anything is written; a close that could not
-    // confirm its child reaped is `internal_error`.
+    // pins.md §10.1 step 7 and pins.md §10.4: everything is closed before anything is written; a close that
+    // could not confirm its child reaped is `internal_error`.
     if !finish_all(&acquired.sites, &events).await {
         return Err(StartupCode::InternalError);
     }

@@ -1,5 +1,5 @@
-//! The ordered startup of `ptc gateway` (lifecycle.md §3), its closed error catalog (§4), discovery
-//! (pins.md §10), and the serving process around them.
+//! The ordered startup of `ptc gateway` (lifecycle.md §3), its closed error catalog (lifecycle.md §4),
+//! discovery (pins.md §10), and the serving process around them.
 
 pub mod budget;
 pub mod code;
@@ -24,7 +24,7 @@ use crate::notify::{self, Message, Notifier, Status};
 use crate::signals::StopRequest;
 
 /// Runs `ptc gateway` to its exit status (lifecycle.md §2.2). `notifier` is the systemd target captured
-/// at process start (§9.1).
+/// at process start (lifecycle.md §9.1).
 pub async fn run(args: GatewayArgs, mut stop: StopRequest, notifier: Notifier) -> u8 {
     let probe = watchdog::Probe::default();
     watchdog::spawn(notifier.clone(), notify::watchdog_interval_from_env(), probe.clone());
@@ -47,7 +47,8 @@ pub async fn run(args: GatewayArgs, mut stop: StopRequest, notifier: Notifier) -
     }
 }
 
-/// Serve mode: startup (abandoned by a stop request, §8.3), then serving and the staged shutdown.
+/// Serve mode: startup (abandoned by a stop request, lifecycle.md §8.3), then serving and the staged
+/// shutdown.
 async fn run_serve(
     args: &GatewayArgs,
     mut stop: StopRequest,
@@ -78,13 +79,15 @@ async fn run_serve(
             }
         }
         Some(Err(code)) => {
-            // §5.2: release first, then the one line; the status is 78 even if the release was unclean.
+            // lifecycle.md §5.2: release first, then the one line; the status is 78 even if the release was
+            // unclean.
             let _ = held.release(Some(code)).await;
             report_failure(code)
         }
         Some(Ok(gateway)) => {
-            // §9.1: stage 12 has run, every listener is bound and readiness is true. §8.3: a stop that
-            // abandoned startup (the `None` arm) never gets here, so it never sends READY=1.
+            // lifecycle.md §9.1: stage 12 has run, every listener is bound and readiness is true.
+            // lifecycle.md §8.3: a stop that abandoned startup (the `None` arm) never gets here, so it never
+            // sends READY=1.
             notifier.send(&[Message::Ready, Message::Status(Status::Ready)]);
             probe.register(gateway.domain().clone());
             let trigger = gateway.context().trigger().clone();

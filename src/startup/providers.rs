@@ -4,9 +4,9 @@
 //! Owns: the first pass (every tool's installation pins, before anything is spawned), then the sites one
 //! at a time in (tool, declaration) byte order — launch spec from the start environment and the captured
 //! credentials, acquisition, identity, snapshot-pin comparison — and "the first failure closes every
-//! acquisition made so far before it is reported", with the failed transport's records and the §14
-//! reason class. Does not own the transports (`providers`), the digests and comparisons (`crate::pins`)
-//! or provider-call admission (stage 9c in `serve.rs`).
+//! acquisition made so far before it is reported", with the failed transport's records and the
+//! providers.md §14 reason class. Does not own the transports (`providers`), the digests and comparisons
+//! (`crate::pins`) or provider-call admission (stage 9c in `serve.rs`).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -133,8 +133,8 @@ fn acquire_spec(
     })
 }
 
-/// pins.md §9.3 step 2 (serving) or §10.1 step 6 (discovery). On failure every acquisition made so far
-/// has been closed, with its records, before this returns.
+/// pins.md §9.3 step 2 (serving) or pins.md §10.1 step 6 (discovery). On failure every acquisition made so
+/// far has been closed, with its records, before this returns.
 pub async fn acquire_sites(
     docs: &Documents,
     built: &Built,
@@ -169,7 +169,7 @@ async fn acquire_into(
             let (site, facts) =
                 acquire_site(docs, credentials, events, (template, index), declaration).await?;
             acquired.sites.push(site);
-            // §9.3 steps 3–4: the identity, then the configured pin.
+            // pins.md §9.3 steps 3–4: the identity, then the configured pin.
             let identity =
                 pins::identity(&facts.to_value(), &granted(template, declaration)).map_err(|e| e.code())?;
             let pin = pins::snapshot_pin(&identity);
@@ -215,8 +215,8 @@ async fn acquire_site(
         }
         Err(AcquireError::PinUnavailable) => Err(StartupCode::ProviderPinUnavailable.into()),
         Err(AcquireError::Failed { class, end }) => {
-            // §7.5: the failed transport's `transport` record and, when enabled, its stderr tail (stdio
-            // only: HTTP transports have no stderr, audit-events.md §3.8).
+            // providers.md §7.5: the failed transport's `transport` record and, when enabled, its stderr tail
+            // (stdio only: HTTP transports have no stderr, audit-events.md §3.8).
             if let Some(end) = end {
                 events.transport(&template.name, declaration, end.fault, end.exit_status);
                 if matches!(mcp.transport, McpTransport::Stdio(_)) {
@@ -229,9 +229,9 @@ async fn acquire_site(
 }
 
 /// Acquires one installation over its configured transport (providers.md §7.5 steps 1–2): spawn a stdio
-/// child, or open a Streamable HTTP client with the static headers' captured credentials (§5.1). A binding
-/// that was not captured cannot happen here (capture refuses it first, config.md §8); it is reported as a
-/// transport error, nothing having been sent.
+/// child, or open a Streamable HTTP client with the static headers' captured credentials (providers.md §5.1).
+/// A binding that was not captured cannot happen here (capture refuses it first, config.md §8); it is
+/// reported as a transport error, nothing having been sent.
 async fn acquire_upstream(
     host: &HostConfig,
     mcp: &McpInstallation,

@@ -1,10 +1,10 @@
 //! Serve mode: stages 4–12 of lifecycle.md §3.2 after the shared stages 1–3 and 5, then serving, then
-//! the staged shutdown of §7.
+//! the staged shutdown of lifecycle.md §7.
 //!
 //! Everything a stage creates goes into [`Held`] at once, so that a later failure, or a stop request
-//! that abandons startup (§8.3), releases exactly what exists, in reverse stage order (§5.2). Once stage
-//! 12 has run, the same resources become the [`RunningGateway`], which the library's callers (the binary
-//! and in-process tests) drive to its exit status.
+//! that abandons startup (lifecycle.md §8.3), releases exactly what exists, in reverse stage order
+//! (lifecycle.md §5.2). Once stage 12 has run, the same resources become the [`RunningGateway`], which the
+//! library's callers (the binary and in-process tests) drive to its exit status.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -58,9 +58,9 @@ pub struct Held {
 
 impl Held {
     /// lifecycle.md §5.2: releases everything in reverse stage order; after a failure with `code`, the
-    /// event log records `startup_failed` before it closes (a stop during startup, §8.3, is no failure
-    /// and records none). Returns true iff every release was clean (the exit status of a stop during
-    /// startup depends on it, §8.3).
+    /// event log records `startup_failed` before it closes (a stop during startup, lifecycle.md §8.3, is no
+    /// failure and records none). Returns true iff every release was clean (the exit status of a stop during
+    /// startup depends on it, lifecycle.md §8.3).
     pub async fn release(mut self, failure: Option<StartupCode>) -> bool {
         let mut clean = true;
         drop(self.listeners.take());
@@ -75,14 +75,14 @@ impl Held {
             clean &= stopped.iter().all(|(_, how)| !matches!(how, ptc_actors::ChildStop::Killed));
         }
         if let Some(audit) = self.audit.take() {
-            // §2.5: a start that fails after the audit stage leaves no new file behind.
+            // audit-events.md §2.5: a start that fails after the audit stage leaves no new file behind.
             clean &= audit.abandon().await;
         }
         if let Some(code) = failure {
             self.events.startup_failed(code, self.reason.unwrap_or(ReasonClass::Code(code)));
         }
         // The log closes before its lock is released (audit-events.md §3.10); its loss is no unclean
-        // release (logging never changes an outcome, §3.7).
+        // release (logging never changes an outcome, audit-events.md §3.7).
         let _ = self.events.close_async().await;
         if let Some(root) = self.artifact_root.take() {
             clean &= root.release().is_ok();
@@ -112,8 +112,8 @@ pub async fn start(args: &GatewayArgs, held: &mut Held) -> Result<RunningGateway
     if docs.gateway.private_audit.is_some() {
         events.stage(StartupStage::Audit, StartupOutcome::Started);
         stage_audit(&docs, &ctx, held)?;
-        // §2.5 step 8: repairs and removals are reported before the stage is ready (at least one count is
-        // positive, or nothing is emitted).
+        // audit-events.md §2.5 step 8: repairs and removals are reported before the stage is ready (at least
+        // one count is positive, or nothing is emitted).
         if let Some(recovered) = held.audit.as_ref().map(Audit::recovered) {
             events.audit_recovered(recovered.removed_bytes, recovered.removed_empty_files);
         }
@@ -132,7 +132,7 @@ pub async fn start(args: &GatewayArgs, held: &mut Held) -> Result<RunningGateway
     stage_listeners(&docs, &ctx, [&requests, &pcc_streams, &runs], &built, held).await?;
     events.stage(StartupStage::Listener, StartupOutcome::Ready);
     // Stage 12: the listeners subtree starts the accept loops; readiness becomes true. Nothing leaves
-    // `held` until every step succeeded, so a failure here releases everything (§5.2).
+    // `held` until every step succeeded, so a failure here releases everything (lifecycle.md §5.2).
     let domain = held.domain.clone().ok_or(StartupCode::InternalError)?;
     let bound = held.listeners.take().ok_or(StartupCode::InternalError)?;
     let serving = listeners::serve(bound, &domain).await.map_err(|_| StartupCode::InternalError)?;
@@ -232,7 +232,7 @@ fn stage_listener_capacity(docs: &Documents, built: &Built) -> Result<ListenerPo
 
 /// Stage 7: the audit directory, its lock, inventory, recovery, new file, probe and retention
 /// (audit-events.md §2.4–§2.5), then the committer. A write or sync failure later stops the domain with
-/// cause `audit_unavailable` and exit 70 (§2.8).
+/// cause `audit_unavailable` and exit 70 (audit-events.md §2.8).
 fn stage_audit(docs: &Documents, ctx: &DomainContext, held: &mut Held) -> Result<(), StartupCode> {
     let Some(audit) = &docs.gateway.private_audit else { return Ok(()) };
     let start_ref = start_ref().map_err(|_| StartupCode::AuditUnavailable)?;

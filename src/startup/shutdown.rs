@@ -40,13 +40,14 @@ pub async fn run(gateway: RunningGateway, notifier: Notifier) -> u8 {
     let plan = ShutdownPlan::new(parts.run_owner)
         .with_stage(StageId::StopListeners, move |stage: StageContext| async move {
             notifier.send(&[Message::Stopping, Message::Status(Status::Draining)]);
-            // Stop the listeners subtree first: the accept loops' end is now expected, not a loss (§7.5).
+            // Stop the listeners subtree first: the accept loops' end is now expected, not a loss
+            // (lifecycle.md §7.5).
             let _ = domain.stop_child(crate::startup::listeners::LISTENERS, CHILD_BOUND).await;
             if crate::startup::fault::injected(crate::startup::fault::FaultPoint::SlowListenerStop) {
                 tokio::time::sleep(crate::startup::fault::SLOW_LISTENER_STOP).await;
             }
             stopper.stop_accepting();
-            // HTTP connections never make S1 unclean (§7.3); they are waited for until S6.
+            // HTTP connections never make S1 unclean (lifecycle.md §7.3); they are waited for until S6.
             let _ = stage;
             StageOutcome::Clean
         })
@@ -78,7 +79,8 @@ pub async fn run(gateway: RunningGateway, notifier: Notifier) -> u8 {
             StageOutcome::Clean
         })
         .with_stage(StageId::AuditFlush, move |_stage: StageContext| async move {
-            // §2.9: flush the pending batch through the barrier, sync, close, release the lock.
+            // audit-events.md §2.9: flush the pending batch through the barrier, sync, close, release the
+            // lock.
             let taken = s7_audit.lock().ok().and_then(|mut a| a.take());
             match taken {
                 Some(audit) => StageOutcome::from_bool(audit.close().await, Unclean::Failed),
@@ -86,7 +88,8 @@ pub async fn run(gateway: RunningGateway, notifier: Notifier) -> u8 {
             }
         })
         .with_stage(StageId::EventLogClose, move |_stage: StageContext| async move {
-            // §3.10: the log closes (bounded) before its lock is released; only the lock counts.
+            // audit-events.md §3.10: the log closes (bounded) before its lock is released; only the lock
+            // counts.
             let _ = events.close_async().await;
             match artifact_root {
                 Some(root) => StageOutcome::from_bool(root.release().is_ok(), Unclean::Failed),

@@ -6,9 +6,9 @@
 //!
 //! Before the domain exists (stages 0–7, discovery) there is no supervisor to ask: the tick itself, on
 //! the runtime every stage runs on, is the liveness evidence, and startup is bounded by its own timeouts.
-//! Once a shutdown has been triggered the ticks go on without a probe (§9.1: "continues while
-//! draining"): the staged shutdown is bounded by its deadlines (§7.2), and S8 ends by stopping the
-//! supervisor, which must not look like a hang.
+//! Once a shutdown has been triggered the ticks go on without a probe (lifecycle.md §9.1: "continues while
+//! draining"): the staged shutdown is bounded by its deadlines (lifecycle.md §7.2), and S8 ends by stopping
+//! the supervisor, which must not look like a hang.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

@@ -30,7 +30,7 @@ const STICKY: u32 = 0o1000;
 const GROUP_OR_WORLD_WRITE: u32 = 0o022;
 
 /// R-ANC step 1 for one directory on the resolved path: a directory owned by the effective uid or uid 0,
-/// not group- or world-writable unless its sticky bit is set (§1.2).
+/// not group- or world-writable unless its sticky bit is set (audit-events.md §1.2).
 fn check_ancestor(st: &EntryStat) -> Result<()> {
     if st.kind != EntryKind::Directory {
         return Err(StorageError::rule(ErrorKind::AncestorNotDirectory));

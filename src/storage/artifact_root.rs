@@ -56,7 +56,8 @@ pub struct ArtifactRootError {
 }
 
 impl ArtifactRootError {
-    /// Always `artifact_root_unavailable` (lifecycle.md §4). Such a failure cannot be logged (§3.2).
+    /// Always `artifact_root_unavailable` (lifecycle.md §4). Such a failure cannot be logged
+    /// (lifecycle.md §3.2).
     pub fn code(&self) -> StartupCode {
         StartupCode::ArtifactRootUnavailable
     }
@@ -89,7 +90,7 @@ impl EventsStore {
         self.lock.recovered()
     }
 
-    /// The retained event files at startup, oldest first (for retention, §3.3).
+    /// The retained event files at startup, oldest first (for retention, audit-events.md §3.3).
     pub fn inventory(&self) -> &[EventFile] {
         &self.inventory
     }

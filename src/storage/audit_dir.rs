@@ -1,9 +1,10 @@
 //! The audit directory's startup checks, steps 1–3 of audit-events.md §2.5 (directory policy only).
 //!
 //! Owns: R-ANC and R-DIR on `private_audit.directory`, R-LOCK under the audit policy, the inventory of
-//! §2.4, and the mapping of every failure onto `audit_unavailable` with its `reason_class` (§4.1). Does
-//! not own: crash recovery, the new numbered file, the probe, retention or the committer (steps 4–8 and
-//! §2.6–§2.9 are `crate::audit`), which build on the handle returned here.
+//! audit-events.md §2.4, and the mapping of every failure onto `audit_unavailable` with its `reason_class`
+//! (audit-events.md §4.1). Does not own: crash recovery, the new numbered file, the probe, retention or the
+//! committer (steps 4–8 and audit-events.md §2.6–§2.9 are `crate::audit`), which build on the handle returned
+//! here.
 
 use std::fmt;
 
@@ -27,9 +28,9 @@ pub enum AuditReason {
     LockHeld,
     /// `audit_lock_stale`: a lock directory without a live owner exists (operator action needed).
     LockStale,
-    /// `audit_inventory_invalid`: an entry violates §2.4.
+    /// `audit_inventory_invalid`: an entry violates audit-events.md §2.4.
     InventoryInvalid,
-    /// `audit_file_corrupt`: crash recovery found damage it may not repair (§2.10).
+    /// `audit_file_corrupt`: crash recovery found damage it may not repair (audit-events.md §2.10).
     FileCorrupt,
     /// `audit_io_error`: a create, write, fsync or remove failed.
     IoError,
@@ -55,7 +56,8 @@ impl AuditReason {
             ErrorClass::Ancestry => AuditReason::AncestryUnsafe,
             ErrorClass::Directory => AuditReason::DirectoryInvalid,
             ErrorClass::LockHeld => AuditReason::LockHeld,
-            // The audit policy never produces LockNotTakeable; an unheld odd lock is stale (§1.4).
+            // The audit policy never produces LockNotTakeable; an unheld odd lock is stale
+            // (audit-events.md §1.4).
             ErrorClass::LockStale | ErrorClass::LockNotTakeable => AuditReason::LockStale,
             ErrorClass::Inventory => AuditReason::InventoryInvalid,
             ErrorClass::Corrupt => AuditReason::FileCorrupt,
@@ -102,8 +104,8 @@ pub struct AuditDir {
 }
 
 impl AuditDir {
-    /// Steps 1–3 of §2.5 for `cfg` (its directory already anchored, config.md §3). On an inventory
-    /// failure the lock just taken is released again, so the refusal leaves no lock behind.
+    /// Steps 1–3 of audit-events.md §2.5 for `cfg` (its directory already anchored, config.md §3). On an
+    /// inventory failure the lock just taken is released again, so the refusal leaves no lock behind.
     pub fn open(cfg: &PrivateAudit, start_ref: &StartRef) -> Result<AuditDir, AuditDirError> {
         let (dir, _created) = open_store_dir(&cfg.directory).map_err(AuditDirError::from_cause)?;
         let lock =
@@ -122,7 +124,7 @@ impl AuditDir {
         &self.dir
     }
 
-    /// `.gateway-lock`, where the startup probe file is created (§2.5 step 6).
+    /// `.gateway-lock`, where the startup probe file is created (audit-events.md §2.5 step 6).
     pub fn lock_dir(&self) -> &PrivateDir {
         self.lock.lock_dir()
     }
@@ -132,7 +134,8 @@ impl AuditDir {
         &self.files
     }
 
-    /// Orderly release (§1.4): removes `owner`, any probe and `.gateway-lock`, fsyncs the directory.
+    /// Orderly release (audit-events.md §1.4): removes `owner`, any probe and `.gateway-lock`, fsyncs the
+    /// directory.
     pub fn release(self) -> Result<(), StorageError> {
         self.lock.release()
     }

@@ -1,4 +1,5 @@
-//! Tests of audit startup steps 1–3 (audit-events.md §2.4–§2.5) and their reason classes (§4.1).
+//! Tests of audit startup steps 1–3 (audit-events.md §2.4–§2.5) and their reason classes
+//! (audit-events.md §4.1).
 
 use std::fs;
 use std::path::{Path, PathBuf};

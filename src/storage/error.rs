@@ -42,7 +42,7 @@ pub enum Op {
     Flock,
     /// `dup` of a descriptor.
     Dup,
-    /// The real-time clock or the secure random source (start reference, §1.1).
+    /// The real-time clock or the secure random source (start reference, audit-events.md §1.1).
     Entropy,
 }
 
@@ -76,7 +76,7 @@ pub enum ErrorKind {
     PathInvalid,
     /// A file name handed to a [`super::PrivateDir`] operation is not one plain component.
     NameInvalid,
-    /// R-ANC (§1.2): an ancestor on the resolved path is not a directory.
+    /// R-ANC (audit-events.md §1.2): an ancestor on the resolved path is not a directory.
     AncestorNotDirectory,
     /// R-ANC: an ancestor is owned by neither the effective uid nor uid 0.
     AncestorForeignOwner,
@@ -84,7 +84,7 @@ pub enum ErrorKind {
     AncestorWritable,
     /// R-ANC: the existing prefix could not be resolved or walked (a component changed, permission denied).
     AncestorUnresolvable,
-    /// R-DIR (§1.3): the final component is a symbolic link.
+    /// R-DIR (audit-events.md §1.3): the final component is a symbolic link.
     DirectoryIsSymlink,
     /// R-DIR: the final component is not a directory.
     DirectoryNotDirectory,
@@ -96,14 +96,14 @@ pub enum ErrorKind {
     DirectoryIdentityChanged,
     /// R-DIR: the directory does not exist or could not be opened.
     DirectoryUnavailable,
-    /// R-LOCK (§1.4): another live gateway holds the store's lock.
+    /// R-LOCK (audit-events.md §1.4): another live gateway holds the store's lock.
     LockHeld,
     /// R-LOCK, audit policy: a lock directory exists whose `owner` flock is free or missing.
     LockStale,
     /// R-LOCK, events policy: the existing `.gateway-lock` is not a directory, holds something other than a
     /// regular file `owner`, or its `owner` cannot be opened; nothing inside it was touched.
     LockNotTakeable,
-    /// Inventory (§2.4, §3.2): an entry's name does not match the store's pattern.
+    /// Inventory (audit-events.md §2.4, §3.2): an entry's name does not match the store's pattern.
     InventoryUnexpectedName,
     /// Inventory: an entry is not a regular file (symbolic link, directory, socket, …), by `lstat`.
     InventoryNotRegular,
@@ -115,8 +115,8 @@ pub enum ErrorKind {
     InventoryLinked,
     /// Inventory: an entry is larger than the current `max_file_bytes`.
     InventoryOversized,
-    /// Audit crash recovery (§2.10): a closed file does not end with LF, or the newest non-empty file's
-    /// tail is longer than one batch's bound.
+    /// Audit crash recovery (audit-events.md §2.10): a closed file does not end with LF, or the newest
+    /// non-empty file's tail is longer than one batch's bound.
     FileCorrupt,
     /// A system call failed; the errno is in [`StorageError::errno`].
     Io(Op),

@@ -18,8 +18,8 @@ const JSONL: &[u8] = b".jsonl";
 const SEQUENCE_DIGITS: usize = 20;
 const START_REF_HEX: usize = 32;
 
-/// The audit file number of `name` (§2.4): exactly 20 ASCII digits then `.jsonl`, the number between 1 and
-/// 18446744073709551615. `None` for any other name.
+/// The audit file number of `name` (audit-events.md §2.4): exactly 20 ASCII digits then `.jsonl`, the
+/// number between 1 and 18446744073709551615. `None` for any other name.
 pub fn audit_file_number(name: &[u8]) -> Option<u64> {
     let digits = name.strip_suffix(JSONL)?;
     if digits.len() != SEQUENCE_DIGITS || !digits.iter().all(u8::is_ascii_digit) {
@@ -29,7 +29,8 @@ pub fn audit_file_number(name: &[u8]) -> Option<u64> {
     (number >= 1).then_some(number)
 }
 
-/// Whether `name` is an event file name (§3.2): 32 lowercase hex digits, `-`, 20 digits, `.jsonl`.
+/// Whether `name` is an event file name (audit-events.md §3.2): 32 lowercase hex digits, `-`, 20 digits,
+/// `.jsonl`.
 pub fn is_event_file_name(name: &[u8]) -> bool {
     let Some(stem) = name.strip_suffix(JSONL) else { return false };
     if stem.len() != START_REF_HEX + 1 + SEQUENCE_DIGITS {
@@ -100,7 +101,7 @@ impl AuditFile {
     }
 }
 
-/// The audit inventory (§2.4), ordered by number.
+/// The audit inventory (audit-events.md §2.4), ordered by number.
 pub fn audit_inventory(dir: &PrivateDir, max_file_bytes: u64) -> Result<Vec<AuditFile>> {
     let mut files: Vec<AuditFile> = scan(dir, max_file_bytes, audit_file_number)?
         .into_iter()
@@ -113,13 +114,13 @@ pub fn audit_inventory(dir: &PrivateDir, max_file_bytes: u64) -> Result<Vec<Audi
 /// One retained event file.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EventFile {
-    /// `<start reference>-<sequence>.jsonl`; byte order of names is age order (§3.3).
+    /// `<start reference>-<sequence>.jsonl`; byte order of names is age order (audit-events.md §3.3).
     pub name: String,
     /// Size in bytes at startup.
     pub size: u64,
 }
 
-/// The events inventory (§3.2), ordered by name bytes (oldest first). Content is never read.
+/// The events inventory (audit-events.md §3.2), ordered by name bytes (oldest first). Content is never read.
 pub fn events_inventory(dir: &PrivateDir, max_file_bytes: u64) -> Result<Vec<EventFile>> {
     let parse = |name: &[u8]| {
         if is_event_file_name(name) {

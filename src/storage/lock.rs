@@ -24,10 +24,12 @@ use super::sys::{is_absent, sync_fd, EntryKind};
 pub const LOCK_DIR: &str = ".gateway-lock";
 /// The owner file inside the lock directory.
 pub const OWNER: &str = "owner";
-/// The audit's startup probe file inside the lock directory (§2.5 step 6); removed on release.
+/// The audit's startup probe file inside the lock directory (audit-events.md §2.5 step 6); removed on
+/// release.
 pub const PROBE: &str = "probe";
 
-/// Which store a lock protects; the two differ only when `.gateway-lock` already exists (§1.4).
+/// Which store a lock protects; the two differ only when `.gateway-lock` already exists
+/// (audit-events.md §1.4).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LockPolicy {
     /// The private audit: an existing lock is always refused (`LockHeld` or `LockStale`).
@@ -146,8 +148,9 @@ fn exists_error(e: &StorageError) -> bool {
     e.kind == ErrorKind::Io(Op::Mkdir) && e.errno == Some(Errno::EEXIST)
 }
 
-/// Audit policy for an existing lock (§1.4): refused, touching nothing. `LockHeld` if a non-blocking flock
-/// on `.gateway-lock/owner` is refused, otherwise (free, no owner, not a directory) `LockStale`.
+/// Audit policy for an existing lock (audit-events.md §1.4): refused, touching nothing. `LockHeld` if a
+/// non-blocking flock on `.gateway-lock/owner` is refused, otherwise (free, no owner, not a directory)
+/// `LockStale`.
 fn audit_refusal(store: &PrivateDir) -> StorageError {
     let held = store
         .open_subdir_unchecked(OsStr::new(LOCK_DIR))
@@ -193,8 +196,8 @@ fn inspect_existing(store: &PrivateDir) -> Result<(PrivateDir, File)> {
     Ok((lock_dir, owner))
 }
 
-/// Events policy for an existing lock (§1.4): if the owner's flock is free, keep it, remove `owner` and
-/// `.gateway-lock`, fsync the store, perform steps 1–3, then close the old descriptor.
+/// Events policy for an existing lock (audit-events.md §1.4): if the owner's flock is free, keep it, remove
+/// `owner` and `.gateway-lock`, fsync the store, perform steps 1–3, then close the old descriptor.
 fn take_over(store: &PrivateDir, start_ref: &StartRef) -> Result<(PrivateDir, HeldFlock)> {
     let (old_dir, old_owner) = inspect_existing(store)?;
     let old_flock = match try_flock(old_owner) {
@@ -245,19 +248,19 @@ impl StoreLock {
     }
 
     /// Whether a stale events lock was taken over: the event log's first record must then be
-    /// `events_lock_recovered` (§3.5). Always `false` under the audit policy.
+    /// `events_lock_recovered` (audit-events.md §3.5). Always `false` under the audit policy.
     pub fn recovered(&self) -> bool {
         self.recovered
     }
 
-    /// The lock directory, where the audit's startup probe file is created (§2.5 step 6).
+    /// The lock directory, where the audit's startup probe file is created (audit-events.md §2.5 step 6).
     pub fn lock_dir(&self) -> &PrivateDir {
         &self.lock_dir
     }
 
-    /// Orderly release (§1.4): remove `owner`, any probe file and `.gateway-lock`, then fsync the store
-    /// directory; the flock is dropped last. Every step is attempted; the first failure is returned (at
-    /// shutdown the caller turns it into exit status 70, after a failed startup the exit stays 78).
+    /// Orderly release (audit-events.md §1.4): remove `owner`, any probe file and `.gateway-lock`, then fsync
+    /// the store directory; the flock is dropped last. Every step is attempted; the first failure is returned
+    /// (at shutdown the caller turns it into exit status 70, after a failed startup the exit stays 78).
     pub fn release(self) -> Result<()> {
         let StoreLock { store, lock_dir, owner, .. } = self;
         let steps = [

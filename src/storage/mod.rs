@@ -1,5 +1,5 @@
 //! The filesystem policy both stores and the artifact root stand on (audit-events.md §1.1–§1.4, §2.4,
-//! §3.2; lifecycle.md §3.2 stage 4).
+//! audit-events.md §3.2; lifecycle.md §3.2 stage 4).
 //!
 //! Owns: the ancestry rule R-ANC ([`ancestry`]), the private directory rule R-DIR and its
 //! descriptor-relative handle ([`private_dir`]), the lock rule R-LOCK with its audit and events policies

@@ -48,7 +48,7 @@ impl AsFd for PrivateDir {
     }
 }
 
-/// Applies R-DIR to the stat of the final component or of the opened descriptor (§1.3).
+/// Applies R-DIR to the stat of the final component or of the opened descriptor (audit-events.md §1.3).
 fn check_private(st: &EntryStat) -> Result<()> {
     match st.kind {
         EntryKind::Symlink => return Err(StorageError::rule(ErrorKind::DirectoryIsSymlink)),
@@ -148,7 +148,8 @@ impl PrivateDir {
     }
 
     /// Opens the subdirectory `name` with `O_DIRECTORY | O_NOFOLLOW` but without R-DIR's owner and mode
-    /// checks. Only for an existing `.gateway-lock`, whose rules are R-LOCK's (§1.4), not R-DIR's.
+    /// checks. Only for an existing `.gateway-lock`, whose rules are R-LOCK's (audit-events.md §1.4), not
+    /// R-DIR's.
     pub(crate) fn open_subdir_unchecked(&self, name: &OsStr) -> Result<PrivateDir> {
         check_name(name)?;
         let fd = open_dir_at(self.as_fd(), name).map_err(|e| StorageError::io(Op::Open, e))?;
@@ -168,8 +169,9 @@ impl PrivateDir {
         Ok(PrivateDir { fd })
     }
 
-    /// Creates a new private file (§1.3): `O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_WRONLY | O_APPEND`,
-    /// mode 0600, then `fchmod` to exactly 0600 before any content is written.
+    /// Creates a new private file (audit-events.md §1.3):
+    /// `O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_WRONLY | O_APPEND`, mode 0600, then `fchmod` to exactly
+    /// 0600 before any content is written.
     pub fn create_file(&self, name: &OsStr) -> Result<File> {
         check_name(name)?;
         let flags = OFlag::O_CREAT

@@ -16,7 +16,7 @@ use nix::unistd::geteuid;
 
 use super::error::{ErrorKind, Op, Result, StorageError};
 
-/// Mode of every private directory (audit-events.md §1.2 step 2, §1.3, §1.4 step 1).
+/// Mode of every private directory (audit-events.md §1.2 step 2, audit-events.md §1.3, §1.4 step 1).
 pub const DIR_MODE: u32 = 0o700;
 /// Mode of every private file (audit-events.md §1.3).
 pub const FILE_MODE: u32 = 0o600;

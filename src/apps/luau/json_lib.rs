@@ -3,7 +3,7 @@
 //! Owns the library table and its error texts. The value mapping is `convert`'s; `encode` writes
 //! deterministic JSON (`crate::json::encode`) and `decode` uses the strict decoder with the request
 //! limits of http-mcp.md §7.1 (at most 2,097,152 bytes). All four are pure, so they are usable while
-//! modules load (§12.2).
+//! modules load (execution.md §12.2).
 
 use mlua::{Lua, LuaSerdeExt, Table, Value as LuaValue};
 

@@ -4,8 +4,8 @@
 //!
 //! Owns the compiled form a per-call runtime starts from: [`CompiledLuau`] holds, per environment, the
 //! bytecode and dependency list of every component behind an `Arc`, so that a call creates fresh
-//! [`sandbox::Sandbox`]es from it on any thread without compiling again (§12.6). Does not own the run-time
-//! host functions, the JSON ↔ Luau mapping (§14) or call execution.
+//! [`sandbox::Sandbox`]es from it on any thread without compiling again (execution.md §12.6). Does not own
+//! the run-time host functions, the JSON ↔ Luau mapping (execution.md §14) or call execution.
 
 pub mod convert;
 pub mod graph;
@@ -26,7 +26,7 @@ use crate::config::manifest::{Component, Entry, Manifest, Workflow};
 /// execution.md §12.7: compilation and probe-loading of one application complete within 5,000 ms.
 pub const STARTUP_TIME_LIMIT: Duration = Duration::from_millis(5_000);
 
-/// Which environment a component belongs to (§12.2).
+/// Which environment a component belongs to (execution.md §12.2).
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum EnvironmentName {
     Workflow,
@@ -34,8 +34,8 @@ pub enum EnvironmentName {
 }
 
 impl EnvironmentName {
-    /// The chunk name of component `id`: `workflow/<id>` or `mission/<m>/<id>` (§12.2; also the record name
-    /// of pins.md §6.1).
+    /// The chunk name of component `id`: `workflow/<id>` or `mission/<m>/<id>` (execution.md §12.2; also the
+    /// record name of pins.md §6.1).
     pub fn chunk_name(&self, id: &str) -> String {
         match self {
             EnvironmentName::Workflow => format!("workflow/{id}"),
@@ -43,7 +43,7 @@ impl EnvironmentName {
         }
     }
 
-    /// `mission/<m>/eval`, the chunk name of `:eval` sources (§12.5); the workflow has none.
+    /// `mission/<m>/eval`, the chunk name of `:eval` sources (execution.md §12.5); the workflow has none.
     pub fn eval_chunk_name(&self) -> Option<String> {
         match self {
             EnvironmentName::Workflow => None,
@@ -98,8 +98,9 @@ impl Environment {
         self.components.values()
     }
 
-    /// §12.2: code of the chunk `caller` may require `id` when `id` is one of that component's declared
-    /// dependencies, or when `caller` is this mission's `:eval` chunk and `id` is any of its components.
+    /// execution.md §12.2: code of the chunk `caller` may require `id` when `id` is one of that component's
+    /// declared dependencies, or when `caller` is this mission's `:eval` chunk and `id` is any of its
+    /// components.
     pub fn may_require(&self, caller: &str, id: &str) -> bool {
         if self.eval_chunk_name.as_deref() == Some(caller) {
             return self.components.contains_key(id);
@@ -125,9 +126,9 @@ pub struct CompiledLuau {
 /// The bounds of the startup probe: the spec's values in production, smaller ones in tests.
 #[derive(Clone, Copy, Debug)]
 pub struct ProbeLimits {
-    /// Interrupt points for the whole probe of one application (§12.8).
+    /// Interrupt points for the whole probe of one application (execution.md §12.8).
     pub interrupts: u64,
-    /// Compilation plus probing of one application (§12.7).
+    /// Compilation plus probing of one application (execution.md §12.7).
     pub time: Duration,
     /// Luau heap of each probe sandbox: the application's `limits.memory_bytes`.
     pub memory_bytes: usize,
@@ -157,7 +158,7 @@ pub fn check_components(manifest: &Manifest) -> Result<(), AppError> {
 }
 
 /// Stage 5e for the Luau parts: graph checks, compilation of every component of every environment, the
-/// entry component's existence, and the probe of §12.7.
+/// entry component's existence, and the probe of execution.md §12.7.
 pub fn build(manifest: &Manifest, closure: &Closure, limits: ProbeLimits) -> Result<CompiledLuau, AppError> {
     let started = Instant::now();
     let budget = sandbox::Budget::new(limits.interrupts, started.checked_add(limits.time));
@@ -207,7 +208,7 @@ fn compile_environment(
     Ok(Environment { name, components: compiled, eval_chunk_name })
 }
 
-/// Compiles one Luau source to bytecode (§12.7); a syntax error is `template_invalid`.
+/// Compiles one Luau source to bytecode (execution.md §12.7); a syntax error is `template_invalid`.
 pub fn compile_source(source: &[u8]) -> Result<Vec<u8>, AppError> {
     Compiler::new().compile(source).map_err(|_| AppError::new(AppErrorKind::LuauSyntax))
 }

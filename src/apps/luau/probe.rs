@@ -4,8 +4,8 @@
 //! entry name; every mission component is loaded. Every chunk must return a table.
 //!
 //! Owns the probe's stand-in host functions: `mission`, `tool` and `fail` raise, because host functions
-//! never act while a module loads (§12.2), so the probe contacts nothing. The `json` library is the real
-//! one (it is pure). Does not call the entry function.
+//! never act while a module loads (execution.md §12.2), so the probe contacts nothing. The `json` library is
+//! the real one (it is pure). Does not call the entry function.
 
 use std::sync::Arc;
 
@@ -16,7 +16,7 @@ use super::sandbox::{Budget, Exhaustion, Sandbox};
 use super::{CompiledLuau, Environment};
 use crate::apps::error::{fail, AppError, AppErrorKind};
 
-/// Which host globals an environment has (§12.4).
+/// Which host globals an environment has (execution.md §12.4).
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Role {
     Workflow,

@@ -1,13 +1,14 @@
 //! One Luau sandbox (execution.md §12.4, §12.6, §12.8): a fresh Luau state for one environment, with the
-//! §12.4 globals and nothing else, read-only built-ins, the call's interrupt budget and a memory limit, and
-//! the `require` of §12.2 over bytecode compiled once at startup.
+//! execution.md §12.4 globals and nothing else, read-only built-ins, the call's interrupt budget and a memory
+//! limit, and the `require` of execution.md §12.2 over bytecode compiled once at startup.
 //!
 //! Owns the global allow-list, the module loader (declared dependencies only, one instance per sandbox,
 //! cycles refused), the shared [`Budget`] (interrupts, deadline, cancellation), the per-sandbox halt that
 //! `fail` sets, and garbage collection ahead of the memory limit. Does not own host functions (`mission`,
 //! `tool`, `fail`, `json`): whoever creates a sandbox installs them through the `install` hook, before the
-//! built-ins are frozen. A fresh state per sandbox is what makes calls unable to see each other (§12.6);
-//! it costs one state creation and a bytecode load per module actually required, never a compilation.
+//! built-ins are frozen. A fresh state per sandbox is what makes calls unable to see each other
+//! (execution.md §12.6); it costs one state creation and a bytecode load per module actually required, never
+//! a compilation.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
@@ -22,7 +23,7 @@ use super::Environment;
 /// execution.md §12.8: a call may pass at most 100,000,000 interrupt points across its sandboxes.
 pub const INTERRUPT_BUDGET: u64 = 100_000_000;
 
-/// The libraries of §12.4 (the base library is always present and is pruned below).
+/// The libraries of execution.md §12.4 (the base library is always present and is pruned below).
 fn libraries() -> StdLib {
     StdLib::TABLE | StdLib::STRING | StdLib::UTF8 | StdLib::BIT | StdLib::MATH | StdLib::BUFFER
 }
@@ -70,9 +71,9 @@ const MAX_CALLER_LEVELS: usize = 32;
 /// Why a budget refused to continue.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Exhaustion {
-    /// More interrupt points than the budget allows (§12.8).
+    /// More interrupt points than the budget allows (execution.md §12.8).
     Interrupts,
-    /// The deadline passed (the run's deadline, or the 5,000 ms startup bound of §12.7).
+    /// The deadline passed (the run's deadline, or the 5,000 ms startup bound of execution.md §12.7).
     Deadline,
     /// The run was cancelled from outside (execution.md §5.3: client gone, drain cutoff, front request).
     Cancelled,
@@ -80,12 +81,12 @@ pub enum Exhaustion {
 
 /// The interrupt budget, deadline and cancellation flag shared by every sandbox of one call (or of one
 /// startup probe). Once exhausted it stays exhausted: every later interrupt point raises again, so no loop
-/// can iterate and no function can be entered, whatever `pcall` catches (§12.8).
+/// can iterate and no function can be entered, whatever `pcall` catches (execution.md §12.8).
 #[derive(Debug)]
 pub struct Budget {
     remaining: AtomicU64,
     deadline: Option<Instant>,
-    /// Set from another thread to cancel the run; read at every interrupt point (§12.8).
+    /// Set from another thread to cancel the run; read at every interrupt point (execution.md §12.8).
     cancel: Option<Arc<AtomicBool>>,
     /// 0: running; 1: interrupts exhausted; 2: deadline passed; 3: cancelled.
     exhausted: AtomicU8,
@@ -153,7 +154,8 @@ impl Budget {
         Ok(())
     }
 
-    /// Everything at once, for host-function boundaries (§12.8): sticky state, cancellation, the clock.
+    /// Everything at once, for host-function boundaries (execution.md §12.8): sticky state, cancellation, the
+    /// clock.
     pub fn check(&self) -> Result<(), Exhaustion> {
         if let Some(e) = self.exhausted() {
             return Err(e);
@@ -179,7 +181,8 @@ struct Modules {
     slots: Mutex<BTreeMap<String, Slot>>,
     /// How many module chunks are running right now (nested `require`s count each).
     loading: AtomicUsize,
-    /// Set by `fail`: every interrupt point of this sandbox raises until the host resumes it (§12.5).
+    /// Set by `fail`: every interrupt point of this sandbox raises until the host resumes it
+    /// (execution.md §12.5).
     halted: AtomicBool,
     /// The sandbox's current memory limit (the runtime moves it as sandboxes of a call take turns).
     memory_limit: AtomicUsize,
@@ -193,8 +196,8 @@ enum Slot {
 }
 
 /// The sandbox state host functions see: whether a module chunk is running, so that they can refuse to
-/// act (§12.2: module loading is pure), the halt that makes `fail` uncatchable (§12.5), and the memory
-/// limit (§12.8).
+/// act (execution.md §12.2: module loading is pure), the halt that makes `fail` uncatchable
+/// (execution.md §12.5), and the memory limit (execution.md §12.8).
 #[derive(Clone)]
 pub struct SandboxState(Arc<Modules>);
 
@@ -275,8 +278,8 @@ fn runtime(message: impl Into<String>) -> mlua::Error {
 }
 
 impl Sandbox {
-    /// Creates the sandbox: §12.4 globals, `require`, whatever `install` adds (host functions, before the
-    /// built-ins become read-only), then sandbox mode, the interrupt budget and the memory limit.
+    /// Creates the sandbox: execution.md §12.4 globals, `require`, whatever `install` adds (host functions,
+    /// before the built-ins become read-only), then sandbox mode, the interrupt budget and the memory limit.
     pub fn new(
         env: Arc<Environment>,
         memory_limit: usize,
@@ -355,8 +358,8 @@ fn prune_globals(globals: &Table) -> mlua::Result<()> {
     Ok(())
 }
 
-/// `require(id)` of §12.2: `id` must be a declared dependency of the component whose code calls it, or
-/// any component of the mission when called from an `:eval` chunk.
+/// `require(id)` of execution.md §12.2: `id` must be a declared dependency of the component whose code calls
+/// it, or any component of the mission when called from an `:eval` chunk.
 fn require_function(lua: &Lua, env: Arc<Environment>, modules: Arc<Modules>) -> mlua::Result<Function> {
     lua.create_function(move |lua, id: Value| {
         let Value::String(id) = id else { return Err(runtime("require expects a component id string")) };
@@ -394,7 +397,7 @@ fn calling_chunk(lua: &Lua) -> Option<String> {
     None
 }
 
-/// Runs component `id`'s chunk once per sandbox; its one return value must be a table (§12.2).
+/// Runs component `id`'s chunk once per sandbox; its one return value must be a table (execution.md §12.2).
 fn load_module(lua: &Lua, env: &Environment, modules: &Modules, id: &str) -> mlua::Result<Table> {
     let component = env.component(id).ok_or_else(|| runtime(format!("unknown component {id:?}")))?;
     {

@@ -23,15 +23,15 @@ use crate::json::Value;
 /// The state of one run, shared by its host functions.
 pub(super) struct Run {
     pub budget: Arc<Budget>,
-    /// `limits.memory_bytes`: all sandboxes of the call together (§12.8).
+    /// `limits.memory_bytes`: all sandboxes of the call together (execution.md §12.8).
     pub memory_bytes: usize,
     /// The declared missions and their compiled environments.
     pub missions: BTreeMap<String, Arc<Environment>>,
-    /// Mission sandboxes, created at the first `:call`/`:eval` of each mission (§12.6).
+    /// Mission sandboxes, created at the first `:call`/`:eval` of each mission (execution.md §12.6).
     pub sandboxes: Mutex<BTreeMap<String, Arc<MissionSandbox>>>,
     /// `Some(detail)` once the workflow called `fail` (the first call wins; it ends the run).
     pub failed: Mutex<Option<Option<String>>>,
-    /// The provider runtime's port for `tool` (§12.5); `None` without providers.
+    /// The provider runtime's port for `tool` (execution.md §12.5); `None` without providers.
     pub tools: Option<Arc<dyn ToolPort>>,
 }
 
@@ -42,8 +42,8 @@ pub(super) fn ended() -> mlua::Error {
 }
 
 impl Run {
-    /// §12.8: deadline and cancellation are checked at every host-function boundary; a halted workflow
-    /// (after `fail`) may not act either.
+    /// execution.md §12.8: deadline and cancellation are checked at every host-function boundary; a halted
+    /// workflow (after `fail`) may not act either.
     pub fn boundary(&self) -> mlua::Result<()> {
         self.budget.check().map_err(|_| ended())?;
         if self.failed.lock().map_err(|_| ended())?.is_some() {
@@ -60,9 +60,9 @@ impl Run {
     }
 
     /// The memory one sandbox may hold while the others hold `others` bytes: the call's limit is shared
-    /// (§12.8). Only one sandbox of a call runs at a time (the workflow waits inside `:call`/`:eval`), so
-    /// setting the running sandbox's limit to what the others leave is exact. Never 0, which mlua reads
-    /// as "no limit".
+    /// (execution.md §12.8). Only one sandbox of a call runs at a time (the workflow waits inside
+    /// `:call`/`:eval`), so setting the running sandbox's limit to what the others leave is exact. Never 0,
+    /// which mlua reads as "no limit".
     pub fn limit_beside(&self, others: usize) -> usize {
         self.memory_bytes.saturating_sub(others).max(1)
     }
@@ -124,8 +124,8 @@ pub(super) fn run(
     let finished = execute(&run, env, &entry.component, &entry.function, input, on_entry);
     let failed = run.failed.lock().map(|f| f.clone()).unwrap_or(Some(None));
     let end = outcome::classify(&run.budget, limits.deadline, failed, finished);
-    // §12.6: all sandboxes of the call are destroyed when the run settles (the workflow's went with
-    // `execute`).
+    // execution.md §12.6: all sandboxes of the call are destroyed when the run settles (the workflow's went
+    // with `execute`).
     if let Ok(mut sandboxes) = run.sandboxes.lock() {
         sandboxes.clear();
     }
@@ -146,7 +146,7 @@ fn execute(
         host::install_workflow(lua, globals, state, run.clone())
     })?;
     let lua: &Lua = sandbox.lua();
-    // Metamethods included, as the startup probe looked it up (§12.7).
+    // Metamethods included, as the startup probe looked it up (execution.md §12.7).
     let entry: LuaValue = sandbox.require(component)?.get(function)?;
     let LuaValue::Function(entry) = entry else {
         return Err(mlua::Error::runtime("the entry is not a function"));
@@ -156,7 +156,7 @@ fn execute(
     run.boundary()?;
     on_entry();
     let result: LuaValue = entry.call(argument)?;
-    // §5.3: once the run is cancelled, nothing more is done with its values.
+    // execution.md §5.3: once the run is cancelled, nothing more is done with its values.
     run.boundary()?;
     Ok(to_json(lua, &result))
 }

@@ -2,10 +2,11 @@
 //! `fail` and `json` in both, and the `pcall`/`xpcall` guard that makes the end of a run (or of a mission
 //! invocation) uncatchable.
 //!
-//! Owns the guards every host function applies first: no acting while a module chunk loads (§12.2), and
-//! the run's deadline and cancellation at the boundary (§12.8). `mission` handles are built by a small
-//! Luau shim (compiled once per process) because a mission failure must be raised as a Luau *table*
-//! (`{ kind = … }`), which a Rust callback cannot raise. Does not own mission invocations (`missions`).
+//! Owns the guards every host function applies first: no acting while a module chunk loads
+//! (execution.md §12.2), and the run's deadline and cancellation at the boundary (execution.md §12.8).
+//! `mission` handles are built by a small Luau shim (compiled once per process) because a mission failure
+//! must be raised as a Luau *table* (`{ kind = … }`), which a Rust callback cannot raise. Does not own
+//! mission invocations (`missions`).
 
 use std::sync::{Arc, OnceLock};
 
@@ -52,10 +53,10 @@ return function(name)
 end
 "#;
 
-/// The `pcall`/`xpcall` guard (§5.3, §12.5, §12.8). Interrupt points alone would let the straight-line
-/// code after a caught error run until its next call or loop; the guard re-raises a caught error once
-/// the sandbox may not go on (halted by `fail`, budget exhausted, deadline passed, cancelled) and never
-/// calls an `xpcall` handler then, so no code of the script runs after the end, handlers included.
+/// The `pcall`/`xpcall` guard (execution.md §5.3, §12.5, §12.8). Interrupt points alone would let the
+/// straight-line code after a caught error run until its next call or loop; the guard re-raises a caught
+/// error once the sandbox may not go on (halted by `fail`, budget exhausted, deadline passed, cancelled) and
+/// never calls an `xpcall` handler then, so no code of the script runs after the end, handlers included.
 const GUARD_SHIM: &str = r#"
 local raw_pcall, raw_xpcall, stopped = pcall, xpcall, ...
 local function settle(ok, ...)
@@ -75,7 +76,7 @@ end
 return guarded_pcall, guarded_xpcall
 "#;
 
-/// A shim's bytecode, compiled once per process (§12.7: no per-call compilation of fixed code).
+/// A shim's bytecode, compiled once per process (execution.md §12.7: no per-call compilation of fixed code).
 fn bytecode(cell: &'static OnceLock<Result<Vec<u8>, String>>, source: &str) -> mlua::Result<&'static [u8]> {
     match cell.get_or_init(|| Compiler::new().compile(source).map_err(|e| e.to_string())) {
         Ok(bytes) => Ok(bytes),
@@ -107,8 +108,8 @@ fn install_guard(lua: &Lua, globals: &Table, state: SandboxState, run: Arc<Run>)
     globals.raw_set("xpcall", xpcall)
 }
 
-/// §12.2: host functions that reach outside raise while any module chunk of their sandbox is running;
-/// and none acts in a sandbox that `fail` halted.
+/// execution.md §12.2: host functions that reach outside raise while any module chunk of their sandbox is
+/// running; and none acts in a sandbox that `fail` halted.
 fn guard(state: &SandboxState, name: &str) -> mlua::Result<()> {
     if state.is_loading() {
         return Err(mlua::Error::runtime(format!("{name} is not available while modules load")));
@@ -131,8 +132,8 @@ pub(super) fn install_workflow(
     let fail = lua.create_function(move |_, value: LuaValue| -> mlua::Result<()> {
         guard(&s, "fail")?;
         r.boundary()?;
-        // §12.5: the run ends at once; the halt makes every later interrupt point raise, so `pcall`
-        // cannot resume it, and `classify` reports the recorded detail whatever the code does next.
+        // execution.md §12.5: the run ends at once; the halt makes every later interrupt point raise, so
+        // `pcall` cannot resume it, and `classify` reports the recorded detail whatever the code does next.
         r.record_fail(fail_detail(&value));
         s.halt();
         Err(mlua::Error::runtime("fail"))
@@ -180,7 +181,7 @@ pub(super) fn install_mission(
     let fail = lua.create_function(move |lua, value: LuaValue| -> mlua::Result<()> {
         guard(&s, "fail")?;
         r.boundary()?;
-        // §12.5: copied by value; `nil` in the workflow when not convertible.
+        // execution.md §12.5: copied by value; `nil` in the workflow when not convertible.
         slot.record(to_json(lua, &value).ok());
         s.halt();
         Err(mlua::Error::runtime("fail"))
@@ -193,7 +194,7 @@ pub(super) fn install_mission(
             return Err(mlua::Error::runtime("tool: the alias must be a string"));
         };
         let alias = alias.to_str().map(|a| a.to_owned()).unwrap_or_default();
-        // §12.5: `nil` means `{}`; anything that does not convert to a JSON object is
+        // execution.md §12.5: `nil` means `{}`; anything that does not convert to a JSON object is
         // `mcp_request_invalid`, reported by the port after its grant check (providers.md §8.1 step 1).
         let arguments = match &arguments {
             LuaValue::Nil => Some(crate::json::Value::Object(Default::default())),
@@ -204,7 +205,7 @@ pub(super) fn install_mission(
             // A run without a provider runtime (unit tests, provider-free tools) has no grants.
             None => ToolReply::failed(FailureClass::ToolNotGranted, Dispatch::False),
         };
-        // §5.3: once the run is cancelled, nothing more is done with the answer.
+        // execution.md §5.3: once the run is cancelled, nothing more is done with the answer.
         run.boundary()?;
         reply.table(lua)
     })?;

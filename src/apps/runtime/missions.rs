@@ -5,8 +5,8 @@
 //! call), the by-value crossing in both directions (JSON in between: fresh tables, array marks kept, each
 //! sandbox's own `json.null`), the memory hand-over between sandboxes, and the failure tables
 //! `{ kind = "fail", value = … }` / `{ kind = "error", message = … }`. Cancellation and budget exhaustion
-//! are not mission failures: they surface as the run-ending error (§12.5). Does not own the host globals
-//! inside a mission (`host`).
+//! are not mission failures: they surface as the run-ending error (execution.md §12.5). Does not own the host
+//! globals inside a mission (`host`).
 
 use std::sync::{Arc, Mutex};
 
@@ -21,7 +21,7 @@ use crate::apps::luau::sandbox::{Sandbox, SandboxState};
 use crate::apps::luau::EnvironmentName;
 use crate::json::Value;
 
-/// §12.5: an `:eval` source is at most 262,144 bytes.
+/// execution.md §12.5: an `:eval` source is at most 262,144 bytes.
 pub const MAX_EVAL_SOURCE_BYTES: usize = 262_144;
 
 /// What the mission's `fail` recorded during the current invocation: `Some(value)` after `fail(value)`,
@@ -71,7 +71,7 @@ enum Prepared {
     Eval { source: Vec<u8> },
 }
 
-/// How an invocation did not complete normally (§12.5).
+/// How an invocation did not complete normally (execution.md §12.5).
 enum Failure {
     Fail(Option<Value>),
     Error(String),
@@ -89,7 +89,8 @@ pub(super) fn invoke(
 ) -> mlua::Result<(bool, LuaValue)> {
     let outcome = prepare(workflow, invocation)
         .and_then(|prepared| in_mission(workflow, workflow_state, run, name, prepared));
-    // §12.5: cancellation and budget exhaustion end the whole run; they are not mission failures.
+    // execution.md §12.5: cancellation and budget exhaustion end the whole run; they are not mission
+    // failures.
     run.boundary()?;
     match outcome {
         Ok(None) => Ok((true, LuaValue::Nil)),
@@ -98,7 +99,7 @@ pub(super) fn invoke(
     }
 }
 
-/// Takes the target, arguments or source out of the workflow sandbox (by value, §14.3).
+/// Takes the target, arguments or source out of the workflow sandbox (by value, execution.md §14.3).
 fn prepare(workflow: &Lua, invocation: Invocation) -> Result<Prepared, Failure> {
     match invocation {
         Invocation::Call { target, args } => {
@@ -106,7 +107,7 @@ fn prepare(workflow: &Lua, invocation: Invocation) -> Result<Prepared, Failure> 
                 return Err(Failure::Error(":call: the target must be a string".into()));
             };
             let target = target.to_str().map(|t| t.to_owned()).map_err(|_| unknown_target())?;
-            // §12.5: "<component id>.<function name>", split at its only `.`.
+            // execution.md §12.5: "<component id>.<function name>", split at its only `.`.
             let mut parts = target.split('.');
             let (Some(component), Some(function), None) = (parts.next(), parts.next(), parts.next()) else {
                 return Err(unknown_target());
@@ -137,7 +138,7 @@ fn unknown_target() -> Failure {
 }
 
 /// Runs the prepared invocation in the mission's sandbox, with the memory the workflow and the other
-/// missions leave (§12.8), and collects its fail record.
+/// missions leave (execution.md §12.8), and collects its fail record.
 fn in_mission(
     workflow: &Lua,
     workflow_state: &SandboxState,
@@ -187,7 +188,7 @@ fn execute(mission: &MissionSandbox, name: &str, prepared: Prepared) -> mlua::Re
         }
     };
     match result {
-        // §12.5: `nil` stays `nil`.
+        // execution.md §12.5: `nil` stays `nil`.
         LuaValue::Nil => Ok(None),
         other => {
             to_json(lua, &other).map(Some).map_err(|e| mlua::Error::runtime(format!("mission result: {e}")))
@@ -195,7 +196,8 @@ fn execute(mission: &MissionSandbox, name: &str, prepared: Prepared) -> mlua::Re
     }
 }
 
-/// The mission's sandbox in this call: created at the first invocation, reused afterwards (§12.6).
+/// The mission's sandbox in this call: created at the first invocation, reused afterwards
+/// (execution.md §12.6).
 fn sandbox_of(workflow: &Lua, run: &Arc<Run>, name: &str) -> Result<Arc<MissionSandbox>, Failure> {
     let mut sandboxes =
         run.sandboxes.lock().map_err(|_| Failure::Error("mission sandboxes unavailable".into()))?;

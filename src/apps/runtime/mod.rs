@@ -1,13 +1,14 @@
 //! The per-call Luau runtime (execution.md §12, §14): one run of a Luau application's entry for one
 //! admitted call, synchronous and blocking, meant for `tokio::task::spawn_blocking`.
 //!
-//! * `call` owns the run: the fresh workflow sandbox from startup bytecode (§12.6), the shared interrupt
-//!   budget, deadline and cancellation (§12.8), the memory shared by all sandboxes of the call, the entry
-//!   call and the conversion of its first return value (§8 steps 1–2);
+//! * `call` owns the run: the fresh workflow sandbox from startup bytecode (execution.md §12.6), the shared
+//!   interrupt budget, deadline and cancellation (execution.md §12.8), the memory shared by all sandboxes of
+//!   the call, the entry call and the conversion of its first return value (execution.md §8 steps 1–2);
 //! * `missions` owns mission sandboxes (created lazily, one per mission per call), `:call`/`:eval` and the
-//!   by-value crossing of §14.3, and the failure tables of §12.5;
-//! * `host` owns the host globals (`mission`, `fail`, `tool`, `json`) of §12.4–§12.5;
-//! * `outcome` owns how the end of a run is classified into a [`RunEnd`] and the fail-detail rule (§7.2).
+//!   by-value crossing of execution.md §14.3, and the failure tables of execution.md §12.5;
+//! * `host` owns the host globals (`mission`, `fail`, `tool`, `json`) of execution.md §12.4–§12.5;
+//! * `outcome` owns how the end of a run is classified into a [`RunEnd`] and the fail-detail rule
+//!   (execution.md §7.2).
 //!
 //! Does not own the outcome codes, result contracts, responses, audit or publication (the call executor's),
 //! nor compilation and the startup probe (`apps::luau`). `tools` is the seam to the provider runtime
@@ -31,16 +32,16 @@ use super::luau::CompiledLuau;
 /// The bounds of one run.
 #[derive(Clone, Copy, Debug)]
 pub struct CallLimits {
-    /// Luau heap of all sandboxes of the call together (`limits.memory_bytes`, §12.8).
+    /// Luau heap of all sandboxes of the call together (`limits.memory_bytes`, execution.md §12.8).
     pub memory_bytes: usize,
-    /// Interrupt points across all sandboxes of the call (100,000,000 in production, §12.8).
+    /// Interrupt points across all sandboxes of the call (100,000,000 in production, execution.md §12.8).
     pub interrupts: u64,
-    /// The run's deadline (§3.2, §5.4).
+    /// The run's deadline (execution.md §3.2, §5.4).
     pub deadline: Instant,
 }
 
 impl CallLimits {
-    /// The limits of §12.8 for an application whose `limits.memory_bytes` is `memory_bytes`
+    /// The limits of execution.md §12.8 for an application whose `limits.memory_bytes` is `memory_bytes`
     /// (`Template::memory_bytes`), ending at `deadline`.
     pub fn for_application(memory_bytes: u64, deadline: Instant) -> CallLimits {
         CallLimits {
@@ -65,7 +66,8 @@ impl CancelToken {
         CancelToken::default()
     }
 
-    /// Cancels the run: its next interrupt point or host-function boundary ends it (§5.3, §12.8).
+    /// Cancels the run: its next interrupt point or host-function boundary ends it
+    /// (execution.md §5.3, §12.8).
     pub fn cancel(&self) {
         self.flag.store(true, Ordering::Release);
         self.wake.notify_waiters();
@@ -97,10 +99,11 @@ impl CancelToken {
 /// How a run ended.
 #[derive(Clone, Debug, PartialEq)]
 pub enum RunEnd {
-    /// The entry's first return value, converted to JSON (§14.2) and within depth 64 / 100,000 nodes
-    /// (§8.1–8.2).
+    /// The entry's first return value, converted to JSON (execution.md §14.2) and within depth 64 / 100,000
+    /// nodes (execution.md §8.1–8.2).
     Returned(crate::json::Value),
-    /// §8 step 1 or 2 failed: not convertible, or over the JSON bounds (outcome `invalid_result`).
+    /// execution.md §8 step 1 or 2 failed: not convertible, or over the JSON bounds (outcome
+    /// `invalid_result`).
     NotConvertible,
     /// `execution_failed`: uncaught error, `fail` in the workflow, unhandled mission failure, interrupt
     /// budget, uncaught memory error. `detail` is `Some` only for `fail(s)` with a string of 1..=1024 bytes
@@ -122,7 +125,7 @@ pub fn run_workflow(
     call::run(luau, input, limits, cancel, &|| {}, None)
 }
 
-/// [`run_workflow`] with the provider runtime's port behind `tool` (§12.5).
+/// [`run_workflow`] with the provider runtime's port behind `tool` (execution.md §12.5).
 pub fn run_workflow_with(
     luau: &CompiledLuau,
     input: &crate::json::Value,

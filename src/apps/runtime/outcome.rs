@@ -1,5 +1,5 @@
-//! The end of a run (execution.md §6.3, §7.2, §8 steps 1–2, §12.8): which [`RunEnd`] a finished or
-//! interrupted run is, and the fail-detail rule.
+//! The end of a run (execution.md §6.3, §7.2, §8 steps 1–2, execution.md §12.8): which [`RunEnd`] a finished
+//! or interrupted run is, and the fail-detail rule.
 //!
 //! Owns the precedence among what can end a run (cancellation and deadline over everything, then the
 //! interrupt budget, then the workflow's `fail`, then an uncaught error, then the value) and the messages
@@ -12,7 +12,7 @@ use crate::apps::luau::convert::NotConvertible;
 use crate::apps::luau::sandbox::{Budget, Exhaustion};
 use crate::json::Value;
 
-/// §7.2: a `fail` string reaches the client only with 1..=1,024 bytes.
+/// execution.md §7.2: a `fail` string reaches the client only with 1..=1,024 bytes.
 pub const MAX_DETAIL_BYTES: usize = 1_024;
 
 /// What the workflow code did, before classification.
@@ -25,8 +25,9 @@ pub(super) fn classify(
     failed: Option<Option<String>>,
     finished: Finished,
 ) -> RunEnd {
-    // §6.3: `cancelled` beats every other outcome; a deadline that passes while the value is still being
-    // converted still counts (§5.4), so the clock and the flag are read now, after conversion.
+    // execution.md §6.3: `cancelled` beats every other outcome; a deadline that passes while the value is
+    // still being converted still counts (execution.md §5.4), so the clock and the flag are read now, after
+    // conversion.
     let exhausted = budget.check().err().or(budget.exhausted());
     if Instant::now() >= deadline || matches!(exhausted, Some(Exhaustion::Deadline | Exhaustion::Cancelled)) {
         return RunEnd::Cancelled;
@@ -44,7 +45,8 @@ pub(super) fn classify(
     }
 }
 
-/// §7.2 / §12.5: the detail of `fail(value)`: a string of 1..=1,024 bytes of valid UTF-8, else nothing.
+/// execution.md §7.2 / §12.5: the detail of `fail(value)`: a string of 1..=1,024 bytes of valid UTF-8, else
+/// nothing.
 pub(super) fn fail_detail(value: &mlua::Value) -> Option<String> {
     let mlua::Value::String(s) = value else { return None };
     let bytes = s.as_bytes();
@@ -54,8 +56,8 @@ pub(super) fn fail_detail(value: &mlua::Value) -> Option<String> {
     std::str::from_utf8(&bytes).ok().map(str::to_owned)
 }
 
-/// The text of a mission's `{ kind = "error" }` failure (§12.5): the Luau message without tracebacks.
-/// It reaches the workflow only, never a client (§12.2).
+/// The text of a mission's `{ kind = "error" }` failure (execution.md §12.5): the Luau message without
+/// tracebacks. It reaches the workflow only, never a client (execution.md §12.2).
 pub(super) fn message(error: &mlua::Error) -> String {
     match error {
         mlua::Error::RuntimeError(m) | mlua::Error::SyntaxError { message: m, .. } => m.clone(),

@@ -27,7 +27,7 @@ impl ToolReply {
         ToolReply::Failed { class, dispatch, content: None }
     }
 
-    /// The reply as the Luau table of §12.5, built in the mission's sandbox.
+    /// The reply as the Luau table of execution.md §12.5, built in the mission's sandbox.
     pub fn table(&self, lua: &Lua) -> mlua::Result<Table> {
         let result = lua.create_table()?;
         match self {
@@ -57,7 +57,7 @@ impl ToolReply {
 
 /// The provider runtime as one run sees it. Called on the run's blocking thread; it blocks until the
 /// upstream call is answered, failed, timed out or cancelled (upstream calls of one run are sequential,
-/// §12.5).
+/// execution.md §12.5).
 pub trait ToolPort: Send + Sync {
     /// `arguments` is `None` when the script passed something that does not convert to a JSON object
     /// (`mcp_request_invalid`, after the grant check); `nil` was already mapped to `{}`.

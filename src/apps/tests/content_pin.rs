@@ -1,5 +1,5 @@
-//! pins.md §6 and §11.1–§11.2: exact pins from files on disk, the stream layout, the §6.3 invariances,
-//! the duplicate-record rule and the stream bound.
+//! pins.md §6 and §11.1–§11.2: exact pins from files on disk, the stream layout, the pins.md §6.3
+//! invariances, the duplicate-record rule and the stream bound.
 
 use super::*;
 use crate::apps::closure;

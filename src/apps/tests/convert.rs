@@ -1,4 +1,5 @@
-//! execution.md §14: the JSON ↔ Luau mapping (the round-trip table of §14.5) and the `json` library.
+//! execution.md §14: the JSON ↔ Luau mapping (the round-trip table of execution.md §14.5) and the `json`
+//! library.
 
 use mlua::Lua;
 
@@ -32,7 +33,7 @@ pub(super) const ROUND_TRIPS: &[(&str, &str)] = &[
     (r#"{"s":"é\u0001"}"#, r#"{"s":"é\u0001"}"#),
 ];
 
-/// §14.5 rows with an input: JSON → Luau → JSON.
+/// execution.md §14.5 rows with an input: JSON → Luau → JSON.
 #[test]
 fn round_trips() {
     let lua = lua();
@@ -43,7 +44,7 @@ fn round_trips() {
     }
 }
 
-/// §14.5 rows without an input, and the further rules of §14.2.
+/// execution.md §14.5 rows without an input, and the further rules of execution.md §14.2.
 #[test]
 fn luau_to_json() {
     use NotConvertible as N;

@@ -275,7 +275,7 @@ fn probe_limits() {
     assert_eq!(build_with(hog, "app.run", &[], tight).map(|_| ()), err(AppErrorKind::LuauProbeFailed));
 }
 
-/// The spec's own bounds end a non-terminating module too (within the 5,000 ms of §12.7).
+/// The spec's own bounds end a non-terminating module too (within the 5,000 ms of execution.md §12.7).
 #[test]
 fn default_probe_limits_end_an_infinite_loop() {
     let started = Instant::now();

@@ -35,7 +35,8 @@ function M.hog_table() local t = {} for i = 1, 1e7 do t[i] = string.rep("x", 64)
 return M
 "#;
 
-/// Mission `m`'s component `lazy`: host functions are refused while it loads (§12.2), at run time too.
+/// Mission `m`'s component `lazy`: host functions are refused while it loads (execution.md §12.2), at run
+/// time too.
 const MISSION_LAZY: &str = r#"
 local tool_ok = pcall(tool, "notes.read", {})
 local fail_ok = pcall(fail, "x")
@@ -91,7 +92,8 @@ fn echo_returns_its_input() {
     assert_eq!(run(&echo, r#"{"a":[1,{"b":null}]}"#), returned(r#"{"a":[1,{"b":null}]}"#));
 }
 
-/// §12.5: handles, `:call`, `:eval`, failures, `tool`; §14.3: values cross by value.
+/// execution.md §12.5: handles, `:call`, `:eval`, failures, `tool`; execution.md §14.3: values cross by
+/// value.
 #[test]
 fn mission_vectors() {
     let not_granted = r#"{"ok":false,"error":{"code":"tool_not_granted","message":"Tool not granted","retryable":false,"dispatch":"false"}}"#;
@@ -195,7 +197,7 @@ fn mission_vectors() {
     }
 }
 
-/// §12.2 at run time: a workflow module loaded lazily cannot reach outside while it loads.
+/// execution.md §12.2 at run time: a workflow module loaded lazily cannot reach outside while it loads.
 #[test]
 fn host_functions_raise_while_a_workflow_module_loads() {
     let lazy = "local ok = pcall(mission, 'm')\nlocal okf = pcall(fail, 'x')\nreturn {ok = ok, okf = okf}";
@@ -211,7 +213,7 @@ fn host_functions_raise_while_a_workflow_module_loads() {
     assert_eq!(run(&compiled, "{}"), returned(r#"{"required":true,"mission":false,"fail":false}"#));
 }
 
-/// §7.2, §12.5: which `fail` values become the detail; `fail` cannot be caught.
+/// execution.md §7.2, §12.5: which `fail` values become the detail; `fail` cannot be caught.
 #[test]
 fn fail_detail_vectors() {
     let table: &[(&str, &str, RunEnd)] = &[
@@ -238,7 +240,7 @@ fn fail_detail_vectors() {
     }
 }
 
-/// §14.5 through the runtime: as the entry's input and result, and across `:call` both ways.
+/// execution.md §14.5 through the runtime: as the entry's input and result, and across `:call` both ways.
 #[test]
 fn round_trip_vectors() {
     let echo = app("return input");
@@ -261,7 +263,7 @@ fn round_trip_vectors() {
         ("-0.0", Some("0")),
         ("1e300", Some("1e300")),
         ("nil", None),
-        // Depth 65 (64 arrays around an object) is over the bound of §8.2; depth 64 is not.
+        // Depth 65 (64 arrays around an object) is over the bound of execution.md §8.2; depth 64 is not.
         ("(function() local t = {} for _ = 1, 64 do t = {t} end return t end)()", None),
         ("(function() local t = {} for _ = 1, 63 do t = {t} end return t end)()", Some(&deep)),
     ];
@@ -275,7 +277,7 @@ fn round_trip_vectors() {
     }
 }
 
-/// §12.4: the globals of the workflow and of a mission, exactly.
+/// execution.md §12.4: the globals of the workflow and of a mission, exactly.
 const GLOBALS_CHECK: &str = r#"
 local absent = {"io", "os", "debug", "coroutine", "load", "loadstring", "dofile", "loadfile", "collectgarbage",
                 "gcinfo", "getfenv", "setfenv", "newproxy", "print", "vector", "model", ABSENT}
@@ -309,7 +311,8 @@ fn lua_string(s: &str) -> String {
     format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n"))
 }
 
-/// §12.4: no files, clock, environment, randomness or process state, in the workflow or a mission.
+/// execution.md §12.4: no files, clock, environment, randomness or process state, in the workflow or a
+/// mission.
 #[test]
 fn a_program_cannot_reach_outside() {
     let attempts = [
@@ -371,7 +374,7 @@ end}
     .unwrap()
 }
 
-/// §12.6: nothing a previous or concurrent call created is visible.
+/// execution.md §12.6: nothing a previous or concurrent call created is visible.
 #[test]
 fn calls_do_not_see_each_other() {
     let compiled = Arc::new(marking_app());
@@ -398,8 +401,8 @@ fn calls_do_not_see_each_other() {
     }
 }
 
-/// §12.5: `:eval` compiles source text only; bytecode smuggled in a string is refused (loading untrusted
-/// bytecode is unsafe in Luau).
+/// execution.md §12.5: `:eval` compiles source text only; bytecode smuggled in a string is refused (loading
+/// untrusted bytecode is unsafe in Luau).
 #[test]
 fn eval_refuses_bytecode() {
     let bytecode = crate::apps::luau::compile_source(b"return 1").unwrap();

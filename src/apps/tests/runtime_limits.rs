@@ -24,7 +24,7 @@ const SPINS: &[(&str, &str)] = &[
     ("recursion", "local function f() return f() + 1 end\nwhile true do pcall(f) end"),
 ];
 
-/// §12.8: exhausting the interrupt budget is `Failed` and cannot be caught, in any sandbox.
+/// execution.md §12.8: exhausting the interrupt budget is `Failed` and cannot be caught, in any sandbox.
 #[test]
 fn the_interrupt_budget_ends_the_run() {
     for (what, body) in SPINS {
@@ -38,7 +38,7 @@ fn the_interrupt_budget_ends_the_run() {
     assert_eq!(run_with(split, CallLimits { interrupts: 10_000, ..limits() }), failed());
 }
 
-/// §5.4, §12.8: a passed deadline is `Cancelled`, promptly, whatever the code catches.
+/// execution.md §5.4, §12.8: a passed deadline is `Cancelled`, promptly, whatever the code catches.
 #[test]
 fn the_deadline_cancels_the_run() {
     for (what, body) in SPINS {
@@ -51,8 +51,8 @@ fn the_deadline_cancels_the_run() {
     assert_eq!(run_with("return {}", passed), RunEnd::Cancelled);
 }
 
-/// §5.3: a cancel from another thread ends a running run within a bound, and a token cancelled before
-/// the run starts runs nothing.
+/// execution.md §5.3: a cancel from another thread ends a running run within a bound, and a token cancelled
+/// before the run starts runs nothing.
 #[test]
 fn a_cancel_from_another_thread_ends_the_run() {
     for (what, body) in SPINS {
@@ -83,8 +83,8 @@ fn a_cancel_from_another_thread_ends_the_run() {
     assert_eq!(run_workflow(&app("return {}"), &input, limits(), &token), RunEnd::Cancelled);
 }
 
-/// §12.8: the memory limit; a mission's memory error is a catchable `{ kind = "error" }`; all sandboxes
-/// of the call share one limit.
+/// execution.md §12.8: the memory limit; a mission's memory error is a catchable `{ kind = "error" }`; all
+/// sandboxes of the call share one limit.
 #[test]
 fn memory_vectors() {
     let mib = 1_048_576;

@@ -304,7 +304,7 @@ fn reading_failures_are_config_unavailable() {
 }
 
 /// Rows 1–9 of config.md §11 are the decoder's; the gateway's share is the mapping of its refusals
-/// (§2.8 table): only a duplicate key has its own code.
+/// (config.md §2.8 table): only a duplicate key has its own code.
 #[test]
 fn decode_failures_map_to_their_codes() {
     use crate::json::DecodeErrorKind::*;

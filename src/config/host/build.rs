@@ -33,7 +33,7 @@ pub(super) fn build(declared: &Value, filled: &Value, dir: PathBuf) -> Option<Ho
     })
 }
 
-/// `credentials.<binding>`: exactly one member (§5.2, §5.7 rule 1).
+/// `credentials.<binding>`: exactly one member (config.md §5.2, §5.7 rule 1).
 fn credential(c: &Value, dir: &Path) -> Option<CredentialSource> {
     let map = c.as_object()?;
     if map.len() != 1 {

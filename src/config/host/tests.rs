@@ -38,7 +38,7 @@ fn run(edit: &dyn Fn(&mut Value)) -> Result<HostConfig, StartupCode> {
 type Edit = Box<dyn Fn(&mut Value)>;
 
 /// config.md §11, the rows that concern the host document's structure and semantics, plus the
-/// endpoint, header, reference and shape rules of §5 they stand for.
+/// endpoint, header, reference and shape rules of config.md §5 they stand for.
 #[test]
 fn section_11_vectors() {
     let invalid = Err(StartupCode::HostInvalid);
@@ -368,7 +368,7 @@ fn projection_of_other_sources() {
     assert_eq!(installation_projection(&host.install["replay"]), parse(want));
 }
 
-/// config.md §5.8 (stage 3) and §11 rows 58–60.
+/// config.md §5.8 (stage 3) and config.md §11 rows 58–60.
 #[test]
 fn bearer_binding_check() {
     let host = |edit: &dyn Fn(&mut Value)| run(edit).unwrap();

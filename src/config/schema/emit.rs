@@ -1,8 +1,8 @@
 //! Emission of the published JSON Schema (draft 2020-12) from a [`Schema`] definition (config.md §9).
 //!
 //! The output is a `json::Value`; encoding it (deterministic JSON plus LF) and writing the files is the
-//! staleness gate's concern. Emission describes serve mode (§9.1): properties required only to serve are
-//! listed in `required`. `maxLength` is always written and is a byte bound (§9.4).
+//! staleness gate's concern. Emission describes serve mode (config.md §9.1): properties required only to
+//! serve are listed in `required`. `maxLength` is always written and is a byte bound (config.md §9.4).
 
 use super::node::{
     Additional, ArraySchema, ObjectSchema, Presence, Property, Schema, StringSchema, UnionSchema,
@@ -12,7 +12,7 @@ use crate::json::{Map, Value};
 /// The `$schema` every published file declares.
 pub const DRAFT_2020_12: &str = "https://json-schema.org/draft/2020-12/schema";
 
-/// What a published root carries besides its definition (§9.3).
+/// What a published root carries besides its definition (config.md §9.3).
 pub struct Publication<'a> {
     pub id: &'a str,
     pub title: &'a str,

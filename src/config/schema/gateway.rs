@@ -2,15 +2,16 @@
 //!
 //! This is the single source of the gateway document's structure: the loader validates against it, the
 //! normaliser takes its defaults from it, and `schemas/ptc-gateway-config.schema.json` is generated from
-//! it. The semantic checks of §4.4 live in `config::gateway`.
+//! it. The semantic checks of config.md §4.4 live in `config::gateway`.
 
 use super::node::*;
 use super::patterns::{BINDING, DIGEST, NO_NUL, TOOL_NAME};
 
-/// `$id` of the published gateway schema (§9.1); also the only accepted `$schema` value (§4.2).
+/// `$id` of the published gateway schema (config.md §9.1); also the only accepted `$schema` value
+/// (config.md §4.2).
 pub const ID: &str = "https://ptc-gateway.dev/schemas/ptc-gateway-config.schema.json";
 
-/// The two literal loopback addresses (§4.2 `listen.address`, `pcc.address`).
+/// The two literal loopback addresses (config.md §4.2 `listen.address`, `pcc.address`).
 const ADDRESSES: &[&str] = &["127.0.0.1", "::1"];
 
 const PIN: &str = "Required to serve; optional with --print-pins, which prints the values to copy here.";
@@ -55,7 +56,7 @@ fn tool() -> ObjectSchema {
     object(vec![
         required("name", string(1, 128).pattern(TOOL_NAME)),
         required("title", string(1, 256)),
-        // §2.4: one of the two strings that may hold LF.
+        // config.md §2.4: one of the two strings that may hold LF.
         required("description", string(1, 4096).with_lf()).describe(LF_ALLOWED),
         required("application", object(vec![required("manifest", path_string())])),
         defaulted("allow_write", boolean(), false),
@@ -81,7 +82,7 @@ fn private_audit() -> ObjectSchema {
 fn artifacts() -> ObjectSchema {
     object(vec![
         required("root", path_string()),
-        // §4.8: a later feature; `true` is a structural violation in both modes.
+        // config.md §4.8: a later feature; `true` is a structural violation in both modes.
         defaulted("trace", constant_boolean(false), false).describe(LATER),
         defaulted("inspection", constant_boolean(false), false).describe(LATER),
         optional(

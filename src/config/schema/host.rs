@@ -2,17 +2,18 @@
 //!
 //! The single source of the host document's structure: the loader validates against it, the installation
 //! projection of pins.md §7.1 takes its defaults from it, and `schemas/ptc-host-config.schema.json` is
-//! generated from it. The semantic checks of §5.7 (references, aliases, endpoints, headers) live in
+//! generated from it. The semantic checks of config.md §5.7 (references, aliases, endpoints, headers) live in
 //! `config::host`.
 
 use super::node::*;
 use super::patterns::{BINDING, ENV_NAME, NO_NUL, TOOL_ALIAS};
 use crate::json::Value;
 
-/// `$id` of the published host schema (§9.1); also the only accepted `$schema` value (§5.1).
+/// `$id` of the published host schema (config.md §9.1); also the only accepted `$schema` value
+/// (config.md §5.1).
 pub const ID: &str = "https://ptc-gateway.dev/schemas/ptc-host-config.schema.json";
 
-/// The reserved sources of §5.3: accepted with any members, refused when selected.
+/// The reserved sources of config.md §5.3: accepted with any members, refused when selected.
 pub const RESERVED_SOURCES: &[&str] =
     &["llm_replay", "decision", "ptc_private_trace_snapshot", "ptc_inspection_snapshot"];
 
@@ -34,7 +35,7 @@ fn int(v: i128) -> Value {
     Value::Integer(v)
 }
 
-/// `credentials.<binding>`: exactly one of `env`, `file`, `literal` (§5.2, §5.7 rule 1).
+/// `credentials.<binding>`: exactly one of `env`, `file`, `literal` (config.md §5.2, §5.7 rule 1).
 fn credential() -> ObjectSchema {
     object(vec![
         optional("env", string(1, 128).pattern(ENV_NAME)),
@@ -77,7 +78,7 @@ fn streamable_http() -> Variant {
             defaulted("allow_insecure_loopback", boolean(), false),
             defaulted("headers", array(header, 0, 32), empty_array()),
             defaulted("protocol", enumeration(PROTOCOLS), "auto"),
-            // §5.4.2: members exempt from the unknown-key rule, still byte-bounded.
+            // config.md §5.4.2: members exempt from the unknown-key rule, still byte-bounded.
             optional("oauth", object(Vec::new()).uninterpreted()).describe(
                 "Marks the installation as OAuth-protected; members are not interpreted in this version. \
                  Selecting such an installation is refused (provider_source_unsupported).",
@@ -90,7 +91,7 @@ fn mcp() -> Variant {
     let mapping = object(vec![
         required("as", string(1, 128).pattern(TOOL_ALIAS)),
         required("effect", enumeration(&["read", "write"])),
-        // §2.4: the second string that may hold LF.
+        // config.md §2.4: the second string that may hold LF.
         optional("description", string(1, 4096).with_lf()).describe(LF_ALLOWED),
     ]);
     let ceilings = object(vec![
@@ -147,7 +148,7 @@ fn reserved() -> Variant {
     }
 }
 
-/// `install.<alias>`, discriminated by `source` (§5.3).
+/// `install.<alias>`, discriminated by `source` (config.md §5.3).
 pub fn installation() -> Schema {
     UnionSchema { tag: "source", variants: vec![mcp(), llm(), trace_snapshot(), reserved()] }.into()
 }

@@ -8,7 +8,8 @@ use super::node::*;
 use super::patterns::{BINDING, IDENTIFIER, TOOL_ALIAS};
 use crate::json::Value;
 
-/// `$id` of the published application schema (§9.1); also the only accepted `$schema` value (§6.2).
+/// `$id` of the published application schema (config.md §9.1); also the only accepted `$schema` value
+/// (config.md §6.2).
 pub const ID: &str = "https://ptc-gateway.dev/schemas/ptc-application.schema.json";
 
 fn identifier() -> StringSchema {

@@ -1,9 +1,9 @@
 //! The schema DSL and the three document definitions written in it (config.md §4–§6, §9).
 //!
 //! One Rust definition per document both validates a decoded `json::Value` (structure plus the byte-bound
-//! rules of §2.8 and the integer-token rule of §2.3) and emits the published JSON Schema (draft 2020-12),
-//! so the two cannot drift (§9.2). Defaults are part of the definition, so normalisation and the
-//! installation projection insert exactly what the published schema documents.
+//! rules of config.md §2.8 and the integer-token rule of config.md §2.3) and emits the published JSON Schema
+//! (draft 2020-12), so the two cannot drift (config.md §9.2). Defaults are part of the definition, so
+//! normalisation and the installation projection insert exactly what the published schema documents.
 //!
 //! This module owns structure only. Semantic checks (origins, references, endpoints, …) and the mapping
 //! to startup codes live in the document modules `config::{gateway, host, manifest}`; encoding the
@@ -39,7 +39,7 @@ pub static HOST: LazyLock<Schema> = LazyLock::new(host::definition);
 /// The application manifest definition, built once.
 pub static APPLICATION: LazyLock<Schema> = LazyLock::new(manifest::definition);
 
-/// The sentence every published root ends its description with (§9.3).
+/// The sentence every published root ends its description with (config.md §9.3).
 const BOUNDS: &str = "Every minLength and maxLength counts the UTF-8 bytes of the decoded string, not code \
 points; a string without a stated bound holds at most 4,096 bytes, no string contains NUL, CR or LF (except \
 where a description below allows LF), and every member name holds at most 256 bytes without NUL, CR or LF. \
@@ -47,7 +47,7 @@ Semantic rules and the startup code of every violation are defined in the ptc-ga
 (config.md); where a generic JSON Schema validator and the gateway disagree, the gateway is normative. \
 Generated from the gateway's code: do not edit.";
 
-/// The published schema of the gateway document (§9.1): serve-mode `required` lists.
+/// The published schema of the gateway document (config.md §9.1): serve-mode `required` lists.
 pub fn gateway_schema() -> Value {
     let description = format!(
         "The ptc-gateway gateway document, contract version 1 (config.md §4): listener, bearer binding, host \
@@ -58,7 +58,7 @@ pub fn gateway_schema() -> Value {
     published(&GATEWAY, gateway::ID, "ptc-gateway gateway document v1", description)
 }
 
-/// The published schema of the host document (§9.1).
+/// The published schema of the host document (config.md §9.1).
 pub fn host_schema() -> Value {
     let description = format!(
         "The ptc-gateway host document (config.md §5): the credential bindings the gateway may capture and \
@@ -68,7 +68,7 @@ pub fn host_schema() -> Value {
     published(&HOST, host::ID, "ptc-gateway host document", description)
 }
 
-/// The published schema of the application manifest `ptc.json` (§9.1).
+/// The published schema of the application manifest `ptc.json` (config.md §9.1).
 pub fn application_schema() -> Value {
     let description = format!(
         "The ptc-gateway application manifest ptc.json, version 1 (config.md §6): effect, input and result \
@@ -187,7 +187,7 @@ mod tests {
             assert!(description.contains("UTF-8 bytes") && description.contains("config.md"));
             assert_eq!(value.get("additionalProperties"), Some(&Value::Bool(false)));
         }
-        // Serve-mode `required` list of a tool (§9.1).
+        // Serve-mode `required` list of a tool (config.md §9.1).
         let tool = gateway_schema();
         let required = access::array_at(&tool, &["properties", "tools", "items", "required"]).unwrap();
         assert!(required.contains(&Value::from("provider_snapshot_pins")));

@@ -12,7 +12,7 @@ use crate::json::Value;
 /// The bound of config.md §2.8 for a string whose schema gives no `maxLength`.
 pub const DEFAULT_MAX_BYTES: usize = 4096;
 
-/// The published description of the two strings that may hold LF (§2.4).
+/// The published description of the two strings that may hold LF (config.md §2.4).
 pub const LF_ALLOWED: &str = "May contain LF (multi-line); never CR or NUL.";
 
 /// The bound of config.md §2.8 on every object key.
@@ -35,13 +35,13 @@ pub enum Schema {
     OneOf(Vec<Schema>),
 }
 
-/// `"type": "boolean"`, optionally pinned to one value (`artifacts.trace` MUST be `false`, §4.8).
+/// `"type": "boolean"`, optionally pinned to one value (`artifacts.trace` MUST be `false`, config.md §4.8).
 #[derive(Debug, Default)]
 pub struct BooleanSchema {
     pub constant: Option<bool>,
 }
 
-/// `"type": "integer"`: only integer tokens (§2.3), within `min..=max`, optionally one constant.
+/// `"type": "integer"`: only integer tokens (config.md §2.3), within `min..=max`, optionally one constant.
 #[derive(Debug)]
 pub struct IntegerSchema {
     pub min: i128,
@@ -49,21 +49,21 @@ pub struct IntegerSchema {
     pub constant: Option<i128>,
 }
 
-/// `"type": "number"`: an integer or a float token within `min..=max` (`params.temperature`, §5.5).
+/// `"type": "number"`: an integer or a float token within `min..=max` (`params.temperature`, config.md §5.5).
 #[derive(Debug)]
 pub struct NumberSchema {
     pub min: i64,
     pub max: i64,
 }
 
-/// `"type": "string"` with byte-counted bounds (§1, §2.8).
+/// `"type": "string"` with byte-counted bounds (config.md §1, §2.8).
 #[derive(Debug)]
 pub struct StringSchema {
     /// Minimum length in UTF-8 bytes.
     pub min_bytes: usize,
     /// Maximum length in UTF-8 bytes; [`DEFAULT_MAX_BYTES`] unless the table says otherwise.
     pub max_bytes: usize,
-    /// Whether LF may occur: only the two description strings of §2.4. NUL and CR never may.
+    /// Whether LF may occur: only the two description strings of config.md §2.4. NUL and CR never may.
     pub allow_lf: bool,
     pub pattern: Option<Pattern>,
     /// `enum`: the value MUST be one of these.
@@ -72,7 +72,7 @@ pub struct StringSchema {
     pub constant: Option<&'static str>,
 }
 
-/// A schema `pattern`, compiled once. It MUST match the whole string (§1); every pattern of the
+/// A schema `pattern`, compiled once. It MUST match the whole string (config.md §1); every pattern of the
 /// definitions is written with `^…$`, and the validator also checks that the match spans the string.
 #[derive(Debug)]
 pub struct Pattern {
@@ -96,7 +96,8 @@ pub struct ArraySchema {
 pub enum Additional {
     /// `additionalProperties: false`, the rule at every node except the documented exceptions.
     Forbidden,
-    /// Members are not interpreted (`oauth`, a reserved source): only the byte-bound rules of §2.8 apply.
+    /// Members are not interpreted (`oauth`, a reserved source): only the byte-bound rules of config.md §2.8
+    /// apply.
     Uninterpreted,
     /// A map: every extra member's value matches this schema (pin maps, `credentials`, `install`, …).
     Each(Box<Schema>),
@@ -107,8 +108,8 @@ pub enum Additional {
 pub enum Presence {
     Required,
     Optional,
-    /// Required in serve mode, optional in discovery mode (the three pin members, §4.6). The published
-    /// schema describes serve mode (§9.1).
+    /// Required in serve mode, optional in discovery mode (the three pin members, config.md §4.6). The
+    /// published schema describes serve mode (config.md §9.1).
     RequiredToServe,
 }
 
@@ -118,7 +119,7 @@ pub struct Property {
     pub name: &'static str,
     pub schema: Schema,
     pub presence: Presence,
-    /// Inserted when the member is absent (§4.3, pins.md §7.1); published as `default`.
+    /// Inserted when the member is absent (config.md §4.3, pins.md §7.1); published as `default`.
     pub default: Option<Value>,
     /// Published as `description`: what an editor should show beside the member.
     pub description: Option<&'static str>,
@@ -197,7 +198,7 @@ impl StringSchema {
         self
     }
 
-    /// Lets the string contain LF (§2.4).
+    /// Lets the string contain LF (config.md §2.4).
     pub fn with_lf(mut self) -> Self {
         self.allow_lf = true;
         self
@@ -329,7 +330,7 @@ pub fn defaulted(name: &'static str, schema: impl Into<Schema>, default: impl In
     }
 }
 
-/// A property required only to serve (§4.6).
+/// A property required only to serve (config.md §4.6).
 pub fn required_to_serve(name: &'static str, schema: impl Into<Schema>) -> Property {
     Property {
         name,

@@ -1,5 +1,5 @@
 //! The structural validator: checks a decoded `Value` against a [`Schema`] together with the byte-bound
-//! rules of config.md §2.8 and the integer-token rule of §2.3.
+//! rules of config.md §2.8 and the integer-token rule of config.md §2.3.
 //!
 //! It walks the value once, allocates nothing while the document is valid (the path of an offending node
 //! is a chain of stack frames, turned into text only for the error), and never panics. It reports the
@@ -17,7 +17,7 @@ use crate::json::{Map, Value};
 /// What was wrong with the node at [`SchemaError::path`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SchemaErrorKind {
-    /// The value has another JSON type (a float where an integer token is required counts, §2.3).
+    /// The value has another JSON type (a float where an integer token is required counts, config.md §2.3).
     Type,
     /// A required member is absent.
     MissingMember,
@@ -25,13 +25,13 @@ pub enum SchemaErrorKind {
     UnknownMember,
     /// A member name fails `propertyNames`.
     MemberName,
-    /// A member name is longer than 256 bytes or contains NUL, LF or CR (§2.8).
+    /// A member name is longer than 256 bytes or contains NUL, LF or CR (config.md §2.8).
     KeyBytes,
     /// Fewer members than `minProperties`.
     TooFewMembers,
     /// More members than `maxProperties`.
     TooManyMembers,
-    /// A string contains NUL, CR, or an LF where none is allowed (§2.4, §2.8).
+    /// A string contains NUL, CR, or an LF where none is allowed (config.md §2.4, §2.8).
     ForbiddenCharacter,
     /// A string is longer than its byte bound.
     TooLong,
@@ -175,7 +175,8 @@ impl Walker {
             self.node(&a.items, item, &Trail::Index(i, trail))?;
         }
         if a.unique {
-            // Arrays with `uniqueItems` hold at most 128 items (§4–§6): the quadratic scan allocates nothing.
+            // Arrays with `uniqueItems` hold at most 128 items (config.md §4–§6): the quadratic scan
+            // allocates nothing.
             for (i, item) in items.iter().enumerate() {
                 if items.iter().skip(i + 1).any(|other| other == item) {
                     return fail(SchemaErrorKind::DuplicateItem, trail);
@@ -238,7 +239,7 @@ impl Walker {
 }
 
 fn check_integer(i: &IntegerSchema, value: &Value, trail: &Trail<'_>) -> Outcome {
-    // §2.3: only an integer token satisfies `"type": "integer"`; `8765.0` does not.
+    // config.md §2.3: only an integer token satisfies `"type": "integer"`; `8765.0` does not.
     let Value::Integer(v) = value else {
         return fail(SchemaErrorKind::Type, trail);
     };
@@ -266,7 +267,7 @@ fn check_number(n: &NumberSchema, value: &Value, trail: &Trail<'_>) -> Outcome {
     }
 }
 
-/// A string against its schema, byte-bound rules first (§2.8).
+/// A string against its schema, byte-bound rules first (config.md §2.8).
 fn check_string(s: &StringSchema, text: &str, trail: &Trail<'_>) -> Outcome {
     if text.bytes().any(|b| b == 0 || b == b'\r' || (b == b'\n' && !s.allow_lf)) {
         return fail(SchemaErrorKind::ForbiddenCharacter, trail);
@@ -284,7 +285,7 @@ fn check_string(s: &StringSchema, text: &str, trail: &Trail<'_>) -> Outcome {
         return fail(SchemaErrorKind::NotInEnum, trail);
     }
     if let Some(pattern) = &s.pattern {
-        // §1: a pattern matches the whole string.
+        // config.md §1: a pattern matches the whole string.
         let whole =
             pattern.regex.as_ref().and_then(|re| re.find(text)).is_some_and(|m| m.range() == (0..text.len()));
         if !whole {
@@ -294,7 +295,7 @@ fn check_string(s: &StringSchema, text: &str, trail: &Trail<'_>) -> Outcome {
     Ok(())
 }
 
-/// §2.8 on an object key: at most 256 bytes, no NUL, LF or CR.
+/// config.md §2.8 on an object key: at most 256 bytes, no NUL, LF or CR.
 fn key_bytes(key: &str, trail: &Trail<'_>) -> Outcome {
     if key.len() > MAX_KEY_BYTES || key.bytes().any(|b| b == 0 || b == b'\n' || b == b'\r') {
         return fail(SchemaErrorKind::KeyBytes, trail);
@@ -302,8 +303,8 @@ fn key_bytes(key: &str, trail: &Trail<'_>) -> Outcome {
     Ok(())
 }
 
-/// A value exempt from the schema (`oauth` members, a reserved source's members, §5.3, §5.4.2): it is
-/// still subject to the byte-bound rules, at every depth.
+/// A value exempt from the schema (`oauth` members, a reserved source's members, config.md §5.3, §5.4.2): it
+/// is still subject to the byte-bound rules, at every depth.
 fn uninterpreted(value: &Value, trail: &Trail<'_>) -> Outcome {
     match value {
         Value::String(text) => {

@@ -90,7 +90,8 @@ pub(super) struct Negotiated {
     pub session: Option<Arc<str>>,
 }
 
-/// Acquire one declaration (§7). On failure the client is dropped (and a legacy session deleted).
+/// Acquire one declaration (providers.md §7). On failure the client is dropped (and a legacy session
+/// deleted).
 pub async fn acquire_http(spec: &HttpSpec) -> Result<HttpAcquired, AcquireError> {
     let failed = |class| AcquireError::Failed { class, end: None };
     let endpoint = Endpoint::parse(&spec.endpoint, spec.allow_insecure_loopback)
@@ -101,7 +102,7 @@ pub async fn acquire_http(spec: &HttpSpec) -> Result<HttpAcquired, AcquireError>
         statics,
         gateway_version: spec.version.clone(),
     });
-    // §7.1: measured from the first request.
+    // providers.md §7.1: measured from the first request.
     let deadline = Instant::now() + Duration::from_millis(spec.start_timeout_ms);
     let negotiated = match negotiate(&wire, spec, deadline).await {
         Ok(negotiated) => negotiated,
@@ -148,14 +149,14 @@ async fn negotiate(wire: &Wire, spec: &HttpSpec, deadline: Instant) -> Result<Ne
             server_info,
             session: None,
         }),
-        // §6.2 HTTP fallback: the same client POSTs `initialize`; no second probe, no retry.
+        // providers.md §6.2 HTTP fallback: the same client POSTs `initialize`; no second probe, no retry.
         ProbeVerdict::Fallback => legacy(wire, spec, deadline).await,
         ProbeVerdict::Fail(class) => Err(class),
     }
 }
 
-/// The legacy handshake (§6.3) with the session id rule (§5.4); also the first half of a
-/// re-initialisation.
+/// The legacy handshake (providers.md §6.3) with the session id rule (providers.md §5.4); also the first half
+/// of a re-initialisation.
 pub(super) async fn legacy(
     wire: &Wire,
     spec: &HttpSpec,
@@ -184,7 +185,7 @@ pub(super) async fn legacy(
     Ok(Negotiated { era: Era::Legacy, protocol_version: version, server_info, session })
 }
 
-/// Every listing page (§7.2) and the mapped-tool facts (§7.3, §7.4).
+/// Every listing page (providers.md §7.2) and the mapped-tool facts (providers.md §7.3, §7.4).
 pub(super) async fn list(
     wire: &Wire,
     spec: &HttpSpec,
@@ -219,7 +220,7 @@ pub(super) async fn list(
     }
 }
 
-/// §7.3 for HTTP: every mapped tool's `x-mcp-header` annotations project (http-mcp.md §9.1); the
+/// providers.md §7.3 for HTTP: every mapped tool's `x-mcp-header` annotations project (http-mcp.md §9.1); the
 /// projection is what `Mcp-Param-*` mirrors on each modern call.
 fn project_tools(tools: &[Value]) -> Result<BTreeMap<String, Vec<HeaderParam>>, FailureClass> {
     let mut out = BTreeMap::new();

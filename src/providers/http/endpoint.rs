@@ -38,7 +38,7 @@ impl Endpoint {
             }
             _ => (authority, default_port),
         };
-        // §5.1: cleartext only to the two loopback literals.
+        // providers.md §5.1: cleartext only to the two loopback literals.
         if !tls && host != "127.0.0.1" && host != "[::1]" {
             return None;
         }

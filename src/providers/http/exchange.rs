@@ -1,6 +1,6 @@
 //! One upstream POST and its answer (providers.md §5.2–§5.3, §8.2 row 1): connect or reuse, send, classify
 //! the status, read a bounded JSON body or an event stream until the response for the id, answer server
-//! requests on a legacy stream, and report how far the request got (the dispatch state, §1).
+//! requests on a legacy stream, and report how far the request got (the dispatch state, providers.md §1).
 //!
 //! This file owns the per-exchange rules and bounds. It does not decide about cancellation, deadlines,
 //! session loss recovery or fencing (`transport.rs`, `session.rs`); it only reports a 404 on a request
@@ -24,7 +24,8 @@ use super::pool::{Conn, Pool};
 use super::sse::{SseParser, MAX_LINE};
 use super::status::{self, Body, Meaning};
 
-/// Auxiliary requests (cancellation POST, replies to server requests, `DELETE`) wait at most this (§15).
+/// Auxiliary requests (cancellation POST, replies to server requests, `DELETE`) wait at most this
+/// (providers.md §15).
 pub const AUXILIARY_TIMEOUT: Duration = Duration::from_millis(2_000);
 /// How much of a body is read when only its first JSON-RPC error matters (probe statuses, notifications).
 const SMALL_BODY: usize = 65_536;
@@ -36,7 +37,7 @@ pub struct Ctx {
     pub gateway_version: String,
 }
 
-/// How far one request got (§10.1): nothing written, possibly written, a status received.
+/// How far one request got (providers.md §10.1): nothing written, possibly written, a status received.
 #[derive(Default)]
 pub struct Progress(AtomicU8);
 
@@ -48,7 +49,7 @@ impl Progress {
         self.0.store(state, Ordering::SeqCst);
     }
 
-    /// The dispatch state an abandonment at this point carries (§10.1).
+    /// The dispatch state an abandonment at this point carries (providers.md §10.1).
     pub fn dispatch(&self) -> Dispatch {
         match self.0.load(Ordering::SeqCst) {
             0 => Dispatch::False,
@@ -69,24 +70,25 @@ pub struct Post {
     pub body: Vec<u8>,
     /// The request id; `None` for a notification or a reply.
     pub id: Option<u64>,
-    /// The bound of the response message: `ceilings.max_result_bytes` for a provider call (row 1 of §8.2),
-    /// else the upstream message limit.
+    /// The bound of the response message: `ceilings.max_result_bytes` for a provider call (row 1 of
+    /// providers.md §8.2), else the upstream message limit.
     pub max_bytes: usize,
     /// Whether a size above `max_bytes` is `mcp_result_too_large` (a provider call) or a violation.
     pub result_bound: bool,
     pub carried_session: bool,
     /// Legacy: the headers replies to server requests are POSTed with. `None`: modern, where a server
-    /// request on a response stream fails the call (§5.3).
+    /// request on a response stream fails the call (providers.md §5.3).
     pub reply_headers: Option<HeaderMap>,
-    /// The era probe: an `"id": null` error answers it, and a non-200 status is returned for §6.2.
+    /// The era probe: an `"id": null` error answers it, and a non-200 status is returned for
+    /// providers.md §6.2.
     pub probe: bool,
 }
 
 /// What came back.
 #[derive(Debug)]
 pub enum Answer {
-    /// The JSON-RPC response for the id, with its size (§8.2), and the response headers (for the legacy
-    /// session id of `initialize`, §5.4).
+    /// The JSON-RPC response for the id, with its size (providers.md §8.2), and the response headers (for the
+    /// legacy session id of `initialize`, providers.md §5.4).
     Reply(Reply, HeaderMap),
     /// A notification or reply was accepted (any 2xx).
     Accepted,
@@ -228,8 +230,8 @@ fn too_large(post: &Post) -> Answer {
     failed(class, Dispatch::True)
 }
 
-// §5.3 row 1 and §8.2 row 1: the body is one response for the id; above the bound reading stops and the
-// connection is closed (dropped) without reading further.
+// providers.md §5.3 row 1 and providers.md §8.2 row 1: the body is one response for the id; above the bound
+// reading stops and the connection is closed (dropped) without reading further.
 async fn json_body(ctx: &Ctx, post: &Post, response: Response<Incoming>, conn: Conn) -> Answer {
     let (parts, mut body) = response.into_parts();
     let mut bytes = Vec::new();
@@ -252,8 +254,8 @@ async fn json_body(ctx: &Ctx, post: &Post, response: Response<Incoming>, conn: C
     }
 }
 
-// §5.3 event streams: until the response for the id (dispatch `true`), a violation, or the end (`unknown`).
-// The connection is not reused: the stream is abandoned as soon as the response is in.
+// providers.md §5.3 event streams: until the response for the id (dispatch `true`), a violation, or the end
+// (`unknown`). The connection is not reused: the stream is abandoned as soon as the response is in.
 async fn event_stream(ctx: &Ctx, post: &Post, response: Response<Incoming>, conn: Conn) -> Answer {
     let Some(id) = post.id else { return Answer::Accepted };
     let (parts, mut body) = response.into_parts();
@@ -291,7 +293,7 @@ async fn event_stream(ctx: &Ctx, post: &Post, response: Response<Incoming>, conn
 }
 
 /// POST one message that expects no response (a reply to a server request, a cancellation), within the
-/// auxiliary timeout, ignoring the outcome (§5.3, §10.1).
+/// auxiliary timeout, ignoring the outcome (providers.md §5.3, §10.1).
 pub async fn auxiliary(ctx: &Ctx, headers: &HeaderMap, body: Vec<u8>) {
     let post = Post {
         headers: headers.clone(),
@@ -320,8 +322,8 @@ async fn reply(ctx: &Ctx, headers: &HeaderMap, body: Vec<u8>) {
 /// The bound for acquisition messages: the upstream message limit (a larger body cannot decode).
 pub const MESSAGE_BOUND: usize = MAX_LINE;
 
-/// The closing `DELETE` of a legacy session (§5.4): the id and the static headers, at most 2,000 ms,
-/// outcome ignored (405 included).
+/// The closing `DELETE` of a legacy session (providers.md §5.4): the id and the static headers, at most 2,000
+/// ms, outcome ignored (405 included).
 pub async fn delete(ctx: &Ctx, session: &str) {
     use hyper::header::{HeaderValue, HOST, USER_AGENT};
     let mut headers = HeaderMap::new();

@@ -49,7 +49,7 @@ impl StaticHeaders {
                 HeaderScheme::Basic => format!("Basic {}", encode_base64(raw.as_bytes())),
             };
             let mut value = HeaderValue::from_str(&text).ok()?;
-            // Never logged, never in a diagnostic (§5.2).
+            // Never logged, never in a diagnostic (providers.md §5.2).
             value.set_sensitive(true);
             out.push((name, value));
         }
@@ -62,13 +62,13 @@ pub enum EraHeaders<'a> {
     /// `MCP-Protocol-Version: 2026-07-28` and `Mcp-Method`; for `tools/call` also `Mcp-Name` and the
     /// mirrored parameters (already encoded by [`mirror`]).
     Modern { method: &'a str, name: Option<&'a str>, params: &'a [(String, String)] },
-    /// No era header at all: the legacy `initialize` (§5.2).
+    /// No era header at all: the legacy `initialize` (providers.md §5.2).
     Initialize,
     /// After `initialize`: the negotiated version when 2025-06-18 or later, and the session id if any.
     Legacy { version: &'a str, session: Option<&'a str> },
 }
 
-/// Whether a legacy revision carries `MCP-Protocol-Version` (§5.2): dates compare as strings.
+/// Whether a legacy revision carries `MCP-Protocol-Version` (providers.md §5.2): dates compare as strings.
 pub fn sends_version(version: &str) -> bool {
     version >= "2025-06-18"
 }
@@ -117,8 +117,8 @@ pub fn request_headers(
     Some(map)
 }
 
-/// The `Mcp-Param-*` lines of a modern `tools/call` (§5.2): `None` when an argument cannot be mirrored
-/// (the call fails `mcp_request_invalid` before anything is sent).
+/// The `Mcp-Param-*` lines of a modern `tools/call` (providers.md §5.2): `None` when an argument cannot be
+/// mirrored (the call fails `mcp_request_invalid` before anything is sent).
 pub fn mirror(params: &[HeaderParam], arguments: &Value) -> Option<Vec<(String, String)>> {
     expected_headers(params, arguments)
 }

@@ -4,8 +4,8 @@
 //!
 //! This file owns connecting (resolution, TCP, TLS, the HTTP/1.1 handshake) and the idle list. A checked
 //! out [`Conn`] belongs to one exchange; dropping it closes the connection (its driver task is aborted,
-//! which drops the socket), which is how modern cancellation closes a response stream (§10.1). It does not
-//! build requests or read responses (`exchange.rs`).
+//! which drops the socket), which is how modern cancellation closes a response stream (providers.md §10.1).
+//! It does not build requests or read responses (`exchange.rs`).
 
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
@@ -22,9 +22,9 @@ use tokio::time::Instant;
 use super::endpoint::Endpoint;
 use super::tls;
 
-/// Idle connections kept per acquisition (§5.1, §15).
+/// Idle connections kept per acquisition (providers.md §5.1, §15).
 pub const MAX_IDLE: usize = 4;
-/// An idle connection is closed after this (§5.1, §15).
+/// An idle connection is closed after this (providers.md §5.1, §15).
 pub const IDLE_TIMEOUT: Duration = Duration::from_millis(30_000);
 
 /// One open HTTP/1.1 connection.
@@ -82,7 +82,7 @@ impl Pool {
         &self.inner.endpoint
     }
 
-    /// Close every idle connection now (the acquisition is closing, §13.1).
+    /// Close every idle connection now (the acquisition is closing, providers.md §13.1).
     pub fn close_idle(&self) {
         self.inner.idle().clear();
     }
@@ -132,7 +132,8 @@ async fn connect(endpoint: &Endpoint) -> std::io::Result<Conn> {
     }
 }
 
-// Resolution through the system resolver, then the addresses in order; no proxy is consulted (§5.1).
+// Resolution through the system resolver, then the addresses in order; no proxy is consulted
+// (providers.md §5.1).
 async fn open_tcp(endpoint: &Endpoint) -> std::io::Result<TcpStream> {
     let mut last = std::io::Error::other("no address");
     for addr in tokio::net::lookup_host((endpoint.bare_host(), endpoint.port)).await? {
@@ -248,8 +249,8 @@ mod tests {
         until(|| closed.load(Ordering::SeqCst) == 6, "every connection closed").await;
     }
 
-    // §5.1: an idle connection is closed at its 30,000 ms mark, each by its own clock, and the upstream
-    // sees the close; one checked in later stays until its own mark.
+    // providers.md §5.1: an idle connection is closed at its 30,000 ms mark, each by its own clock, and the
+    // upstream sees the close; one checked in later stays until its own mark.
     #[tokio::test]
     async fn idle_connections_are_closed_after_30_s_each() {
         let (port, closed) = server().await;

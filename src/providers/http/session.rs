@@ -11,17 +11,17 @@ use hyper::HeaderMap;
 use tokio::sync::watch;
 use tokio::time::Instant;
 
-/// A loss detected this soon after a re-initialisation completed is fatal (§5.4, §15).
+/// A loss detected this soon after a re-initialisation completed is fatal (providers.md §5.4, §15).
 pub const REINIT_GUARD: Duration = Duration::from_millis(30_000);
-/// Legacy session id length bound (§15).
+/// Legacy session id length bound (providers.md §15).
 pub const MAX_SESSION_ID: usize = 1_024;
 
 /// A present `Mcp-Session-Id` that breaks the value rule: the acquisition fails `mcp_protocol_error`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct InvalidSessionId;
 
-/// The `Mcp-Session-Id` of an `initialize` response (§5.4): `Ok(None)` when absent, an error when
-/// present but not 1..1024 bytes of 0x21..0x7E (or repeated).
+/// The `Mcp-Session-Id` of an `initialize` response (providers.md §5.4): `Ok(None)` when absent, an error
+/// when present but not 1..1024 bytes of 0x21..0x7E (or repeated).
 pub fn session_id(headers: &HeaderMap) -> Result<Option<Arc<str>>, InvalidSessionId> {
     let mut values = headers.get_all("mcp-session-id").iter();
     let Some(value) = values.next() else { return Ok(None) };
@@ -41,7 +41,7 @@ pub fn session_id(headers: &HeaderMap) -> Result<Option<Arc<str>>, InvalidSessio
 pub enum State {
     /// Requests proceed with this id (if the server assigned one); `generation` counts re-initialisations.
     Ready { id: Option<Arc<str>>, generation: u64, reinitialised_at: Option<Instant> },
-    /// A re-initialisation is running: new requests wait (§5.4).
+    /// A re-initialisation is running: new requests wait (providers.md §5.4).
     Reinitialising { generation: u64 },
     /// The acquisition was lost.
     Lost,
@@ -54,7 +54,7 @@ pub enum OnLoss {
     Reinitialise,
     /// The id this request carried was already replaced, or a re-initialisation is running.
     Nothing,
-    /// A second loss within 30,000 ms: transport-owner loss with fault `transport_error` (§5.4).
+    /// A second loss within 30,000 ms: transport-owner loss with fault `transport_error` (providers.md §5.4).
     Fatal,
 }
 
@@ -87,7 +87,7 @@ impl Session {
         }
     }
 
-    /// A 404 answered a request that carried the id of `generation` (§5.4).
+    /// A 404 answered a request that carried the id of `generation` (providers.md §5.4).
     pub fn lost(&self, generation: u64) -> OnLoss {
         let mut verdict = OnLoss::Nothing;
         self.state.send_if_modified(|state| match state {

@@ -7,12 +7,12 @@
 //! 8,388,608 bytes and more than 16,777,216 bytes read on one exchange are protocol violations. It does
 //! not parse payloads as JSON-RPC or decide what they mean (`exchange.rs`).
 
-/// SSE line limit, terminator excluded (§15).
+/// SSE line limit, terminator excluded (providers.md §15).
 pub const MAX_LINE: usize = 8_388_608;
-/// Bytes read on one exchange (§15).
+/// Bytes read on one exchange (providers.md §15).
 pub const MAX_EXCHANGE: usize = 16_777_216;
 
-/// A bound was exceeded (§5.3): the call fails `mcp_protocol_error`.
+/// A bound was exceeded (providers.md §5.3): the call fails `mcp_protocol_error`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SseError {
     LineTooLong,
@@ -88,7 +88,7 @@ impl SseParser {
                 self.has_data = true;
             }
             b"event" => self.kind = Some(value.to_vec()),
-            // `id`, `retry` and unknown fields are ignored: the stream is never resumed (§5.3).
+            // `id`, `retry` and unknown fields are ignored: the stream is never resumed (providers.md §5.3).
             _ => {}
         }
     }

@@ -1,5 +1,5 @@
 //! What an HTTP status and `Content-Type` mean for one upstream request (providers.md §5.3) and for the era
-//! probe (§6.2, the HTTP rows).
+//! probe (providers.md §6.2, the HTTP rows).
 //!
 //! This file is pure: it maps a status (with whether the request carried `Mcp-Session-Id`) to either a body
 //! to read or a failure class with dispatch `true`, and a probe status to a verdict. Reading bodies is
@@ -13,7 +13,7 @@ use super::super::framing::Message;
 use super::super::negotiate::{classify_probe_for, ProbeEvent, ProbeVerdict, LEGACY_ACCEPTED_HTTP};
 use crate::config::host::ProtocolEra;
 
-/// How to read a response to a request (§5.3).
+/// How to read a response to a request (providers.md §5.3).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Body {
     Json,
@@ -25,18 +25,18 @@ pub enum Body {
 pub enum Meaning {
     Read(Body),
     Fail(FailureClass),
-    /// 404 to a request that carried the legacy session id: the server forgot it (§5.4).
+    /// 404 to a request that carried the legacy session id: the server forgot it (providers.md §5.4).
     SessionLost,
 }
 
-/// The media type of `Content-Type`, lowercased, parameters dropped (§5.3 "parameters allowed").
+/// The media type of `Content-Type`, lowercased, parameters dropped (providers.md §5.3 "parameters allowed").
 fn media_type(headers: &HeaderMap) -> Option<String> {
     let value = headers.get(CONTENT_TYPE)?.to_str().ok()?;
     let essence = value.split(';').next().unwrap_or_default().trim();
     Some(essence.to_ascii_lowercase())
 }
 
-/// §5.3 for a request (not a notification).
+/// providers.md §5.3 for a request (not a notification).
 pub fn for_request(status: u16, headers: &HeaderMap, carried_session: bool) -> Meaning {
     match status {
         200 => match media_type(headers).as_deref() {
@@ -49,7 +49,7 @@ pub fn for_request(status: u16, headers: &HeaderMap, carried_session: bool) -> M
         401 | 403 => Meaning::Fail(FailureClass::McpAuthenticationFailed),
         404 if carried_session => Meaning::SessionLost,
         400..=499 => Meaning::Fail(FailureClass::McpUpstreamError),
-        // 3xx is never followed (§5.1); 5xx and anything unassigned are transport failures.
+        // 3xx is never followed (providers.md §5.1); 5xx and anything unassigned are transport failures.
         _ => Meaning::Fail(FailureClass::McpTransportError),
     }
 }
@@ -63,12 +63,13 @@ pub fn failure(meaning: Meaning) -> Option<CallFailure> {
     }
 }
 
-/// A notification is accepted by any 2xx (§5.3).
+/// A notification is accepted by any 2xx (providers.md §5.3).
 pub fn notification_accepted(status: u16) -> bool {
     (200..=299).contains(&status)
 }
 
-/// §6.2 for a non-200 probe status; `body` is the JSON-RPC message of a 400/404/405 body, if it is one.
+/// providers.md §6.2 for a non-200 probe status; `body` is the JSON-RPC message of a 400/404/405 body, if it
+/// is one.
 pub fn probe_status(mode: ProtocolEra, status: u16, body: Option<Message>) -> ProbeVerdict {
     let auto = mode == ProtocolEra::Auto;
     let legacy_signal = |class| if auto { ProbeVerdict::Fallback } else { ProbeVerdict::Fail(class) };
@@ -147,7 +148,7 @@ mod tests {
             )
             .ok()
         };
-        // (status, body, auto, 2026-07-28) — §6.2 HTTP rows and F36.
+        // (status, body, auto, 2026-07-28) — providers.md §6.2 HTTP rows and F36.
         let rows: Vec<(u16, Option<Message>, ProbeVerdict, ProbeVerdict)> = vec![
             (400, None, Fallback, Fail(ProviderProtocolVersionUnsupported)),
             (404, None, Fallback, Fail(ProviderProtocolVersionUnsupported)),

@@ -34,7 +34,7 @@ fn build() -> Option<Arc<ClientConfig>> {
         .ok()?
         .with_root_certificates(roots)
         .with_no_client_auth();
-    // HTTP/1.1 only: §5.1 allows but does not require HTTP/2 through ALPN.
+    // HTTP/1.1 only: providers.md §5.1 allows but does not require HTTP/2 through ALPN.
     config.alpn_protocols = vec![b"http/1.1".to_vec()];
     Some(Arc::new(config))
 }

@@ -1,11 +1,11 @@
-//! The Streamable HTTP transport owner (providers.md §5, §8.1 steps 3–4/6–8, §10, §12.1, §13.1): the 128
-//! in-flight slots, one spawned exchange per provider call, abandonment with the era's cancellation,
+//! The Streamable HTTP transport owner (providers.md §5, §8.1 steps 3–4/6–8, providers.md §10, §12.1, §13.1):
+//! the 128 in-flight slots, one spawned exchange per provider call, abandonment with the era's cancellation,
 //! settlement, legacy session loss with its single re-initialisation, loss, and the orderly close.
 //!
 //! This file mirrors the stdio owner's API (`call`, `close`, `events`, `counters`) with the same types, so
 //! the integrator treats both alike. Exchanges are `exchange.rs`; the session state machine `session.rs`;
 //! the re-initialisation reuses the acquisition steps of `acquire.rs`. HTTP failures are per request: the
-//! only losses are a failed, changed or repeated legacy re-initialisation (§12.1).
+//! only losses are a failed, changed or repeated legacy re-initialisation (providers.md §12.1).
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -42,11 +42,11 @@ pub(crate) const TASK_REINITIALISE: &str = "http_reinitialise";
 struct Shared {
     wire: Wire,
     spec: HttpSpec,
-    /// The facts captured at startup, which a re-initialisation must reproduce (§5.4).
+    /// The facts captured at startup, which a re-initialisation must reproduce (providers.md §5.4).
     facts: Facts,
     era: Era,
     protocol_version: String,
-    /// Upstream tool name → its `x-mcp-header` projection (modern `Mcp-Param-*`, §5.2).
+    /// Upstream tool name → its `x-mcp-header` projection (modern `Mcp-Param-*`, providers.md §5.2).
     params: BTreeMap<String, Vec<HeaderParam>>,
     session: Session,
     slots: Arc<Semaphore>,
@@ -55,7 +55,7 @@ struct Shared {
     life: LossState,
     reinit: Mutex<Option<JoinHandle<()>>>,
     /// A session a re-initialisation opened but did not adopt (its facts differed, or its listing
-    /// failed): the server holds it, so the close deletes it too (§5.4 "Close").
+    /// failed): the server holds it, so the close deletes it too (providers.md §5.4 "Close").
     unadopted: Mutex<Option<Arc<str>>>,
 }
 
@@ -64,8 +64,8 @@ impl Shared {
         self.life.fault().is_some() || self.life.is_closing()
     }
 
-    /// Transport-owner loss (§12.1): the fault published once (the owner hears it), then sealed and
-    /// waiters released.
+    /// Transport-owner loss (providers.md §12.1): the fault published once (the owner hears it), then sealed
+    /// and waiters released.
     fn lose(&self, fault: LossFault) {
         if self.life.lose(fault) {
             self.session.seal();
@@ -130,7 +130,7 @@ impl HttpTransport {
     }
 
     /// A failed acquisition: delete a legacy session if one was assigned, drop the client, and report the
-    /// class with the transport's end (an orderly HTTP close, §12.2).
+    /// class with the transport's end (an orderly HTTP close, providers.md §12.2).
     pub(super) async fn fail_acquisition(
         wire: Wire,
         session: Option<Arc<str>>,
@@ -152,8 +152,8 @@ impl HttpTransport {
         &self.shared.life
     }
 
-    /// A task of this transport was lost (§12.1 "the transport owner itself fails"): an unclassified
-    /// loss, `transport_error`.
+    /// A task of this transport was lost (providers.md §12.1 "the transport owner itself fails"): an
+    /// unclassified loss, `transport_error`.
     pub(crate) fn lose_owner(&self) {
         self.shared.lose(LossFault::TransportError);
     }
@@ -162,17 +162,17 @@ impl HttpTransport {
         &self.shared.counters
     }
 
-    /// Idle pooled connections now (§5.1 bound; for tests).
+    /// Idle pooled connections now (providers.md §5.1 bound; for tests).
     pub fn idle_connections(&self) -> usize {
         self.shared.wire.ctx.pool.idle_count()
     }
 
-    /// Sealed: closing or lost (§8.1 step 3).
+    /// Sealed: closing or lost (providers.md §8.1 step 3).
     pub fn is_sealed(&self) -> bool {
         self.shared.sealed()
     }
 
-    /// §8.1 steps 3–4: an in-flight slot, held until the request settles.
+    /// providers.md §8.1 steps 3–4: an in-flight slot, held until the request settles.
     pub fn reserve(&self) -> Result<OwnedSemaphorePermit, CallFailure> {
         let s = &self.shared;
         if s.sealed() {
@@ -184,7 +184,7 @@ impl HttpTransport {
         })
     }
 
-    /// One provider call (§8.1 steps 1 (arguments), 3, 4, 6–8; §10).
+    /// One provider call (providers.md §8.1 steps 1 (arguments), 3, 4, 6–8; providers.md §10).
     pub async fn call(&self, request: CallRequest<'_>, cancel: impl Future<Output = ()>) -> CallOutcome {
         if self.form_check(&request).is_none() {
             return refused(FailureClass::McpRequestInvalid);
@@ -195,7 +195,7 @@ impl HttpTransport {
         }
     }
 
-    /// §8.1 steps 6–8 with a slot from [`HttpTransport::reserve`] (the gateway reserves before
+    /// providers.md §8.1 steps 6–8 with a slot from [`HttpTransport::reserve`] (the gateway reserves before
     /// provider-call admission, step 4 before step 5).
     pub async fn call_reserved(
         &self,
@@ -212,7 +212,8 @@ impl HttpTransport {
             return refused(FailureClass::ProviderUnavailable);
         }
         tokio::pin!(cancel);
-        // Legacy: wait out a re-initialisation, holding the slot and keeping the deadline (§5.4).
+        // Legacy: wait out a re-initialisation, holding the slot and keeping the deadline
+        // (providers.md §5.4).
         let session = match s.era {
             Era::Modern => None,
             Era::Legacy => tokio::select! {
@@ -237,7 +238,7 @@ impl HttpTransport {
         let running = progress.clone();
         let exchange = tokio::spawn(async move { exchange::post(&ctx, post, &running).await });
         // Owned by this call; if the issuing task ends, the guard abandons the exchange as if cancelled
-        // (§10.1), keeping the slot until it settles.
+        // (providers.md §10.1), keeping the slot until it settles.
         let detach = Detach {
             shared: s.clone(),
             progress: progress.clone(),
@@ -272,8 +273,8 @@ impl HttpTransport {
         task.abandon(reason)
     }
 
-    /// §5.2: arguments that are not an object, or cannot be mirrored, fail before anything is sent
-    /// (and before a slot is taken).
+    /// providers.md §5.2: arguments that are not an object, or cannot be mirrored, fail before anything is
+    /// sent (and before a slot is taken).
     fn form_check(&self, request: &CallRequest<'_>) -> Option<Vec<(String, String)>> {
         if !matches!(request.arguments, crate::json::Value::Object(_)) {
             return None;
@@ -342,7 +343,7 @@ impl HttpTransport {
         }
     }
 
-    /// §5.4 loss: one re-initialisation, or a fatal second loss within 30 s.
+    /// providers.md §5.4 loss: one re-initialisation, or a fatal second loss within 30 s.
     fn session_lost(&self, generation: u64) {
         match self.shared.session.lost(generation) {
             OnLoss::Nothing => {}
@@ -355,8 +356,8 @@ impl HttpTransport {
         }
     }
 
-    /// The orderly close (§13.1, HTTP paragraph): seal, drop in-progress exchanges, `DELETE` a legacy
-    /// session, drop the pool. The fault is `close` unless a loss or cleanup failure was recorded.
+    /// The orderly close (providers.md §13.1, HTTP paragraph): seal, drop in-progress exchanges, `DELETE` a
+    /// legacy session, drop the pool. The fault is `close` unless a loss or cleanup failure was recorded.
     pub async fn close(&self) -> TransportEnd {
         let s = &self.shared;
         let session = s.session.current();
@@ -426,8 +427,8 @@ impl Drop for Running {
     }
 }
 
-// §10.1–§10.2: nothing written → the exchange is dropped; otherwise detached until the era's cancellation
-// is done and the exchange has ended, within the settlement deadline.
+// providers.md §10.1–§10.2: nothing written → the exchange is dropped; otherwise detached until the era's
+// cancellation is done and the exchange has ended, within the settlement deadline.
 fn abandon(reason: AbandonReason, task: JoinHandle<Answer>, detach: Detach) -> CallOutcome {
     let Detach { shared: s, progress, permit, id, session } = detach;
     if !progress.sent() {
@@ -440,7 +441,7 @@ fn abandon(reason: AbandonReason, task: JoinHandle<Answer>, detach: Detach) -> C
         let _slot = permit;
         let work = async {
             if s.era == Era::Legacy {
-                // POSTed with the legacy headers, then the response stream is closed (§10.1).
+                // POSTed with the legacy headers, then the response stream is closed (providers.md §10.1).
                 if let Some(headers) = s.wire.headers(&s.legacy_headers(session.as_deref()).era(), None) {
                     exchange::auxiliary(&s.wire.ctx, &headers, cancellation_line(id, reason)).await;
                 }
@@ -469,12 +470,12 @@ fn sent_dispatch(progress: &Progress) -> Dispatch {
 }
 
 fn end(fault: TransportFault) -> TransportEnd {
-    // No process: closed is reaped (§13.3).
+    // No process: closed is reaped (providers.md §13.3).
     TransportEnd { fault, exit_status: None, stderr: Vec::new(), stderr_truncated: false, reaped: true }
 }
 
-/// §5.4: a fresh `initialize` without a session id, `notifications/initialized`, every listing page, all
-/// within `start_timeout_ms`, holding an in-flight slot; the facts must equal those of startup.
+/// providers.md §5.4: a fresh `initialize` without a session id, `notifications/initialized`, every listing
+/// page, all within `start_timeout_ms`, holding an in-flight slot; the facts must equal those of startup.
 async fn reinitialise(shared: Arc<Shared>) {
     let deadline = Instant::now() + Duration::from_millis(shared.spec.start_timeout_ms);
     let Ok(Ok(_slot)) = tokio::time::timeout_at(deadline, shared.slots.clone().acquire_owned()).await else {

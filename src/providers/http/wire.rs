@@ -1,5 +1,5 @@
-//! The message side of one HTTP acquisition's exchanges (providers.md §4.3 ids, §5.2): request ids 1, 2,
-//! 3, … never reused, the deterministic JSON-RPC bodies, and the headers each era puts on them.
+//! The message side of one HTTP acquisition's exchanges (providers.md §4.3 ids, providers.md §5.2): request
+//! ids 1, 2, 3, … never reused, the deterministic JSON-RPC bodies, and the headers each era puts on them.
 //!
 //! This file owns what is sent; `exchange.rs` sends it. It does not wait, cancel or keep session state.
 
@@ -50,7 +50,7 @@ impl Wire {
         Wire { ctx: Arc::new(ctx), last_id: AtomicU64::new(0) }
     }
 
-    /// The transport's next id (§4.3).
+    /// The transport's next id (providers.md §4.3).
     pub fn next_id(&self) -> u64 {
         self.last_id.fetch_add(1, Ordering::SeqCst) + 1
     }
