@@ -21,11 +21,11 @@ use super::stream::{self, StreamWriter, HEARTBEAT};
 use super::Shared;
 use crate::audit::{AuditRecord, CallId};
 use crate::config::manifest::Effect;
+use crate::fault::{self, FaultPoint};
 use crate::http::response::ResponseBody;
 use crate::mcp::call::AdmittedCall;
 use crate::mcp::leased::hold_until_written;
 use crate::mcp::rpc::{RequestId, RpcError};
-use crate::startup::fault::{self, FaultPoint};
 
 /// execution.md §5.1: a heartbeat after this much silence.
 pub const HEARTBEAT_INTERVAL: Duration = Duration::from_millis(5_000);

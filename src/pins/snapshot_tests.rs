@@ -156,7 +156,7 @@ fn what_changes_the_snapshot_pin() {
 /// §8.2, §8.5, §9.3 step 3: facts that cannot yield an identity, each with its error and startup code.
 #[test]
 fn facts_without_an_identity() {
-    use crate::startup::StartupCode::ProviderPinUnavailable;
+    use crate::codes::StartupCode::ProviderPinUnavailable;
     let read = ["read_text_file"];
     let rows: Vec<(&str, &[&str], PinError, Edit)> = vec![
         ("granted tool missing", &read, PinError::GrantedToolMissing, Box::new(|f| drop_tool(f, 0))),
