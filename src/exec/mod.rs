@@ -2,7 +2,7 @@
 //!
 //! Owns the call's life from the input check to the release of its run slot: [`driver`] orders it,
 //! [`stream`] writes the committed event stream, [`result`] builds the exact result shapes, [`outcome`]
-//! holds the closed outcome and dispatch vocabulary, and [`runner`] is the seam to the application
+//! holds the outcomes' precedence and fixed texts (the closed codes are `crate::codes::outcome`), and [`runner`] is the seam to the application
 //! runtime ([`luau_runner`] runs Luau workflows). A dispatched write call's record goes through
 //! [`Shared::audit`] before publication. It does not own HTTP validation (`crate::mcp`), the runtime's
 //! sandbox (`crate::apps`) or the audit's files and durability (`crate::audit`).

@@ -23,6 +23,7 @@ use super::framing::{self, Line, Message};
 use super::outgoing::{cancellation_line, server_reply};
 use super::stderr_ring::StderrRing;
 use super::table::{Reply, Table, WriteState};
+pub use crate::codes::transport::TransportFault;
 use crate::json::{self, Map, Value};
 
 /// In-flight slots per acquisition, fixed (§8.1 step 4, §15).
@@ -44,34 +45,6 @@ pub enum LossFault {
     ServerExit(i32),
     ServerSignal,
     StdoutEof,
-}
-
-/// The `fault` of the one `transport` record (§12.2), in precedence order.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TransportFault {
-    TransportError,
-    ProtocolError,
-    ServerExit,
-    ServerSignal,
-    StdoutEof,
-    Close,
-    CloseTimeout,
-    Killed,
-}
-
-impl TransportFault {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            TransportFault::TransportError => "transport_error",
-            TransportFault::ProtocolError => "protocol_error",
-            TransportFault::ServerExit => "server_exit",
-            TransportFault::ServerSignal => "server_signal",
-            TransportFault::StdoutEof => "stdout_eof",
-            TransportFault::Close => "close",
-            TransportFault::CloseTimeout => "close_timeout",
-            TransportFault::Killed => "killed",
-        }
-    }
 }
 
 /// How the transport ended: the `transport` record's fields and the stderr tail.
