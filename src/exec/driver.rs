@@ -188,11 +188,11 @@ async fn drive(
 }
 
 /// The record could not be made durable.
-pub(super) struct AuditLost;
+pub(crate) struct AuditLost;
 
 /// Writes the audit record of a dispatched write call and waits until it is durable (audit-events.md
 /// §2.2); read tools and undispatched calls are not audited.
-pub(super) async fn audit(
+pub(crate) async fn audit(
     shared: &Shared,
     tool: usize,
     call_id: CallId,

@@ -11,7 +11,6 @@ pub mod borrow;
 pub mod driver;
 pub mod luau_runner;
 pub mod outcome;
-pub mod pcc;
 pub mod result;
 pub mod runner;
 pub mod stream;
@@ -61,7 +60,7 @@ impl Executor {
         Executor { shared: Arc::new(Shared { built, runs, domain, runner, audit, events }) }
     }
 
-    /// What every call shares; the PCC front runs its calls over the same (`pcc`).
+    /// What every call shares; the PCC front runs its calls over the same (`crate::pcc::call`).
     pub fn shared(&self) -> Arc<Shared> {
         self.shared.clone()
     }
