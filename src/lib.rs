@@ -17,6 +17,7 @@ pub mod http;
 pub mod json;
 pub mod logging;
 pub mod mcp;
+pub mod mcp_param;
 pub mod notify;
 pub mod pcc;
 pub mod pins;

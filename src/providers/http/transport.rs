@@ -32,7 +32,7 @@ use super::exchange::{self, Answer, Post, Progress};
 use super::headers::{mirror, EraHeaders};
 use super::session::{OnLoss, Session};
 use super::wire::{message, LegacyHeaders, Wire};
-use crate::apps::header::HeaderParam;
+use crate::mcp_param::HeaderParam;
 
 struct Shared {
     wire: Wire,
