@@ -8,7 +8,7 @@
 
 use std::fmt;
 
-use crate::startup::StartupCode;
+use crate::codes::StartupCode;
 
 /// Which rule refused an application. Every variant maps to exactly one startup code ([`AppError::code`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

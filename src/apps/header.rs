@@ -2,13 +2,15 @@
 //! parameters `(property path, header suffix)` that `Mcp-Param-*` matching uses at run time.
 //!
 //! Owns the six projection rules (placement, path length, type, suffix, uniqueness, count) and the order
-//! of the result. Does not own the run-time matching of header values (http-mcp.md §9.2–§9.5).
+//! of the result. Does not own the parameter type, the expected header values (`crate::mcp_param`) or the
+//! run-time matching of header values (`crate::mcp::params`).
 
 use std::collections::BTreeSet;
 
 use super::error::{fail, AppError, AppErrorKind};
 use super::schema_walk::for_each_child;
 use crate::json::Value;
+use crate::mcp_param::HeaderParam;
 
 /// The annotation keyword.
 pub const KEYWORD: &str = "x-mcp-header";
@@ -18,15 +20,6 @@ pub const MAX_PATH_NAMES: usize = 16;
 pub const MAX_SUFFIX_BYTES: usize = 128;
 /// http-mcp.md §9.1 rule 6.
 pub const MAX_PARAMETERS: usize = 24;
-
-/// One header parameter.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct HeaderParam {
-    /// Property names from the root, e.g. `["filter", "owner"]`.
-    pub path: Vec<String>,
-    /// The suffix as written (`Mcp-Param-<suffix>`).
-    pub suffix: String,
-}
 
 /// Where a schema sits, for the placement rule.
 #[derive(Clone, Copy, PartialEq, Eq)]

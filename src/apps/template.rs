@@ -11,7 +11,7 @@ use std::path::Path;
 use super::catalog::{self, Catalog, ListingTool};
 use super::contracts::{self, Contract};
 use super::error::{fail, AppError, AppErrorKind};
-use super::header::{self, HeaderParam};
+use super::header;
 use super::luau::{self, CompiledLuau, ProbeLimits};
 use super::selection::{self, Selections};
 use super::{closure, content_pin};
@@ -20,6 +20,7 @@ use crate::config::host::HostConfig;
 use crate::config::manifest::{self, Effect, EventsPolicy, Manifest, Workflow};
 use crate::config::{paths, Mode};
 use crate::json::Limits;
+use crate::mcp_param::HeaderParam;
 
 /// How a tool runs.
 #[derive(Debug)]

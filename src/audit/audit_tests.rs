@@ -6,7 +6,7 @@ use std::path::Path;
 use std::time::{Duration, UNIX_EPOCH};
 
 use super::*;
-use crate::exec::outcome::{Dispatch, Outcome};
+use crate::codes::outcome::{Dispatch, Outcome};
 use crate::storage::testutil::{mode_of, names, Scratch};
 use crate::storage::AuditReason;
 

@@ -7,7 +7,7 @@
 
 use std::time::SystemTime;
 
-use crate::exec::outcome::{Dispatch, Outcome};
+use crate::codes::outcome::{Dispatch, Outcome};
 use crate::json::{decode, to_deterministic_string, Limits, Map, Value};
 
 use super::time;

@@ -4,7 +4,7 @@
 //! Owns the sequence (arguments, token, `tools/list`, the `Mcp-Param-*` headers, `tools/call`) and the
 //! mapping of every outcome to stdout, stderr and the exit status of lifecycle.md §1.2 / §2.2. The client
 //! never retries. It does not own the header projection and encoding rules, which it shares with the server
-//! side (`crate::apps::header`, `crate::mcp::params`), so the two cannot drift apart.
+//! side (`crate::apps::header`, `crate::mcp_param`), so the two cannot drift apart.
 
 pub mod args;
 pub mod failure;
@@ -60,9 +60,8 @@ fn call(argv: &[OsString], token: Option<OsString>) -> Result<Outcome, Failure> 
         what: "an x-mcp-header annotation is invalid",
     })?;
     let mut headers = vec![("Mcp-Name".to_owned(), parsed.tool.clone())];
-    headers.extend(
-        crate::mcp::params::expected_headers(&params, &parsed.arguments).ok_or(Failure::Unmirrorable)?,
-    );
+    headers
+        .extend(crate::mcp_param::expected_headers(&params, &parsed.arguments).ok_or(Failure::Unmirrorable)?);
     let request = body(2, "tools/call", Some((&parsed.tool, &parsed.arguments)));
     let answer = http::post(&parsed.endpoint, &token, Step::Call, &headers, &request)?;
     response::call_outcome(&answer)

@@ -18,7 +18,7 @@ use zeroize::Zeroize;
 use super::envfile::{self, EnvFile, EnvFileError};
 use super::host::{CredentialSource, HeaderScheme, HostConfig, InstallationKind, McpTransport};
 use super::secret::{read_secret_file, FileReadError, Secret};
-use crate::startup::StartupCode;
+use crate::codes::StartupCode;
 
 /// The size bound of a `file` credential (config.md §5.2, §8.2).
 pub const MAX_CREDENTIAL_FILE_BYTES: usize = 65_536;

@@ -16,8 +16,8 @@ use super::schema::access::{
 };
 use super::schema::{self, fill_defaults, GATEWAY};
 use super::{origin, paths, Mode};
+use crate::codes::StartupCode;
 use crate::json::{self, DecodeErrorKind, Limits, Value};
-use crate::startup::StartupCode;
 
 /// One of the two literal loopback addresses a listener may bind.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 
 use super::schema::{self, fill_defaults, HOST};
 use super::{origin, paths, Mode};
+use crate::codes::StartupCode;
 use crate::json::{self, Limits, Value};
-use crate::startup::StartupCode;
 
 /// Where one credential's value comes from (config.md §5.2). A literal's value is a secret and is never
 /// printed.

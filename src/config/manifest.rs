@@ -11,8 +11,8 @@ use std::collections::BTreeMap;
 use super::schema::access::{array_at, at, int_at, object_at, str_at, string_at, strings_at};
 use super::schema::{self, fill_defaults, APPLICATION};
 use super::Mode;
+use crate::codes::StartupCode;
 use crate::json::{self, Limits, Value};
-use crate::startup::StartupCode;
 
 /// `effect`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -27,9 +27,9 @@ use super::record::{
     stderr_text, Event, ReasonClass, Record, ShutdownOutcome, StartupOutcome, StartupStage, Transition,
 };
 use super::sink::Sink;
+use crate::codes::transport::TransportFault;
+use crate::codes::StartupCode;
 use crate::config::gateway::EventsConfig;
-use crate::providers::transport::TransportFault;
-use crate::startup::StartupCode;
 use crate::storage::{EventsStore, StartRef};
 
 /// How long past the close bound the closer waits for the writer's final report and sync. Not in the

@@ -17,10 +17,10 @@ use std::time::SystemTime;
 use ptc_actors::{NotReadyCause, StageId, StageOutcome};
 
 use super::time::event_timestamp;
+use crate::codes::provider::FailureClass;
+use crate::codes::transport::TransportFault;
+use crate::codes::StartupCode;
 use crate::json::{to_deterministic_string, Map, Value};
-use crate::providers::transport::TransportFault;
-use crate::providers::FailureClass;
-use crate::startup::StartupCode;
 use crate::storage::AuditReason;
 
 /// The largest count or size a record may carry (audit-events.md §3.4).

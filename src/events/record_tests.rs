@@ -94,7 +94,7 @@ fn exact_lines() {
             Record::Transport {
                 tool: "briefs".into(),
                 provider: "notes".into(),
-                fault: crate::providers::transport::TransportFault::ServerExit,
+                fault: crate::codes::transport::TransportFault::ServerExit,
                 exit_status: Some(3),
             },
             format!(

@@ -21,11 +21,11 @@ use super::stream::{self, StreamWriter, HEARTBEAT};
 use super::Shared;
 use crate::audit::{AuditRecord, CallId};
 use crate::config::manifest::Effect;
+use crate::fault::{self, FaultPoint};
 use crate::http::response::ResponseBody;
 use crate::mcp::call::AdmittedCall;
 use crate::mcp::leased::hold_until_written;
 use crate::mcp::rpc::{RequestId, RpcError};
-use crate::startup::fault::{self, FaultPoint};
 
 /// execution.md §5.1: a heartbeat after this much silence.
 pub const HEARTBEAT_INTERVAL: Duration = Duration::from_millis(5_000);
@@ -206,11 +206,11 @@ async fn drive(
 }
 
 /// The record could not be made durable.
-pub(super) struct AuditLost;
+pub(crate) struct AuditLost;
 
 /// Writes the audit record of a dispatched write call and waits until it is durable (audit-events.md
 /// audit-events.md §2.2); read tools and undispatched calls are not audited.
-pub(super) async fn audit(
+pub(crate) async fn audit(
     shared: &Shared,
     tool: usize,
     call_id: CallId,

@@ -2,7 +2,7 @@
 //!
 //! Owns the call's life from the input check to the release of its run slot: [`driver`] orders it,
 //! [`stream`] writes the committed event stream, [`result`] builds the exact result shapes, [`outcome`]
-//! holds the closed outcome and dispatch vocabulary, and [`runner`] is the seam to the application
+//! holds the outcomes' precedence and fixed texts (the closed codes are `crate::codes::outcome`), and [`runner`] is the seam to the application
 //! runtime ([`luau_runner`] runs Luau workflows). A dispatched write call's record goes through
 //! [`Shared::audit`] before publication. It does not own HTTP validation (`crate::mcp`), the runtime's
 //! sandbox (`crate::apps`) or the audit's files and durability (`crate::audit`).
@@ -11,7 +11,6 @@ pub mod borrow;
 pub mod driver;
 pub mod luau_runner;
 pub mod outcome;
-pub mod pcc;
 pub mod result;
 pub mod runner;
 pub mod stream;
@@ -62,7 +61,7 @@ impl Executor {
         Executor { shared: Arc::new(Shared { built, runs, run_owner, runner, audit, events }) }
     }
 
-    /// What every call shares; the PCC front runs its calls over the same (`pcc`).
+    /// What every call shares; the PCC front runs its calls over the same (`crate::pcc::call`).
     pub fn shared(&self) -> Arc<Shared> {
         self.shared.clone()
     }

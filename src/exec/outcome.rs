@@ -1,44 +1,15 @@
-//! The closed outcomes of a call, its dispatch state, their precedence and the fixed texts
-//! (execution.md §6, §7.3).
+//! The precedence of the closed call outcomes and the fixed texts (execution.md §6.3, §7.3).
 //!
-//! Owns the vocabulary every later stage (the `/mcp` stream, audit records, the PCC front) shares. It does
-//! not decide when a condition holds: the call driver observes the run and the connection and asks
-//! [`Outcome::strongest`] which condition wins.
+//! Owns the rules every later stage (the `/mcp` stream, the PCC front) shares. The outcome and dispatch
+//! codes themselves are shared with the audit records and live in `crate::codes::outcome` (re-exported
+//! here). It does not decide when a condition holds: the call driver observes the run and the connection
+//! and asks [`Outcome::strongest`] which condition wins.
 
+pub use crate::codes::outcome::{Dispatch, Outcome};
 use crate::config::manifest::Effect;
 
-/// The ten outcome codes of execution.md §6.1. The set is closed; the same codes appear in audit records.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Outcome {
-    Success,
-    InvalidInput,
-    ExecutionFailed,
-    InvalidResult,
-    Cancelled,
-    Busy,
-    AdmissionUnavailable,
-    PublicationFailed,
-    CleanupFailed,
-    InternalError,
-}
-
+// The precedence is execution's rule, so its inherent methods live here rather than with the codes.
 impl Outcome {
-    /// The wire spelling (execution.md §6.1, audit-events.md).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Outcome::Success => "success",
-            Outcome::InvalidInput => "invalid_input",
-            Outcome::ExecutionFailed => "execution_failed",
-            Outcome::InvalidResult => "invalid_result",
-            Outcome::Cancelled => "cancelled",
-            Outcome::Busy => "busy",
-            Outcome::AdmissionUnavailable => "admission_unavailable",
-            Outcome::PublicationFailed => "publication_failed",
-            Outcome::CleanupFailed => "cleanup_failed",
-            Outcome::InternalError => "internal_error",
-        }
-    }
-
     /// The rank of an activated call's outcome in execution.md §6.3 (higher wins). Outcomes that cannot
     /// follow an activation rank lowest.
     fn rank(self) -> u8 {
@@ -60,28 +31,6 @@ impl Outcome {
             other
         } else {
             self
-        }
-    }
-}
-
-/// Whether anything was dispatched for the call (execution.md §6.2).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Dispatch {
-    /// Activation did not happen: no application code ran and no upstream request was issued.
-    False,
-    /// Activation happened and the run settled.
-    True,
-    /// Activation happened or may have, and settlement cannot be established.
-    Unknown,
-}
-
-impl Dispatch {
-    /// The wire spelling: `"true"`, `"false"`, `"unknown"`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Dispatch::False => "false",
-            Dispatch::True => "true",
-            Dispatch::Unknown => "unknown",
         }
     }
 }
@@ -154,12 +103,5 @@ mod tests {
         for (effect, dispatch, outcome, text) in cases {
             assert_eq!(fixed_text(effect, dispatch, outcome), text, "{effect:?} {dispatch:?} {outcome:?}");
         }
-    }
-
-    #[test]
-    fn wire_spellings() {
-        assert_eq!(Outcome::AdmissionUnavailable.as_str(), "admission_unavailable");
-        assert_eq!(Outcome::PublicationFailed.as_str(), "publication_failed");
-        assert_eq!(Dispatch::Unknown.as_str(), "unknown");
     }
 }

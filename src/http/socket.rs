@@ -10,7 +10,7 @@ use std::net::SocketAddr;
 
 use socket2::{Domain, Protocol, Socket, Type};
 
-use crate::startup::StartupCode;
+use crate::codes::StartupCode;
 
 /// The listen backlog (the kernel may lower it).
 pub const BACKLOG: i32 = 1024;

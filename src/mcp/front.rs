@@ -15,6 +15,7 @@ use hyper::{HeaderMap, Request, Response, Version};
 use ptc_actors::{AdmissionPool, Readiness, Refusal as PoolRefusal};
 
 use crate::apps::{catalog, Built};
+use crate::fault::{self, FaultPoint};
 use crate::http::connection::CloseSignal;
 use crate::http::fields::authority_matches;
 use crate::http::mcp::{method_rule, McpEndpoint, ResponseFuture};
@@ -29,7 +30,6 @@ use crate::mcp::method::{self, Method};
 use crate::mcp::refusal::Refusal;
 use crate::mcp::rpc::{result_response, RequestId, RpcError, PROTOCOL_VERSION};
 use crate::mcp::{accept, consistency, leased, media, meta, origin, params, size, tool};
-use crate::startup::fault::{self, FaultPoint};
 
 /// Everything the front is built with (fixed at startup).
 pub struct FrontSettings {

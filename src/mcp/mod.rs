@@ -10,7 +10,7 @@
 //! `crate::http::fields::authority_matches`; M4 [`origin`]; M5 [`bearer`]; M6 [`media`]; M7 [`accept`];
 //! M8 the request pool (in [`front`]); M9 [`body`]; M10–M11 [`envelope`]; M12 [`meta`]; M13
 //! [`consistency`]; M14–M16 [`method`]; M17 readiness (in [`front`]); C1–C2 [`tool`]; C3 [`params`]
-//! with [`header_value`]; C4 readiness. [`front`] sequences them; [`refusal`] and [`rpc`] write the
+//! with `crate::mcp_param`; C4 readiness. [`front`] sequences them; [`refusal`] and [`rpc`] write the
 //! answers; [`leased`] holds the request lease until a JSON answer is written.
 
 pub mod accept;
@@ -21,7 +21,6 @@ pub mod consistency;
 pub mod envelope;
 pub mod fields;
 pub mod front;
-pub mod header_value;
 pub mod leased;
 pub mod media;
 pub mod meta;

@@ -1,64 +1,20 @@
 //! Step C3 (http-mcp.md §8.3, §9.2–§9.4): the `Mcp-Param-*` headers of a `tools/call` must mirror the
 //! projected arguments exactly.
 //!
-//! Owns the expected value of each header parameter (the canonical string), the 16,384-byte bound on the
-//! expected headers, and the matching of the received param lines. The projection itself (which
-//! properties, which suffixes) is computed once at startup by `crate::apps::header`.
+//! Owns the matching of the received param lines against the expected headers. The expected value of
+//! each header parameter, its encoding and the 16,384-byte bound are shared with the clients
+//! (`crate::mcp_param`); the projection itself (which properties, which suffixes) is computed once at
+//! startup by `crate::apps::header`.
 
 use hyper::HeaderMap;
 
-use crate::apps::header::HeaderParam;
 use crate::http::fields::trim_ows;
 use crate::json::Value;
-use crate::mcp::header_value::{canonical_encoding, decode};
+use crate::mcp_param::encoding::{canonical_encoding, decode};
+use crate::mcp_param::{expected, HeaderParam, MAX_EXPECTED_BYTES};
 
-/// http-mcp.md §9.2 rule 5: the sum over expected headers of (name + canonical encoding + 4) is at most this.
-pub const MAX_EXPECTED_BYTES: usize = 16_384;
-/// http-mcp.md §9.2 rule 3: integral numbers mirror only up to this magnitude.
-const MAX_SAFE_INTEGER: i128 = 9_007_199_254_740_991;
 /// The lowercase prefix of a param line.
 const PREFIX: &str = "mcp-param-";
-
-/// http-mcp.md §9.2 rules 1–3 for one parameter: `Ok(None)` when absent, `Ok(Some(canonical))` when present,
-/// and `Err(())` when the value cannot be mirrored (the call is refused with `-32020`).
-fn expected(arguments: &Value, path: &[String]) -> Result<Option<String>, ()> {
-    let mut at = arguments;
-    for name in path {
-        match at.as_object().and_then(|m| m.get(name)) {
-            Some(next) => at = next,
-            None => return Ok(None),
-        }
-    }
-    match at {
-        Value::Null => Ok(None),
-        Value::String(s) => Ok(Some(s.clone())),
-        Value::Bool(b) => Ok(Some(b.to_string())),
-        Value::Integer(i) if i.abs() <= MAX_SAFE_INTEGER => Ok(Some(i.to_string())),
-        Value::Float(f) if f.fract() == 0.0 && f.abs() <= MAX_SAFE_INTEGER as f64 => {
-            // Integral and within ±(2^53 − 1): exact as an i64; `-0.0` becomes `0`.
-            Ok(Some((*f as i64).to_string()))
-        }
-        _ => Err(()),
-    }
-}
-
-/// The client side of http-mcp.md §9.2 (`ptc call`, lifecycle.md §1.2): the `(Mcp-Param-<suffix>, canonical
-/// encoding)` lines a call of a tool with `params` must carry for `arguments`, in projection order.
-/// `None` when an argument cannot be mirrored or the lines exceed the 16,384-byte bound (the gateway
-/// would refuse the call with `-32020`).
-pub fn expected_headers(params: &[HeaderParam], arguments: &Value) -> Option<Vec<(String, String)>> {
-    let mut lines = Vec::with_capacity(params.len());
-    let mut total = 0usize;
-    for p in params {
-        if let Some(canonical) = expected(arguments, &p.path).ok()? {
-            let name = format!("Mcp-Param-{}", p.suffix);
-            let encoding = canonical_encoding(&canonical);
-            total = total.saturating_add(name.len() + encoding.len() + 4);
-            lines.push((name, encoding));
-        }
-    }
-    (total <= MAX_EXPECTED_BYTES).then_some(lines)
-}
 
 /// C3 passes: the param lines of `headers` match the expected headers of `params` for `arguments`.
 pub fn matches(headers: &HeaderMap, params: &[HeaderParam], arguments: &Value) -> bool {
@@ -99,6 +55,7 @@ pub fn matches(headers: &HeaderMap, params: &[HeaderParam], arguments: &Value) -
 mod tests {
     use super::*;
     use crate::json::{decode as json, Limits};
+    use crate::mcp_param::expected_headers;
     use hyper::header::{HeaderName, HeaderValue};
 
     fn weather() -> Vec<HeaderParam> {

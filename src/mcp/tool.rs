@@ -9,7 +9,7 @@ use hyper::HeaderMap;
 use crate::apps::Template;
 use crate::mcp::consistency::NAME_HEADER;
 use crate::mcp::fields::exactly_one;
-use crate::mcp::header_value::decode;
+use crate::mcp_param::encoding::decode;
 
 /// C1 passes: exactly one `Mcp-Name` line decoding to `name`.
 pub fn name_matches(headers: &HeaderMap, name: &str) -> bool {

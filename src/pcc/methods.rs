@@ -2,7 +2,7 @@
 //! the `params` of `tools/call`, and the per-server listings built once at startup.
 //!
 //! Owns the checks and the static answers. It does not own when a method is allowed (`stream`) or the
-//! execution of a call (`crate::exec::pcc`).
+//! execution of a call (`call`).
 
 use std::collections::BTreeMap;
 

@@ -5,10 +5,12 @@
 //! the connection slots of [`slots`],
 //! [`service`] makes the checks of stream start (with [`deadline`], the client deadline), [`stream`]
 //! runs the state machine, [`envelope`],
-//! [`methods`], [`result`] and [`wire`] own the message shapes. A call made here is executed by
-//! `crate::exec::pcc` over the same shared execution state as `/mcp`. This front does not own admission
+//! [`methods`], [`result`] and [`wire`] own the message shapes, and [`call`] carries one `tools/call`
+//! from its reservation to its settled response over the same shared execution state as `/mcp`
+//! (`crate::exec`: the runner, the audit hook and the release order). This front does not own admission
 //! pools, the bearer's capture or execution itself.
 
+pub mod call;
 pub mod deadline;
 pub mod envelope;
 pub mod listener;

@@ -3,7 +3,7 @@
 //!
 //! Owns what each inbound message does in each state and when the stream ends. It does not own the
 //! checks before the first message (`service`), the message shapes (`envelope`, `methods`, `wire`) or
-//! the call's execution (`crate::exec::pcc`).
+//! the call's execution (`call`).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -16,9 +16,9 @@ use tonic::{Status, Streaming};
 
 use crate::config::manifest::Effect;
 use crate::exec::outcome::{fixed_text, Dispatch, Outcome};
-use crate::exec::pcc::{begin, Begun, PccCall, Settled, Stop};
 use crate::exec::Shared;
 use crate::mcp::rpc::RequestId;
+use crate::pcc::call::{begin, Begun, PccCall, Settled, Stop};
 use crate::pcc::envelope::{classify, Inbound};
 use crate::pcc::methods::{self, Server};
 use crate::pcc::proto::served::create_mcp_transport_request::{Connect, Request};

@@ -9,7 +9,7 @@
 //! is read as `{}`, which for a provider-bearing tool is a mismatch like any other missing key.
 
 use super::PinMap;
-use crate::startup::StartupCode;
+use crate::codes::StartupCode;
 
 fn or_empty(map: Option<&PinMap>) -> impl Iterator<Item = (&String, &String)> {
     map.into_iter().flatten()

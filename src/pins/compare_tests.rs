@@ -1,7 +1,7 @@
 //! pins.md §9.2–§9.3 as vectors: each row a configured map, the expected or actual pins, and the code.
 
 use super::*;
-use crate::startup::StartupCode::{InstallationPinMismatch, ProviderPinMismatch};
+use crate::codes::StartupCode::{InstallationPinMismatch, ProviderPinMismatch};
 
 const A: &str = "sha256:26b11335d94e95f1936867f2b24ce06cee6e929cfb6e1327619dab108311c4a3";
 const B: &str = "sha256:2e57eab140487245bd69921ef9fc2676b30842b49eb0ffdbbb1c306fe1d0b24c";

@@ -266,5 +266,5 @@ fn expected_map() {
     assert_eq!(map, want);
     assert_eq!(map["notes"], PIN_NOTES);
     assert_eq!(expected_installation_map(["nope"], &host), Err(PinError::UnknownInstallation));
-    assert_eq!(PinError::UnknownInstallation.code(), crate::startup::StartupCode::InternalError);
+    assert_eq!(PinError::UnknownInstallation.code(), crate::codes::StartupCode::InternalError);
 }

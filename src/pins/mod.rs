@@ -10,8 +10,8 @@
 
 use std::collections::BTreeMap;
 
+use crate::codes::StartupCode;
 use crate::json::{Map, Value};
-use crate::startup::StartupCode;
 
 pub mod compare;
 pub mod installation;

@@ -157,7 +157,7 @@ fn what_changes_the_snapshot_pin() {
 /// code.
 #[test]
 fn facts_without_an_identity() {
-    use crate::startup::StartupCode::ProviderPinUnavailable;
+    use crate::codes::StartupCode::ProviderPinUnavailable;
     let read = ["read_text_file"];
     let rows: Vec<(&str, &[&str], PinError, Edit)> = vec![
         ("granted tool missing", &read, PinError::GrantedToolMissing, Box::new(|f| drop_tool(f, 0))),

@@ -4,8 +4,9 @@
 //! This module owns a stdio child and its protocol: spawning (`child`), the environment rule (`env`),
 //! framing (`framing`), the request table (`table`), the transport owner with its in-flight bound,
 //! cancellation and loss (`transport`), `tools/call` result classification (`result`), one provider call (`provider_call`), era negotiation
-//! (`negotiate`), listing and mapped-tool checks (`listing`), acquisition (`acquire`), and the closed
-//! failure classes (`failure`).
+//! (`negotiate`), listing and mapped-tool checks (`listing`), acquisition (`acquire`), and a call's
+//! failure (`failure`). The closed failure classes and transport faults are shared codes
+//! (`crate::codes::provider`, `crate::codes::transport`), re-exported here.
 //!
 //! Wired into the serving gateway by: `upstream` (the transport behind one closed enum, so the Streamable
 //! HTTP transport plugs in as one variant), `sites` (one acquisition per (tool, declaration) and its one

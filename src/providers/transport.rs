@@ -24,8 +24,9 @@ use super::loss::LossState;
 use super::outgoing::{cancellation_line, server_reply};
 use super::stderr_ring::StderrRing;
 use super::table::{Reply, Table, WriteState};
+pub use crate::codes::transport::TransportFault;
+use crate::fault::with_task_panic;
 use crate::json::{self, Map, Value};
-use crate::startup::fault::with_task_panic;
 
 /// In-flight slots per acquisition, fixed (providers.md §8.1 step 4, providers.md §15).
 pub const INFLIGHT_SLOTS: usize = 128;
@@ -52,34 +53,6 @@ pub enum LossFault {
     ServerExit(i32),
     ServerSignal,
     StdoutEof,
-}
-
-/// The `fault` of the one `transport` record (providers.md §12.2), in precedence order.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TransportFault {
-    TransportError,
-    ProtocolError,
-    ServerExit,
-    ServerSignal,
-    StdoutEof,
-    Close,
-    CloseTimeout,
-    Killed,
-}
-
-impl TransportFault {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            TransportFault::TransportError => "transport_error",
-            TransportFault::ProtocolError => "protocol_error",
-            TransportFault::ServerExit => "server_exit",
-            TransportFault::ServerSignal => "server_signal",
-            TransportFault::StdoutEof => "stdout_eof",
-            TransportFault::Close => "close",
-            TransportFault::CloseTimeout => "close_timeout",
-            TransportFault::Killed => "killed",
-        }
-    }
 }
 
 /// How the transport ended: the `transport` record's fields and the stderr tail.

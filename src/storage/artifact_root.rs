@@ -15,8 +15,8 @@ use super::inventory::{events_inventory, EventFile};
 use super::lock::{LockPolicy, StoreLock};
 use super::private_dir::PrivateDir;
 use super::start_ref::StartRef;
+use crate::codes::StartupCode;
 use crate::config::gateway::Artifacts;
-use crate::startup::StartupCode;
 
 /// The events directory below the artifact root (audit-events.md §3.1).
 pub const EVENTS_DIR: &str = "events";

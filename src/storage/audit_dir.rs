@@ -14,8 +14,8 @@ use super::inventory::{audit_inventory, AuditFile};
 use super::lock::{LockPolicy, StoreLock};
 use super::private_dir::PrivateDir;
 use super::start_ref::StartRef;
+use crate::codes::StartupCode;
 use crate::config::gateway::PrivateAudit;
-use crate::startup::StartupCode;
 
 /// The audit reason classes a directory-policy failure can have (audit-events.md §4.1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -20,7 +20,7 @@ use super::tools::ToolReply;
 use crate::apps::luau::convert::to_json;
 use crate::apps::luau::json_lib;
 use crate::apps::luau::sandbox::{SandboxState, HOST_CHUNK_PREFIX};
-use crate::providers::{Dispatch, FailureClass};
+use crate::codes::provider::{Dispatch, FailureClass};
 
 /// The mission-handle shim. `raw_*` are the Rust host functions; a handle is a frozen table whose mission
 /// name lives in a weak table the script cannot reach, so a handle cannot be forged or retargeted.

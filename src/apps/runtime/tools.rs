@@ -9,8 +9,8 @@
 use mlua::{Lua, Table};
 
 use crate::apps::luau::convert::to_lua;
+use crate::codes::provider::{Dispatch, FailureClass};
 use crate::json::Value;
-use crate::providers::{Dispatch, FailureClass};
 
 /// What one `tool` call answered.
 #[derive(Clone, Debug, PartialEq)]

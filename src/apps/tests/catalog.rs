@@ -88,6 +88,6 @@ fn response_bound_is_exact() {
     assert_eq!(sized(MAX_LISTING_BYTES + 1), Err(AppError::new(AppErrorKind::CatalogTooLarge)));
     assert_eq!(
         AppError::new(AppErrorKind::CatalogTooLarge).code(),
-        crate::startup::StartupCode::CatalogTooLarge
+        crate::codes::StartupCode::CatalogTooLarge
     );
 }

@@ -2,7 +2,8 @@
 
 use super::*;
 use crate::apps::error::{AppError, AppErrorKind};
-use crate::apps::header::{project, HeaderParam};
+use crate::apps::header::project;
+use crate::mcp_param::HeaderParam;
 
 fn param(path: &[&str], suffix: &str) -> HeaderParam {
     HeaderParam { path: path.iter().map(|s| s.to_string()).collect(), suffix: suffix.into() }

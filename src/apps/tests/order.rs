@@ -2,8 +2,8 @@
 
 use super::rows::*;
 use super::*;
+use crate::codes::StartupCode;
 use crate::config::Mode;
-use crate::startup::StartupCode;
 
 #[test]
 fn stage_order() {

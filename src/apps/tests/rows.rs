@@ -6,10 +6,10 @@ use std::os::unix::fs::symlink;
 use super::*;
 use crate::apps::template::{build_all, load_manifest, Built};
 use crate::apps::{closure, content_pin};
+use crate::codes::StartupCode;
 use crate::config::gateway::ToolConfig;
 use crate::config::paths;
 use crate::config::Mode;
-use crate::startup::StartupCode;
 
 const NOTES_INSTALLATION_PIN: &str =
     "sha256:26b11335d94e95f1936867f2b24ce06cee6e929cfb6e1327619dab108311c4a3";

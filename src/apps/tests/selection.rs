@@ -279,7 +279,7 @@ fn rule_vectors() {
 
 #[test]
 fn codes_of_the_rules() {
-    use crate::startup::StartupCode as C;
+    use crate::codes::StartupCode as C;
     use AppErrorKind as K;
     for (kind, code) in [
         (K::SelectionSourceRefused, C::ProviderSourceUnsupported),

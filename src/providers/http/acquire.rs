@@ -25,9 +25,10 @@ use super::session::session_id;
 use super::status::probe_status;
 use super::transport::HttpTransport;
 use super::wire::{LegacyHeaders, Wire};
-use crate::apps::header::{project, HeaderParam};
+use crate::apps::header::project;
 use crate::config::host::{ProtocolEra, ToolMapping};
 use crate::json::Value;
+use crate::mcp_param::HeaderParam;
 
 /// What one HTTP acquisition needs.
 #[derive(Clone)]

@@ -3,18 +3,17 @@
 //!
 //! This file owns header values only. Credential values are built once, marked sensitive (hyper never
 //! prints a sensitive value, and nothing here formats one) and never appear in an error. The `Mcp-Param-*`
-//! values come from the gateway's own encoder (`crate::mcp::params::expected_headers`), so the client
+//! values come from the gateway's own encoder (`crate::mcp_param::expected_headers`), so the client
 //! side cannot drift from what the HTTP front validates (http-mcp.md §9).
 
 use hyper::header::{HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE, HOST, USER_AGENT};
 use hyper::HeaderMap;
 
-use crate::apps::header::HeaderParam;
 use crate::config::host::HeaderScheme;
 use crate::config::secret::Secret;
 use crate::json::Value;
-use crate::mcp::header_value::{canonical_encoding, encode_base64};
-use crate::mcp::params::expected_headers;
+use crate::mcp_param::encoding::{canonical_encoding, encode_base64};
+use crate::mcp_param::{expected_headers, HeaderParam};
 
 use super::super::negotiate::MODERN;
 

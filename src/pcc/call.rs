@@ -1,12 +1,12 @@
 //! One PCC `tools/call` from the reservation to its settled response (pcc.md §7.5 steps 6–8, pcc.md §8, §11;
 //! execution.md §3–§10 with this front's shapes).
 //!
-//! Owns what differs from the `/mcp` driver (`driver`): there is no commit and no heartbeat (the stream
-//! is already open, liveness is HTTP/2 keepalive), cancellation arrives as a [`Stop`] from the stream
-//! (reset, or `notifications/cancelled`), and the outcome is rendered with `crate::pcc::result`. It
-//! shares the runner, the audit hook (`driver::audit`) and the release order: run settled → audit record
-//! durable → response handed to the stream (by the caller, within 10,000 ms) → run slot. It does not own
-//! the stream or the publication itself (`crate::pcc::stream`).
+//! Owns what differs from the `/mcp` driver (`crate::exec::driver`): there is no commit and no heartbeat
+//! (the stream is already open, liveness is HTTP/2 keepalive), cancellation arrives as a [`Stop`] from the
+//! stream (reset, or `notifications/cancelled`), and the outcome is rendered with `result`. It shares the
+//! runner, the audit hook (`driver::audit`) and the release order of `crate::exec`: run settled → audit
+//! record durable → response handed to the stream (by the caller, within 10,000 ms) → run slot. It does
+//! not own the stream or the publication itself (`stream`).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
@@ -14,18 +14,18 @@ use std::time::{Duration, Instant, SystemTime};
 use ptc_actors::{Lease, Refusal};
 use tokio::sync::watch;
 
-use super::driver::{audit, AuditLost};
-use super::outcome::{fixed_text, Dispatch, Outcome};
-use super::runner::Ran;
-use super::Shared;
+use super::result::{success, tool_error};
+use super::wire::PccError;
 use crate::audit::CallId;
 use crate::config::manifest::Effect;
+use crate::exec::driver::{audit, AuditLost};
+use crate::exec::outcome::{fixed_text, Dispatch, Outcome};
+use crate::exec::runner::Ran;
+use crate::exec::Shared;
+use crate::fault::{self, FaultPoint};
 use crate::json::Value;
 use crate::mcp::rpc::RequestId;
-use crate::pcc::result::{success, tool_error};
-use crate::pcc::wire::PccError;
 use crate::providers::trace::TraceId;
-use crate::startup::fault::{self, FaultPoint};
 
 /// Why the stream stopped a call in flight (pcc.md §11).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -148,7 +148,7 @@ async fn drive(
     let call_id = CallId::random();
     let started_at = SystemTime::now();
     let deadline = deadlines.earliest();
-    let super::runner::Activation { mut settled, cancel } =
+    let crate::exec::runner::Activation { mut settled, cancel } =
         shared.runner.activate(&shared.built, tool, arguments, deadline, trace);
     let deadline = tokio::time::Instant::from_std(deadline);
     let mut stopped = None;

@@ -5,6 +5,9 @@
 //! Compiled only with the `fault-injection` cargo feature, which the test command enables and release
 //! builds never do: without it, [`injected`] is a constant `false` and the optimiser removes every check.
 //! With it, `PTC_FAULT=<point>` makes the named point fail once.
+//!
+//! Owns the closed set of points and the check; the layers that hold a point decide what failing means
+//! there. A leaf module: it imports nothing of this crate, so any layer can hold a point.
 
 /// A place where a startup stage can be made to fail.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

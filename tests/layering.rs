@@ -1,0 +1,344 @@
+//! The layering guard (issue 13): the top-level modules of `src/` (`src/<name>.rs` and `src/<name>/`,
+//! not `lib.rs` or `main.rs`) import each other without a circle, and no module below `startup` (the top
+//! layer, which wires the others together) names `crate::startup`.
+//!
+//! An edge `a -> b` is a `crate::b` path, or a `b` inside a `crate::{...}` group, written in any file of
+//! module `a` outside a `//` comment. Reads the source tree with std only; the parser and the circle
+//! search are checked on small inline sources first, so that the guard cannot pass by reading nothing.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// The top layer: it may import every module, and none may import it.
+const TOP: &str = "startup";
+
+/// One source file: the top-level module it belongs to, its path under `src/` and its text.
+struct SourceFile {
+    module: String,
+    path: String,
+    text: String,
+}
+
+/// The edges between top-level modules, each with the files that make it.
+type Edges = BTreeMap<(String, String), BTreeSet<String>>;
+
+// ---------------------------------------------------------------------------------------------------
+// Reading the tree.
+
+fn src_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+}
+
+/// `src/<name>.rs` (but `lib.rs` and `main.rs`) and `src/<name>/`.
+fn top_level_modules(src: &Path) -> BTreeSet<String> {
+    let mut modules = BTreeSet::new();
+    for entry in fs::read_dir(src).expect("src/ is readable") {
+        let entry = entry.expect("src/ entry");
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if entry.path().is_dir() {
+            modules.insert(name);
+        } else if let Some(stem) = name.strip_suffix(".rs") {
+            if stem != "lib" && stem != "main" {
+                modules.insert(stem.to_owned());
+            }
+        }
+    }
+    modules
+}
+
+/// Every `.rs` file under `dir`, recursively.
+fn rust_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(dir) = pending.pop() {
+        for entry in fs::read_dir(&dir).expect("directory is readable") {
+            let path = entry.expect("directory entry").path();
+            if path.is_dir() {
+                pending.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+/// The top-level module a path under `src/` belongs to; `None` for `lib.rs` and `main.rs`.
+fn owning_module(relative: &str) -> Option<String> {
+    let first = relative.split('/').next()?;
+    let name = first.strip_suffix(".rs").unwrap_or(first);
+    (name != "lib" && name != "main").then(|| name.to_owned())
+}
+
+/// Every file of a top-level module, with its text.
+fn source_files(src: &Path) -> Vec<SourceFile> {
+    rust_files(src)
+        .into_iter()
+        .filter_map(|path| {
+            let relative = path.strip_prefix(src).ok()?.to_string_lossy().replace('\\', "/");
+            let module = owning_module(&relative)?;
+            let text = fs::read_to_string(&path).expect("source file is readable");
+            Some(SourceFile { module, path: relative, text })
+        })
+        .collect()
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The parser.
+
+/// `text` without its `//` comments (line, doc and inner doc comments alike).
+fn strip_line_comments(text: &str) -> String {
+    text.lines().map(|line| line.find("//").map_or(line, |at| &line[..at])).collect::<Vec<_>>().join("\n")
+}
+
+fn is_ident(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_'
+}
+
+/// The identifier at the start of `text`.
+fn leading_ident(text: &str) -> &str {
+    let end = text.find(|c: char| !is_ident(c)).unwrap_or(text.len());
+    &text[..end]
+}
+
+/// Every name `crate::` leads to in `text` (comments already stripped): the first segment of each
+/// `crate::x` path, and every identifier inside a `crate::{...}` group up to its first `}`.
+fn crate_references(text: &str) -> BTreeSet<String> {
+    let mut names = BTreeSet::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("crate::") {
+        let preceded_by_ident = rest[..at].chars().next_back().is_some_and(is_ident);
+        rest = &rest[at + "crate::".len()..];
+        if preceded_by_ident {
+            continue;
+        }
+        if let Some(group) = rest.strip_prefix('{') {
+            let body = &group[..group.find('}').unwrap_or(group.len())];
+            names.extend(body.split(|c: char| !is_ident(c)).filter(|w| !w.is_empty()).map(str::to_owned));
+        } else {
+            let name = leading_ident(rest);
+            if !name.is_empty() {
+                names.insert(name.to_owned());
+            }
+        }
+    }
+    names
+}
+
+/// The edges between `modules` that `files` make; a module's references to itself are not edges.
+fn edges_of(modules: &BTreeSet<String>, files: &[SourceFile]) -> Edges {
+    let mut edges = Edges::new();
+    for file in files {
+        for target in crate_references(&strip_line_comments(&file.text)) {
+            if target != file.module && modules.contains(&target) {
+                edges.entry((file.module.clone(), target)).or_default().insert(file.path.clone());
+            }
+        }
+    }
+    edges
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The checks.
+
+/// The modules reachable from `from` along `edges` (not `from` itself unless it lies on a circle).
+fn reachable(edges: &Edges, from: &str) -> BTreeSet<String> {
+    let mut seen = BTreeSet::new();
+    let mut pending = vec![from.to_owned()];
+    while let Some(at) = pending.pop() {
+        for (a, b) in edges.keys() {
+            if *a == at && seen.insert(b.clone()) {
+                pending.push(b.clone());
+            }
+        }
+    }
+    seen
+}
+
+/// The strongly connected components with more than one module: each is a set of modules that all reach
+/// each other, i.e. a circle.
+fn circles(edges: &Edges) -> Vec<BTreeSet<String>> {
+    let nodes: BTreeSet<String> = edges.keys().flat_map(|(a, b)| [a.clone(), b.clone()]).collect();
+    let reach: BTreeMap<&String, BTreeSet<String>> = nodes.iter().map(|n| (n, reachable(edges, n))).collect();
+    let mut found: Vec<BTreeSet<String>> = Vec::new();
+    for node in &nodes {
+        if !reach[node].contains(node) || found.iter().any(|c| c.contains(node)) {
+            continue;
+        }
+        let component =
+            nodes.iter().filter(|other| reach[node].contains(*other) && reach[*other].contains(node));
+        found.push(component.cloned().collect());
+    }
+    found
+}
+
+/// One line per edge inside `circle`, naming the files that make it.
+fn describe_circle(edges: &Edges, circle: &BTreeSet<String>) -> String {
+    let mut out = format!("circle between {circle:?}:\n");
+    for ((a, b), files) in edges {
+        if circle.contains(a) && circle.contains(b) {
+            out.push_str(&format!("  {a} -> {b}: {files:?}\n"));
+        }
+    }
+    out
+}
+
+/// The files below the top layer that name `crate::startup`.
+fn files_importing_the_top(files: &[SourceFile]) -> Vec<String> {
+    files
+        .iter()
+        .filter(|f| f.module != TOP && crate_references(&strip_line_comments(&f.text)).contains(TOP))
+        .map(|f| f.path.clone())
+        .collect()
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The guard on the real tree.
+
+fn real_tree() -> (BTreeSet<String>, Vec<SourceFile>) {
+    let src = src_dir();
+    (top_level_modules(&src), source_files(&src))
+}
+
+#[test]
+fn the_real_tree_is_read() {
+    let (modules, files) = real_tree();
+    for expected in ["codes", "config", "exec", "json", "startup"] {
+        assert!(modules.contains(expected), "module {expected} not found in {modules:?}");
+    }
+    assert!(!modules.contains("lib") && !modules.contains("main"), "{modules:?}");
+    assert!(files.len() > 100, "only {} source files read", files.len());
+    let edges = edges_of(&modules, &files);
+    assert!(edges.contains_key(&(TOP.to_owned(), "config".to_owned())), "no startup -> config edge found");
+}
+
+#[test]
+fn the_top_level_modules_form_no_circle() {
+    let (modules, files) = real_tree();
+    let edges = edges_of(&modules, &files);
+    let found = circles(&edges);
+    let report: String = found.iter().map(|c| describe_circle(&edges, c)).collect();
+    assert!(found.is_empty(), "the top-level modules of src/ must form a DAG; found:\n{report}");
+}
+
+#[test]
+fn nothing_below_startup_imports_startup() {
+    let (_, files) = real_tree();
+    let offenders = files_importing_the_top(&files);
+    assert!(
+        offenders.is_empty(),
+        "modules below `{TOP}` must not name `crate::{TOP}` (move the shared item to a lower module, e.g. \
+         `crate::codes` or `crate::fault`): {offenders:?}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The guard's own parts, on inline sources.
+
+fn file(module: &str, path: &str, text: &str) -> SourceFile {
+    SourceFile { module: module.to_owned(), path: path.to_owned(), text: text.to_owned() }
+}
+
+fn names(list: &[&str]) -> BTreeSet<String> {
+    list.iter().map(|s| s.to_string()).collect()
+}
+
+fn edges(list: &[(&str, &str)]) -> Edges {
+    list.iter().map(|(a, b)| ((a.to_string(), b.to_string()), names(&["x.rs"]))).collect()
+}
+
+#[test]
+fn the_parser_finds_paths_and_groups_but_not_comments() {
+    let cases: &[(&str, &[&str])] = &[
+        ("use crate::json::Value;", &["json"]),
+        ("let x = crate::fault::injected(p);", &["fault"]),
+        ("use crate::{apps, config::host};", &["apps", "config", "host"]),
+        // Every word of a group is a candidate; `edges_of` keeps only the module names.
+        ("use crate::{\n    apps::Built,\n    json,\n};", &["Built", "apps", "json"]),
+        ("// use crate::startup;", &[]),
+        ("//! see `crate::startup` for the order", &[]),
+        ("/// [`crate::exec`] runs it", &[]),
+        ("let a = 1; // crate::exec", &[]),
+        ("use other_crate::json;", &[]),
+        ("use ptc_gateway::startup;", &[]),
+        ("use super::json;", &[]),
+        ("use crate::json; use crate::codes::StartupCode;", &["codes", "json"]),
+    ];
+    for (text, expected) in cases {
+        assert_eq!(crate_references(&strip_line_comments(text)), names(expected), "{text:?}");
+    }
+}
+
+#[test]
+fn a_file_belongs_to_its_first_path_segment() {
+    let cases: &[(&str, Option<&str>)] = &[
+        ("json/decode.rs", Some("json")),
+        ("json/mod.rs", Some("json")),
+        ("calendar.rs", Some("calendar")),
+        ("apps/tests/rows.rs", Some("apps")),
+        ("lib.rs", None),
+        ("main.rs", None),
+    ];
+    for (path, expected) in cases {
+        assert_eq!(owning_module(path).as_deref(), *expected, "{path}");
+    }
+}
+
+#[test]
+fn edges_skip_self_references_unknown_names_and_comments() {
+    let modules = names(&["a", "b", "c"]);
+    let files = [
+        file("a", "a/mod.rs", "use crate::a::x;\nuse crate::b::y;\n// crate::c\nuse crate::std_like::z;"),
+        file("b", "b.rs", "fn f() { crate::c::g() }"),
+    ];
+    let found = edges_of(&modules, &files);
+    let keys: Vec<(String, String)> = found.keys().cloned().collect();
+    assert_eq!(keys, vec![("a".into(), "b".into()), ("b".into(), "c".into())]);
+    assert_eq!(found[&("a".to_owned(), "b".to_owned())], names(&["a/mod.rs"]));
+}
+
+#[test]
+fn circles_are_found_and_chains_are_not() {
+    // (edges, the expected circles)
+    type Case<'a> = (&'a [(&'a str, &'a str)], &'a [&'a [&'a str]]);
+    let cases: &[Case] = &[
+        (&[("a", "b"), ("b", "c")], &[]),
+        (&[("a", "b"), ("b", "a")], &[&["a", "b"]]),
+        (&[("a", "b"), ("b", "c"), ("c", "a"), ("c", "d")], &[&["a", "b", "c"]]),
+        (&[("a", "b"), ("b", "a"), ("c", "d"), ("d", "c")], &[&["a", "b"], &["c", "d"]]),
+        (&[("a", "b"), ("a", "c"), ("b", "d"), ("c", "d")], &[]),
+    ];
+    for (list, expected) in cases {
+        let expected: Vec<BTreeSet<String>> = expected.iter().map(|c| names(c)).collect();
+        assert_eq!(circles(&edges(list)), expected, "{list:?}");
+    }
+}
+
+#[test]
+fn a_two_module_circle_in_sources_is_reported_with_its_files() {
+    let modules = names(&["events", "providers", "json"]);
+    let files = [
+        file("events", "events/record.rs", "use crate::providers::FailureClass;\nuse crate::json::Value;"),
+        file("providers", "providers/runtime.rs", "use crate::events::EventLog;"),
+    ];
+    let found_edges = edges_of(&modules, &files);
+    let found = circles(&found_edges);
+    assert_eq!(found, vec![names(&["events", "providers"])]);
+    let report = describe_circle(&found_edges, &found[0]);
+    assert!(report.contains("events -> providers: {\"events/record.rs\"}"), "{report}");
+    assert!(report.contains("providers -> events: {\"providers/runtime.rs\"}"), "{report}");
+    assert!(!report.contains("json"), "{report}");
+}
+
+#[test]
+fn an_import_of_the_top_is_found_below_it_only() {
+    let files = [
+        file("startup", "startup/serve.rs", "use crate::startup::StartupCode;"),
+        file("config", "config/host.rs", "use crate::startup::StartupCode;"),
+        file("pins", "pins/mod.rs", "use crate::{json, startup};"),
+        file("http", "http/socket.rs", "// was crate::startup::StartupCode\nuse crate::codes::StartupCode;"),
+    ];
+    assert_eq!(files_importing_the_top(&files), vec!["config/host.rs".to_owned(), "pins/mod.rs".to_owned()]);
+}
