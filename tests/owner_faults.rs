@@ -101,10 +101,12 @@ const ROWS: &[Row] = &[
     Row { fault: "panic_owner:domain", after: After::Stops, transport: false },
 ];
 
-/// Starts the gateway with `fault` and waits until it answers `/health/live` (readiness may already be
-/// gone: the fault fires as soon as it serves).
+/// Starts the gateway with `fault` and waits until stage 12 recorded `ready` and `/health/live` answers
+/// (readiness may already be gone: the fault fires as soon as it serves).
 fn start_faulted(fx: &Fx, fault: &str) -> Gateway {
     let gateway = spawn_faulted(fx, fault);
+    // Stage 12 is over once `ready` is recorded: a 503 before it would be the startup's, not the fence's.
+    fx.wait_event("readiness ready", |e| e["kind"] == "readiness" && e["transition"] == "ready");
     wait("live", Duration::from_secs(20), || {
         http_get(fx.addr(), "/health/live").ok().filter(|r| r.status == 200)
     });
