@@ -38,6 +38,10 @@ pub enum FaultPoint {
     PanicInRun,
     /// At shutdown: the orchestration panics before the stages run (lifecycle.md §7.5).
     PanicInOrchestration,
+    /// At shutdown: a PCC stream without a call in flight does not end at the drain (pcc.md §15 step 2)
+    /// but stays open until the cutoff cuts it, so that S1's rule "every PCC stream ended by pcc.md's
+    /// cutoff" (lifecycle.md §7.3) can be seen failing.
+    StreamOutlivesDrain,
 }
 
 /// How long [`FaultPoint::SlowListenerStop`] holds S1.
@@ -56,6 +60,7 @@ impl FaultPoint {
             FaultPoint::SlowListenerStop => "slow_listener_stop",
             FaultPoint::PanicInRun => "panic_in_run",
             FaultPoint::PanicInOrchestration => "panic_in_orchestration",
+            FaultPoint::StreamOutlivesDrain => "stream_outlives_drain",
         }
     }
 }

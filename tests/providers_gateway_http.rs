@@ -235,6 +235,38 @@ fn f28_a_lost_session_reinitialises_once_and_a_second_loss_fences_the_domain() {
     assert_eq!(readiness(&fx).len(), 2, "at most one not_ready: the drain writes none after a fence");
 }
 
+/// providers.md §12.1 "the transport owner itself fails (its task ends or panics)" for HTTP: the
+/// re-initialisation task of a lost legacy session panics (`PTC_FAULT=panic_task:http_reinitialise`); the
+/// transport's owner hears it through the transport's task group, so the domain is fenced within 1 s with
+/// `provider_runtime_lost` and the (tool, provider) pair, the `transport` record says `transport_error`,
+/// and the exit stays 0 (lifecycle.md §7.4).
+#[test]
+fn a_panicking_reinitialisation_is_the_transport_owners_loss() {
+    let (_up, fx) = deployment("legacy,session");
+    let mut command = fx.command("none");
+    command.env("PTC_FAULT", "panic_task:http_reinitialise");
+    let gateway = Gateway::start(command, fx.addr());
+    assert_eq!(mission_fails(&fx, 1, "fx.forget"), class("mcp_transport_error", "true"));
+    let answered = Instant::now();
+    wait("ready 503", Duration::from_secs(1), || (ready(&fx) == 503).then_some(()));
+    assert!(answered.elapsed() < Duration::from_secs(1), "fenced after {:?}", answered.elapsed());
+    assert_eq!(http_get(fx.addr(), "/health/live").unwrap().status, 200);
+    let (status, text) = call(fx.addr(), "mission", 2, &mission_args("fx.echo", json!({})));
+    assert_eq!(status, 503, "{text}");
+    let transport = fx.wait_event("transport", |e| e["kind"] == "transport" && e["tool"] == "mission");
+    assert_transport(&transport, "mission", "transport_error");
+    fx.wait_event("not_ready", |e| e["kind"] == "readiness" && e["transition"] == "not_ready");
+    assert_eq!(
+        readiness(&fx),
+        [
+            startup_ready(),
+            (json!("not_ready"), json!("provider_runtime_lost"), json!("mission"), json!("fx"))
+        ]
+    );
+    stop(gateway, 0);
+    assert_ends(&fx, "close", "transport_error");
+}
+
 #[test]
 fn per_request_http_failures_have_their_class_and_never_fence() {
     let (_up, fx) = deployment("modern");

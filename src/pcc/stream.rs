@@ -17,6 +17,7 @@ use tonic::{Status, Streaming};
 use crate::config::manifest::Effect;
 use crate::exec::outcome::{fixed_text, Dispatch, Outcome};
 use crate::exec::Shared;
+use crate::fault::{self, FaultPoint};
 use crate::mcp::rpc::RequestId;
 use crate::pcc::call::{begin, Begun, PccCall, Settled, Stop};
 use crate::pcc::envelope::{classify, Inbound};
@@ -138,7 +139,8 @@ impl Conversation {
         let client_deadline = self.ctx.client_deadline.map(Instant::from_std);
         loop {
             let draining = *drain.borrow();
-            if draining == Drain::Cutoff || (draining == Drain::Draining && self.call.is_none()) {
+            let idle_ends = self.call.is_none() && !fault::injected(FaultPoint::StreamOutlivesDrain);
+            if draining == Drain::Cutoff || (draining == Drain::Draining && idle_ends) {
                 return Some(End::Draining);
             }
             if self.half_closed && self.call.is_none() {

@@ -16,10 +16,14 @@ use std::sync::Arc;
 use ptc_actors::{ChildPolicy, ChildSpec, DomainError, NotReadyCause, SupervisorHandle, TaskEnd};
 use ractor::{Actor, ActorProcessingErr, ActorRef};
 
+use super::http::transport::TASK_REINITIALISE;
 use super::loss::OwnerEvent;
 use super::sites::Site;
 use super::transport::TASK_STDERR;
 use crate::events::EventLog;
+
+/// The tasks whose plain end is expected while the transport is open.
+const ENDS_ARE_NO_LOSS: [&str; 2] = [TASK_STDERR, TASK_REINITIALISE];
 
 /// The name of the providers supervisor under the domain.
 pub const PROVIDERS: &str = "providers";
@@ -60,9 +64,10 @@ impl Actor for TransportOwner {
         match message {
             // providers.md §12.1: the transport published its loss.
             OwnerMsg::Event(OwnerEvent::Lost) => Err("transport lost".into()),
-            // A child may close its stderr and live on: the drain's plain end is no loss. Its panic is.
+            // Tasks whose plain end is no loss (their panic is): a child may close its stderr and live
+            // on, and a re-initialisation ends when it is done (a failed one publishes its own loss).
             OwnerMsg::Event(OwnerEvent::Task(report))
-                if report.task == TASK_STDERR && report.end == TaskEnd::Returned =>
+                if ENDS_ARE_NO_LOSS.contains(&report.task) && report.end == TaskEnd::Returned =>
             {
                 Ok(())
             }

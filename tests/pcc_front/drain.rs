@@ -126,3 +126,24 @@ async fn half_close_waits_for_the_call_in_flight() {
     assert_eq!(conv.next().await, end(Code::Ok, ""), "V56");
     assert_eq!(summary(&audit_records(&d, 1).await[0]), ("delta", "success", false));
 }
+
+/// lifecycle.md §7.3 S1: clean iff every PCC stream ended by pcc.md's cutoff (§15 step 5, the cleanup
+/// deadline). A stream that does not end at the drain (held open by the `stream_outlives_drain` fault
+/// point) is cut at the cutoff with `UNAVAILABLE`, `draining`, and the exit is 70; nothing else was
+/// unclean (no run was in flight).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_cut_at_the_cutoff_makes_the_exit_70() {
+    let d = deployment(64, 4);
+    let mut command = d.command();
+    command.env("PTC_FAULT", "stream_outlives_drain");
+    let gw = Gateway::start(command, crate::fixture::http_addr(&d));
+    let mut conv = ready_stream(d.pcc_port).await;
+    let signalled = Instant::now();
+    let waited = tokio::task::spawn_blocking(move || gw.signal_and_wait(Signal::SIGTERM, EXIT_BOUND));
+    assert_eq!(conv.next().await, end(Code::Unavailable, "draining"), "§15 step 5: cut at the cutoff");
+    // The cutoff is the cleanup deadline: S5's start (after S1–S4, each well under a second here) + 10 s.
+    assert!(signalled.elapsed() >= Duration::from_secs(10), "ended only at the cutoff");
+    let (code, _, out, _) = waited.await.unwrap();
+    assert_eq!(code, Some(70), "S1 unclean");
+    assert!(out.is_empty());
+}
