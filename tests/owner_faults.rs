@@ -245,6 +245,36 @@ fn a_run_task_that_panics_outside_luau_is_answered_and_fences() {
     fx.assert_all_gone();
 }
 
+/// lifecycle.md §7.5 and audit-events.md §2.8: the audit committer's owner is lost; the domain stops at
+/// once (the gateway never serves writes it cannot audit), readiness records `audit_unavailable`, S7 is
+/// skipped, and the exit is 70.
+#[test]
+fn losing_the_audit_owner_stops_the_domain() {
+    let mut fx = Fx::new("modern");
+    fx.make_mission_write();
+    fx.pin();
+    let gateway = spawn_faulted(&fx, "panic_owner:audit_committer");
+    let (code, out) = wait_exit(gateway, Duration::from_secs(40));
+    assert_eq!(code, Some(70));
+    assert!(out.is_empty());
+    let transitions: Vec<Value> = fx
+        .events()
+        .into_iter()
+        .filter(|e| e["kind"] == "readiness")
+        .map(|e| json!([e["transition"], e["cause"]]))
+        .collect();
+    assert_eq!(transitions, [json!(["ready", "startup"]), json!(["not_ready", "audit_unavailable"])]);
+    let stages: Vec<Value> = fx
+        .events()
+        .into_iter()
+        .filter(|e| e["kind"] == "shutdown_stage")
+        .map(|e| e["stage"].clone())
+        .collect();
+    assert!(stages.contains(&json!("stop_listeners")), "the stages ran: {stages:?}");
+    assert!(!stages.contains(&json!("audit_flush")), "S7 is skipped when the audit is the cause: {stages:?}");
+    fx.assert_all_gone();
+}
+
 /// lifecycle.md §7.5: a panic in the shutdown orchestration itself runs no stage: every child process
 /// group is killed and the exit is 70.
 #[test]

@@ -1,7 +1,8 @@
 //! The tree the docs draw is the tree the running system reports (issue 13): a gateway with two tools,
-//! `mission` over a stdio upstream (the fault fixture) and `fwd` over a Streamable HTTP upstream (the HTTP
-//! fixture), is started through the library; its supervision tree, rendered by `TreeNode::render`, equals
-//! the block under "The tree of a running gateway" in `docs/architecture.md`, line for line.
+//! `mission` (a write tool, so the gateway has a private audit) over a stdio upstream (the fault fixture)
+//! and `fwd` over a Streamable HTTP upstream (the HTTP fixture), is started through the library; its
+//! supervision tree, rendered by `TreeNode::render`, equals the block under "The tree of a running
+//! gateway" in `docs/architecture.md`, line for line.
 
 mod support;
 
@@ -36,11 +37,15 @@ fn deployment(up: &HttpFixture) -> Fx {
     fx.d.write_file("upstream_token", support::providers::HTTP_TOKEN);
     fx.d.write_file("flags", "none");
     fx.d.write_file("token", support::TOKEN);
-    let manifest = std::fs::read_to_string(fx.d.path("fwd/ptc.json")).expect("manifest");
-    fx.d.write_file(
-        "fwd/ptc.json",
-        &manifest.replace("\"fx.echo\"", "\"web.echo\"").replace("\"fx\"", "\"web\""),
-    );
+    // `mission` writes, so the gateway has a private audit and its committer's owner.
+    fx.make_mission_write();
+    let path = fx.d.path("fwd/ptc.json");
+    let mut manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&path).expect("manifest")).expect("json");
+    manifest["workflow"]["forward"]["tool"] = json!("web.echo");
+    manifest["providers"]["mission"] = json!([{"name": "web"}]);
+    manifest["missions"]["default"]["providers"] = json!(["web"]);
+    fx.d.write_file("fwd/ptc.json", &serde_json::to_string_pretty(&manifest).expect("json"));
     let digest = support::content_pin::of(&fx.d.path("fwd/ptc.json"));
     fx.d.gateway["tools"][0]["expected_application_content_digest"] = json!(digest);
     fx.pin();
@@ -55,6 +60,33 @@ async fn the_running_tree_is_the_tree_drawn_in_the_architecture_doc() {
     let tree = gateway.domain().tree().await.expect("the tree");
     let rendered = ptc_actors::TreeNode::render(&tree, "domain");
     assert_eq!(rendered, drawn_tree(), "the running tree:\n{rendered}");
+    gateway.context().trigger().signal();
+    assert_eq!(gateway.serve_until_stopped().await, 0);
+    fx.assert_all_gone();
+}
+
+/// lifecycle.md §6.3, audit-events.md §3.7: the loss of the event log's owner is tolerated: the tree shows
+/// it lost, readiness stays true, calls are served, and the shutdown is clean.
+#[tokio::test(flavor = "multi_thread")]
+async fn losing_the_event_logger_changes_nothing() {
+    let up = HttpFixture::start("auth");
+    let fx = deployment(&up);
+    let gateway = support::start_inproc(&fx.d).await;
+    gateway.domain().inject_panic("event_logger").await.expect("the event_logger node");
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(5);
+    loop {
+        let tree = gateway.domain().tree().await.expect("the tree");
+        let logger = tree.iter().find(|n| n.name == "event_logger").expect("event_logger");
+        if logger.status == ptc_actors::ChildStatus::Lost(ptc_actors::LossKind::Failed) {
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "the loss never reached the supervisor");
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    assert!(gateway.readiness().is_ready(), "logging never changes readiness");
+    let addr = gateway.http_addr();
+    let ready = tokio::task::spawn_blocking(move || support::http_get(addr, "/health/ready").expect("ready"));
+    assert_eq!(ready.await.expect("join").status, 200);
     gateway.context().trigger().signal();
     assert_eq!(gateway.serve_until_stopped().await, 0);
     fx.assert_all_gone();

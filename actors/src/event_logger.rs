@@ -10,9 +10,9 @@
 //! [`EventSink`] the gateway supplies (`src/events/`). Nor the events lock: the gateway releases it
 //! after [`EventLogger::close`] returns, so a writer stuck in the kernel can never keep the lock.
 //!
-//! Why a thread and not a ractor actor: the log starts at startup stage 4, before the domain supervisor
-//! exists (stage 8), and closes last (S8), after the domain's children may already be gone; its writes
-//! are blocking file I/O. Its loss is tolerated by construction: emitters only ever `try_send`, so a dead
+//! Why a thread and not a ractor actor: its writes are blocking file I/O, and it closes last (S8). The
+//! gateway gives the thread an owner in its supervision tree, which hears the thread's end through
+//! [`EventLogger::ended`]. Its loss is tolerated by construction: emitters only ever `try_send`, so a dead
 //! writer turns every emit into a counted drop and nothing else (lifecycle.md §6.3, "logging never
 //! changes readiness").
 
@@ -89,11 +89,22 @@ struct Shared<R> {
 pub struct EventLogger<R: Send + 'static> {
     shared: Arc<Shared<R>>,
     done: Arc<Mutex<Option<Receiver<()>>>>,
+    /// Turns true when the writer thread has ended, however it ended (a panic included).
+    ended: tokio::sync::watch::Receiver<bool>,
 }
 
 impl<R: Send + 'static> Clone for EventLogger<R> {
     fn clone(&self) -> Self {
-        EventLogger { shared: self.shared.clone(), done: self.done.clone() }
+        EventLogger { shared: self.shared.clone(), done: self.done.clone(), ended: self.ended.clone() }
+    }
+}
+
+/// Sets the writer's `ended` flag when the writer thread leaves, by return or by unwinding.
+struct EndGuard(tokio::sync::watch::Sender<bool>);
+
+impl Drop for EndGuard {
+    fn drop(&mut self) {
+        self.0.send_replace(true);
     }
 }
 
@@ -118,14 +129,23 @@ impl<R: Send + 'static> EventLogger<R> {
             hold: Hold::default(),
         });
         let writer = shared.clone();
+        let (ended_tx, ended) = tokio::sync::watch::channel(false);
         thread::Builder::new()
             .name("event-logger".into())
             .spawn(move || {
+                let _ended = EndGuard(ended_tx);
                 run(sink, rx, &writer);
                 let _ = done_tx.send(());
             })
             .map_err(|_| SpawnFailed)?;
-        Ok(EventLogger { shared, done: Arc::new(Mutex::new(Some(done_rx))) })
+        Ok(EventLogger { shared, done: Arc::new(Mutex::new(Some(done_rx))), ended })
+    }
+
+    /// Resolves once the writer thread has ended (closed, or lost to a panic), so that its owner notices
+    /// the end of the thread it owns.
+    pub async fn ended(&self) {
+        let mut ended = self.ended.clone();
+        let _ = ended.wait_for(|e| *e).await;
     }
 
     /// Enqueues without blocking. Returns false when the record was not queued (the queue is full, the

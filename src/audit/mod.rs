@@ -7,6 +7,7 @@
 //! Does not own the directory policy and lock (`crate::storage::audit_dir`), the generic group committer
 //! (`ptc_actors::committer`), when a record is written (`crate::exec::driver`) or the event log.
 
+pub mod owner;
 pub mod record;
 pub mod recovery;
 pub mod startup;

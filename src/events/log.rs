@@ -106,6 +106,14 @@ impl EventLog {
         log
     }
 
+    /// Resolves once the writer thread has ended; never for a disabled log (there is no thread).
+    pub async fn writer_ended(&self) {
+        match &self.inner {
+            Some(inner) => inner.logger.ended().await,
+            None => std::future::pending().await,
+        }
+    }
+
     /// Whether records are being logged.
     pub fn is_enabled(&self) -> bool {
         self.inner.is_some()

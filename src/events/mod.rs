@@ -11,6 +11,7 @@
 pub mod counters;
 pub mod files;
 pub mod log;
+pub mod owner;
 pub mod record;
 pub mod sink;
 pub mod time;

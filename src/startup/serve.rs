@@ -11,11 +11,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ptc_actors::{
-    AbnormalCause, AdmissionOwnerRef, AdmissionPool, CommitLoss, DomainContext, DomainHandle, NotReadyCause,
-    Readiness, RefusalOrder,
+    AdmissionOwnerRef, AdmissionPool, DomainContext, DomainHandle, NotReadyCause, Readiness, RefusalOrder,
 };
 
 use crate::apps::Built;
+use crate::audit::owner::{self as audit_owner, AuditLossGroup};
 use crate::audit::Audit;
 use crate::cli::GatewayArgs;
 use crate::config::credentials::{self, CapturedCredentials};
@@ -96,6 +96,13 @@ pub async fn start(args: &GatewayArgs, held: &mut Held) -> Result<RunningGateway
     let docs = documents::load(args)?;
     stage_artifact_root(&docs, held)?;
     let events = held.events.clone();
+    // The domain supervisor, the root of the tree, starts with the event log (stage 4), so that the
+    // log's writer has an owner in the tree; its readiness and shutdown transitions become records
+    // (audit-events.md §3.6).
+    let ctx = DomainContext::new(Arc::new(events.clone()));
+    let domain = DomainHandle::start(ctx.clone()).await.map_err(|_| StartupCode::InternalError)?;
+    held.domain = Some(domain.clone());
+    crate::events::owner::start(&domain, events.clone()).await.map_err(|_| StartupCode::InternalError)?;
     // lifecycle.md §3.2 "Event emission": `templates` is started at stage 5 and ready after stage 6.
     events.stage(StartupStage::Templates, StartupOutcome::Started);
     // Shared with the MCP front (the listing, C2 and C3) for the life of the gateway.
@@ -106,12 +113,9 @@ pub async fn start(args: &GatewayArgs, held: &mut Held) -> Result<RunningGateway
     let policy = stage_listener_capacity(&docs, &built)?;
     tracing::info!(listener_policy = %crate::json::to_deterministic_string(&policy.to_value()), "stage 6");
     events.stage(StartupStage::Templates, StartupOutcome::Ready);
-    // The observer turns readiness and shutdown transitions into records (audit-events.md §3.6). The
-    // context exists before the audit stage: an audit write failure stops the domain (lifecycle.md §7.5).
-    let ctx = DomainContext::new(Arc::new(events.clone()));
     if docs.gateway.private_audit.is_some() {
         events.stage(StartupStage::Audit, StartupOutcome::Started);
-        stage_audit(&docs, &ctx, held)?;
+        stage_audit(&docs, &domain, held).await?;
         // audit-events.md §2.5 step 8: repairs and removals are reported before the stage is ready (at least
         // one count is positive, or nothing is emitted).
         if let Some(recovered) = held.audit.as_ref().map(Audit::recovered) {
@@ -120,7 +124,7 @@ pub async fn start(args: &GatewayArgs, held: &mut Held) -> Result<RunningGateway
         events.stage(StartupStage::Audit, StartupOutcome::Ready);
     }
     events.stage(StartupStage::RunAdmission, StartupOutcome::Started);
-    let runs = stage_run_admission(&docs, &ctx, held).await?;
+    let runs = stage_run_admission(&docs, held).await?;
     events.stage(StartupStage::RunAdmission, StartupOutcome::Ready);
     events.stage(StartupStage::WarmProviders, StartupOutcome::Started);
     stage_warm_providers(args, &docs, &built, &ctx, held).await?;
@@ -231,40 +235,28 @@ fn stage_listener_capacity(docs: &Documents, built: &Built) -> Result<ListenerPo
 }
 
 /// Stage 7: the audit directory, its lock, inventory, recovery, new file, probe and retention
-/// (audit-events.md §2.4–§2.5), then the committer. A write or sync failure later stops the domain with
-/// cause `audit_unavailable` and exit 70 (audit-events.md §2.8).
-fn stage_audit(docs: &Documents, ctx: &DomainContext, held: &mut Held) -> Result<(), StartupCode> {
+/// (audit-events.md §2.4–§2.5), then the committer and its owner in the tree, `audit_committer`: a write or
+/// sync failure, or the committer thread's loss, reaches that owner, whose loss stops the domain with
+/// exit 70 (audit-events.md §2.8, lifecycle.md §7.5).
+async fn stage_audit(docs: &Documents, domain: &DomainHandle, held: &mut Held) -> Result<(), StartupCode> {
     let Some(audit) = &docs.gateway.private_audit else { return Ok(()) };
     let start_ref = start_ref().map_err(|_| StartupCode::AuditUnavailable)?;
-    let loss_ctx = ctx.clone();
-    let on_loss = Box::new(move |loss: CommitLoss| {
-        let cause = match loss {
-            CommitLoss::WriteFailed => AbnormalCause::AuditWriteFailed,
-            CommitLoss::OwnerLost => AbnormalCause::AuditOwnerLost,
-        };
-        tracing::error!(cause = cause.as_str(), "audit unavailable; stopping");
-        loss_ctx.stop_abnormally(cause);
-    });
-    let audit = Audit::start(audit, &start_ref, on_loss).map_err(|e| {
+    let losses = AuditLossGroup::new();
+    let audit = Audit::start(audit, &start_ref, audit_owner::loss_callback(&losses)).map_err(|e| {
         tracing::debug!(reason = e.reason.as_str(), "audit refused");
         held.reason = Some(ReasonClass::Audit(e.reason));
         e.code()
     })?;
     held.audit = Some(audit);
-    Ok(())
+    audit_owner::start(domain, losses).await.map_err(|_| StartupCode::AuditUnavailable)
 }
 
-/// Stage 8: the domain supervisor and run admission with `max_concurrent_runs` slots.
-async fn stage_run_admission(
-    docs: &Documents,
-    ctx: &DomainContext,
-    held: &mut Held,
-) -> Result<AdmissionPool, StartupCode> {
+/// Stage 8: run admission with `max_concurrent_runs` slots.
+async fn stage_run_admission(docs: &Documents, held: &mut Held) -> Result<AdmissionPool, StartupCode> {
     if fault::injected(FaultPoint::RunAdmission) {
         return Err(StartupCode::RunAdmissionUnavailable);
     }
-    let domain = DomainHandle::start(ctx.clone()).await.map_err(|_| StartupCode::RunAdmissionUnavailable)?;
-    held.domain = Some(domain.clone());
+    let domain = held.domain.clone().ok_or(StartupCode::InternalError)?;
     let runs = AdmissionPool::new(
         "runs",
         docs.gateway.admission.max_concurrent_runs,

@@ -10,7 +10,10 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use ptc_actors::{run_shutdown, ShutdownPlan, StageContext, StageId, StageOutcome, Unclean};
+use ptc_actors::{
+    run_shutdown, ChildStop, DomainError, DomainHandle, ShutdownPlan, StageContext, StageId, StageOutcome,
+    Unclean,
+};
 
 use crate::notify::{Message, Notifier, Status};
 use crate::startup::serve::RunningGateway;
@@ -37,6 +40,8 @@ pub async fn run(gateway: RunningGateway, notifier: Notifier) -> u8 {
     let providers = parts.providers;
     let pcc_streams = parts.pcc_streams;
     let tails = providers.clone();
+    let (s5_domain, s7_domain, s8_domain) =
+        (parts.domain.clone(), parts.domain.clone(), parts.domain.clone());
     let plan = ShutdownPlan::new(parts.run_owner)
         .with_stage(StageId::StopListeners, move |stage: StageContext| async move {
             notifier.send(&[Message::Stopping, Message::Status(Status::Draining)]);
@@ -64,7 +69,10 @@ pub async fn run(gateway: RunningGateway, notifier: Notifier) -> u8 {
             let cutoff =
                 stage.cleanup_deadline.unwrap_or(stage.started + ptc_actors::shutdown::CLEANUP_WINDOW);
             let clean = providers.shut_down(cutoff).await;
-            StageOutcome::from_bool(clean, Unclean::Failed)
+            // Then the providers subtree: each transport's close retired its task group, so the owners'
+            // stop is expected. A subtree already lost (a fence) has nothing left to stop.
+            let stopped = stop_subtree(&s5_domain, crate::providers::owner::PROVIDERS).await;
+            StageOutcome::from_bool(clean && stopped, Unclean::Failed)
         })
         .with_stage(StageId::AdmissionClean, move |stage: StageContext| async move {
             // lifecycle.md §7.3 S1 is clean iff every PCC stream ended by pcc.md's cutoff (pcc.md §15
@@ -83,13 +91,19 @@ pub async fn run(gateway: RunningGateway, notifier: Notifier) -> u8 {
             // lock.
             let taken = s7_audit.lock().ok().and_then(|mut a| a.take());
             match taken {
-                Some(audit) => StageOutcome::from_bool(audit.close().await, Unclean::Failed),
+                Some(audit) => {
+                    // The owner first: the committer's orderly end is then no loss.
+                    let stopped = stop_subtree(&s7_domain, crate::audit::owner::AUDIT_COMMITTER).await;
+                    StageOutcome::from_bool(audit.close().await && stopped, Unclean::Failed)
+                }
                 None => StageOutcome::Skipped,
             }
         })
         .with_stage(StageId::EventLogClose, move |_stage: StageContext| async move {
             // audit-events.md §3.10: the log closes (bounded) before its lock is released; only the lock
             // counts.
+            // The owner first: the writer's orderly end is then no loss (and a lost logger changes nothing).
+            let _ = stop_subtree(&s8_domain, crate::events::owner::EVENT_LOGGER).await;
             let _ = events.close_async().await;
             match artifact_root {
                 Some(root) => StageOutcome::from_bool(root.release().is_ok(), Unclean::Failed),
@@ -111,4 +125,14 @@ pub async fn run(gateway: RunningGateway, notifier: Notifier) -> u8 {
         }
     }
     code
+}
+
+/// Stops the named child of the domain as a subtree (lifecycle.md §7.3: each stage stops its part of the
+/// tree). True when it stopped in time or was no longer running (lost earlier, its policy applied then);
+/// false when it had to be killed.
+async fn stop_subtree(domain: &DomainHandle, name: &str) -> bool {
+    match domain.stop_child(name, CHILD_BOUND).await {
+        Ok(ChildStop::Stopped | ChildStop::AlreadyGone) | Err(DomainError::UnknownChild { .. }) => true,
+        Ok(ChildStop::Killed) | Err(_) => false,
+    }
 }
