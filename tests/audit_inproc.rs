@@ -12,12 +12,12 @@ use std::time::{Duration, Instant};
 
 use ptc_actors::NotReadyCause;
 use ptc_gateway::audit::store::hooks;
-use ptc_gateway::startup::serve::RunningGateway;
+use ptc_gateway::startup::gateway::Gateway;
 use serde_json::{json, Value};
 use support::audit::{all_records, deployment, exchange, got_success};
 use support::{Deployment, TOKEN};
 
-async fn start(d: &mut Deployment) -> RunningGateway {
+async fn start(d: &mut Deployment) -> Gateway {
     d.host["credentials"]["gateway"] = json!({"file": "token"});
     d.write_file("token", TOKEN);
     d.write_documents();

@@ -6,7 +6,7 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use ptc_gateway::startup::serve::RunningGateway;
+use ptc_gateway::startup::gateway::Gateway;
 use serde_json::json;
 use support::{http_get, Deployment};
 
@@ -19,7 +19,7 @@ fn deployment() -> Deployment {
     d
 }
 
-async fn start(d: &Deployment) -> RunningGateway {
+async fn start(d: &Deployment) -> Gateway {
     support::start_inproc(d).await
 }
 

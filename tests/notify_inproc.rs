@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use ptc_actors::AbnormalCause;
 use ptc_gateway::notify::Notifier;
-use ptc_gateway::startup::serve::RunningGateway;
+use ptc_gateway::startup::gateway::Gateway;
 use ptc_gateway::startup::watchdog;
 use serde_json::json;
 use support::Deployment;
@@ -21,7 +21,7 @@ fn deployment() -> Deployment {
     d
 }
 
-async fn start(d: &Deployment) -> RunningGateway {
+async fn start(d: &Deployment) -> Gateway {
     support::start_inproc(d).await
 }
 

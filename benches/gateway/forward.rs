@@ -1,26 +1,21 @@
 //! The forward-tool row (issue 5): the latency a forward tool adds over calling the same stdio upstream
 //! directly, both measured in one run.
 //!
-//! Baseline: the stdio fault fixture (`tests/fixtures/mcp_fixture.py`, mode `modern`) acquired through the
-//! library client (`providers::acquire`) and called with `provider_call::call`, `ROUNDS` sequential
-//! `tools/call echo` round trips. Gateway: the same fixture behind the forward tool `fwd` (→ `fx.echo`) of
+//! Baseline: the stdio fault fixture (`tests/fixtures/mcp_fixture.py`, mode `modern`) spoken to by a
+//! minimal client of this file (one JSON-RPC line out, one line back, the same `tools/call` line the
+//! gateway sends, providers.md §4.2, §8.1), `ROUNDS` sequential `tools/call echo` round trips: the
+//! upstream's own cost, with no gateway code in the loop. Gateway: the same fixture behind the forward tool `fwd` (→ `fx.echo`) of
 //! `support::providers::Fx`, pins from `--print-pins`, `ROUNDS` sequential `POST /mcp` tools/call over one
 //! keep-alive connection. Both sides share the fixture's per-request marker write, so the difference is
 //! the gateway's own path (HTTP front, admission, forward dispatch, result shaping). Owns only this row;
 //! the HTTP client helpers are the parent module's. Nothing here asserts a threshold.
 
-use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::Path;
 use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use ptc_gateway::config::host::{ProtocolEra, ToolEffect, ToolMapping};
-use ptc_gateway::json::{Map, Value};
-use ptc_gateway::providers::acquire::{acquire, AcquireSpec};
-use ptc_gateway::providers::child::LaunchSpec;
-use ptc_gateway::providers::provider_call::{call, CallRequest};
-use tokio::io::AsyncWriteExt;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
 
 use super::{mcp_request, ms, read_response, wait_listening, Measured, Reaped};
@@ -40,7 +35,7 @@ pub async fn rows() -> String {
     out.push_str(&format!(
         "{ROUNDS} sequential `tools/call echo` round trips per side after {WARM_UP_ROUNDS} unmeasured ones, one\n"
     ));
-    out.push_str("client, concurrency 1. `direct` is the library client (`providers::provider_call::call`) on the stdio\n");
+    out.push_str("client, concurrency 1. `direct` is a minimal line client (benches/gateway/forward.rs) on the stdio\n");
     out.push_str("fixture `tests/fixtures/mcp_fixture.py`; `forward` is `POST /mcp` (one keep-alive connection) to the\n");
     out.push_str(
         "forward tool `fwd` → `fx.echo` over the same fixture. `added` is forward − direct at the same\n",
@@ -77,55 +72,60 @@ fn script() -> String {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp_fixture.py").display().to_string()
 }
 
-fn echo_args() -> Value {
-    let mut m = Map::new();
-    m.insert("text".to_owned(), Value::String("hi".to_owned()));
-    Value::Object(m)
+/// The `tools/call echo` line the gateway itself sends a modern stdio upstream (providers.md §8.1): the
+/// era's `_meta`, the traceparent, the arguments.
+fn call_line(id: usize) -> String {
+    let meta = format!(
+        concat!(
+            r#"{{"io.modelcontextprotocol/clientCapabilities":{{}},"#,
+            r#""io.modelcontextprotocol/clientInfo":{{"name":"ptc-gateway","version":"{}"}},"#,
+            r#""io.modelcontextprotocol/protocolVersion":"2026-07-28","traceparent":"{}"}}"#
+        ),
+        env!("CARGO_PKG_VERSION"),
+        TRACEPARENT
+    );
+    format!(
+        r#"{{"id":{id},"jsonrpc":"2.0","method":"tools/call","params":{{"_meta":{meta},"arguments":{{"text":"hi"}},"name":"echo"}}}}"#
+    ) + "\n"
 }
 
-/// The baseline: the fixture through the library client, no gateway.
+/// The baseline: the fixture over its pipes, no gateway.
 async fn direct() -> Measured {
     let dir = tempfile::tempdir().expect("tempdir");
     let marker = dir.path().join("marker.jsonl");
-    let mut env = BTreeMap::new();
-    env.insert("PATH".to_owned(), std::env::var("PATH").unwrap_or_default());
-    let tools = BTreeMap::from([(
-        "echo".to_owned(),
-        ToolMapping { alias: "fx.echo".to_owned(), effect: ToolEffect::Read, description: None },
-    )]);
-    let spec = AcquireSpec {
-        launch: LaunchSpec {
-            command: python(),
-            args: vec![script(), "modern".to_owned(), marker.display().to_string()],
-            cwd: dir.path().to_path_buf(),
-            env,
-        },
-        protocol: ProtocolEra::Auto,
-        start_timeout_ms: 10_000,
-        tools,
-        version: env!("CARGO_PKG_VERSION").to_owned(),
-    };
-    let acquired = acquire(&spec).await.unwrap_or_else(|e| panic!("acquire the fixture: {e:?}"));
+    let mut child = tokio::process::Command::new(python())
+        .args([script(), "modern".to_owned(), marker.display().to_string()])
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("FIXTURE_FLAGS", "none")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("spawn the fixture");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
+    let mut line = String::new();
     let mut latencies = Vec::with_capacity(ROUNDS);
     for round in 0..WARM_UP_ROUNDS + ROUNDS {
-        let request = CallRequest {
-            era: acquired.facts.era,
-            version: env!("CARGO_PKG_VERSION"),
-            name: "echo",
-            arguments: echo_args(),
-            traceparent: TRACEPARENT,
-            deadline: tokio::time::Instant::now() + Duration::from_secs(10),
-            max_result_bytes: 262_144,
-        };
+        let request = call_line(round + 1);
         let sent = Instant::now();
-        let outcome = call(&acquired.transport, request, std::future::pending()).await;
+        stdin.write_all(request.as_bytes()).await.expect("write");
+        stdin.flush().await.expect("flush");
+        line.clear();
+        stdout.read_line(&mut line).await.expect("read");
         let elapsed = sent.elapsed();
-        assert!(outcome.result.is_ok(), "direct echo failed");
+        assert!(
+            line.contains(&format!(r#""id":{}"#, round + 1)) && line.contains(r#""text":"hi""#),
+            "direct echo failed: {line}"
+        );
         if round >= WARM_UP_ROUNDS {
             latencies.push(elapsed);
         }
     }
-    acquired.transport.close(false).await;
+    drop(stdin);
+    let _ = child.wait().await;
     Measured { requests: ROUNDS as u64, elapsed: latencies.iter().sum(), latencies }
 }
 

@@ -9,8 +9,10 @@ pub mod budget;
 pub mod credentials_owner;
 pub mod discovery;
 pub mod documents;
+pub mod gateway;
 pub mod listeners;
 pub mod providers;
+pub mod release;
 pub mod serve;
 pub mod shutdown;
 pub mod templates;
@@ -61,7 +63,7 @@ async fn run_serve(
     probe: watchdog::Probe,
 ) -> u8 {
     notifier.send(&[Message::Status(Status::Starting)]);
-    let mut held = serve::Held::default();
+    let mut held = serve::Startup::default();
     let started = {
         let startup =
             futures::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(serve::start(args, &mut held)));

@@ -8,46 +8,51 @@
 //! lock that cannot be removed makes the exit 70 (audit-events.md §1.4).
 
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
-use ptc_actors::{
-    run_shutdown, ChildStop, DomainError, DomainHandle, ShutdownPlan, StageContext, StageId, StageOutcome,
-    Unclean,
-};
+use ptc_actors::{run_shutdown, ShutdownPlan, StageContext, StageId, StageOutcome, Unclean};
 
 use crate::notify::{Message, Notifier, Status};
-use crate::startup::serve::RunningGateway;
-
-/// The bound on stopping each remaining domain child after S8.
-const CHILD_BOUND: Duration = Duration::from_secs(2);
+use crate::startup::gateway::Gateway;
+use crate::startup::release::{stop_subtree, CHILD_STOP_BOUND};
 
 /// Runs S1–S8 for `gateway` and returns the exit status (0 or 70). `STOPPING=1` goes out through
 /// `notifier` at the start of S1, for a signal and for an abnormal stop alike (lifecycle.md §9.1, §7.5).
-pub async fn run(gateway: RunningGateway, notifier: Notifier) -> u8 {
-    let parts = gateway.into_parts();
-    let listeners = parts.listeners;
+/// The stages take what they close out of the gateway's release stack; what is left is released last.
+pub async fn run(gateway: Gateway, notifier: Notifier) -> u8 {
+    let Gateway {
+        mut stack,
+        ctx,
+        domain,
+        run_owner,
+        listeners,
+        pcc_streams,
+        events,
+        providers,
+        credentials,
+        ..
+    } = gateway;
     let stopper = listeners.stopper();
     let closer = listeners.stopper();
-    let domain = parts.domain.clone();
     // Shared between S7 and the exit path: when the audit itself caused the stop, S7 is skipped
     // (lifecycle.md §7.5) but the lock is still removed on the way out (audit-events.md §1.4).
-    let audit = Arc::new(Mutex::new(parts.audit));
+    let audit = Arc::new(Mutex::new(stack.take_audit()));
     let private_audit = audit.lock().map(|a| a.is_some()).unwrap_or(false);
     let s7_audit = audit.clone();
-    let artifact_root = parts.artifact_root;
-    let checkpoint = parts.events.clone();
-    let events = parts.events;
-    let providers = parts.providers;
-    let pcc_streams = parts.pcc_streams;
+    let artifact_root = stack.take_artifact_root();
+    // S5 closes the providers and S8 the event log; the root is stopped after S8 by the orchestrator.
+    stack.forget_providers();
+    stack.forget_event_log();
+    let root = stack.take_domain().unwrap_or_else(|| domain.clone());
+    let checkpoint = events.clone();
     let tails = providers.clone();
-    let (s5_domain, s7_domain, s8_domain) =
-        (parts.domain.clone(), parts.domain.clone(), parts.domain.clone());
-    let plan = ShutdownPlan::new(parts.run_owner)
+    let (s5_domain, s7_domain, s8_domain) = (domain.clone(), domain.clone(), domain.clone());
+    let s1_domain = domain.clone();
+    let plan = ShutdownPlan::new(run_owner)
         .with_stage(StageId::StopListeners, move |stage: StageContext| async move {
             notifier.send(&[Message::Stopping, Message::Status(Status::Draining)]);
             // Stop the listeners subtree first: the accept loops' end is now expected, not a loss
             // (lifecycle.md §7.5).
-            let _ = domain.stop_child(crate::startup::listeners::LISTENERS, CHILD_BOUND).await;
+            let _ = s1_domain.stop_child(crate::startup::listeners::LISTENERS, CHILD_STOP_BOUND).await;
             if crate::startup::fault::injected(crate::startup::fault::FaultPoint::SlowListenerStop) {
                 tokio::time::sleep(crate::startup::fault::SLOW_LISTENER_STOP).await;
             }
@@ -111,9 +116,9 @@ pub async fn run(gateway: RunningGateway, notifier: Notifier) -> u8 {
             }
         })
         .with_private_audit(private_audit)
-        .with_domain(parts.domain, CHILD_BOUND);
+        .with_domain(root, CHILD_STOP_BOUND);
     drop(listeners);
-    let report = run_shutdown(&parts.ctx, plan).await;
+    let report = run_shutdown(&ctx, plan).await;
     for (stage, outcome) in &report.stages {
         tracing::info!(stage = ?stage, outcome = ?outcome, "shutdown stage");
     }
@@ -124,15 +129,11 @@ pub async fn run(gateway: RunningGateway, notifier: Notifier) -> u8 {
             code = 70;
         }
     }
-    code
-}
-
-/// Stops the named child of the domain as a subtree (lifecycle.md §7.3: each stage stops its part of the
-/// tree). True when it stopped in time or was no longer running (lost earlier, its policy applied then);
-/// false when it had to be killed.
-async fn stop_subtree(domain: &DomainHandle, name: &str) -> bool {
-    match domain.stop_child(name, CHILD_BOUND).await {
-        Ok(ChildStop::Stopped | ChildStop::AlreadyGone) | Err(DomainError::UnknownChild { .. }) => true,
-        Ok(ChildStop::Killed) | Err(_) => false,
+    // The captured credentials end with the process's last stage (their owner was stopped with the tree).
+    drop(credentials);
+    // Nothing should be left; whatever is, is released like a startup's (lifecycle.md §5.2).
+    if !stack.release(None).await {
+        code = 70;
     }
+    code
 }

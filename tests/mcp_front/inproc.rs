@@ -8,14 +8,14 @@ use std::io::Write;
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
-use ptc_gateway::startup::serve::RunningGateway;
+use ptc_gateway::startup::gateway::Gateway;
 
 use crate::check;
 use crate::rows::Row;
 use crate::support::mcp::{connect, discover_result, fixture, result, rpc_error, Req};
 use crate::support::{http_get, read_response, Deployment};
 
-async fn start(d: &Deployment) -> RunningGateway {
+async fn start(d: &Deployment) -> Gateway {
     crate::support::start_inproc(d).await
 }
 
