@@ -113,7 +113,7 @@ impl ReleaseStack {
 
     /// Pops and undoes every part, last created first (lifecycle.md §5.2). After a failure with `code`, the
     /// event log records `startup_failed` (with the finer `reason`, audit-events.md §4.1) before it
-    /// closes. True iff every undo was clean (a stop during startup exits 0 only then, §8.3).
+    /// closes. True iff every undo was clean (a stop during startup exits 0 only then, lifecycle.md §8.3).
     pub(crate) async fn release(mut self, failure: Option<(StartupCode, Option<ReasonClass>)>) -> bool {
         let mut clean = true;
         while let Some(part) = self.parts.pop() {

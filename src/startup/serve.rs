@@ -51,7 +51,7 @@ pub struct Startup {
 impl Startup {
     /// lifecycle.md §5.2: undoes every completed stage in reverse order; after a failure with `code`, the
     /// event log records `startup_failed` before it closes (a stop during startup, lifecycle.md §8.3, is
-    /// no failure and records none). True iff every undo was clean (§8.3's exit status depends on it).
+    /// no failure and records none). True iff every undo was clean (lifecycle.md §8.3's exit status depends on it).
     pub async fn release(self, failure: Option<StartupCode>) -> bool {
         let Startup { mut stack, events, reason } = self;
         // Without `artifacts` there is no event-log part; a disabled log records nothing anyway.
