@@ -13,12 +13,14 @@
 
 use std::sync::Arc;
 
-use ptc_actors::{ChildPolicy, ChildSpec, DomainError, NotReadyCause, SupervisorHandle, TaskEnd};
+use ptc_actors::{DomainError, TaskEnd};
 use ractor::{Actor, ActorProcessingErr, ActorRef};
 
 use super::loss::OwnerEvent;
 use super::sites::Site;
 use super::transport::TASK_STDERR;
+use crate::codes::domain::{ChildPolicy, ChildSpec, SupervisorHandle};
+use crate::codes::NotReadyCause;
 use crate::events::EventLog;
 
 /// The name of the providers supervisor under the domain.

@@ -10,14 +10,13 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use ptc_actors::{
-    AbnormalCause, AdmissionOwnerRef, AdmissionPool, CommitLoss, DomainContext, DomainHandle, NotReadyCause,
-    Readiness, RefusalOrder,
-};
+use ptc_actors::{AdmissionOwnerRef, AdmissionPool, CommitLoss, RefusalOrder};
 
 use crate::apps::Built;
 use crate::audit::Audit;
 use crate::cli::GatewayArgs;
+use crate::codes::domain::{DomainContext, DomainHandle, Readiness};
+use crate::codes::{AbnormalCause, NotReadyCause};
 use crate::config::credentials::{self, CapturedCredentials};
 use crate::events::{EventLog, ReasonClass, StartupOutcome, StartupStage};
 use crate::exec::luau_runner::LuauRunner;
