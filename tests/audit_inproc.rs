@@ -10,8 +10,8 @@ use std::collections::HashSet;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use ptc_actors::NotReadyCause;
 use ptc_gateway::audit::store::hooks;
+use ptc_gateway::codes::NotReadyCause;
 use ptc_gateway::startup::gateway::Gateway;
 use serde_json::{json, Value};
 use support::audit::{all_records, deployment, exchange, got_success};

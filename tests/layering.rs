@@ -1,10 +1,14 @@
 //! The layering guard (issue 13): the top-level modules of `src/` (`src/<name>.rs` and `src/<name>/`,
-//! not `lib.rs` or `main.rs`) import each other without a circle, and no module below `startup` (the top
-//! layer, which wires the others together) names `crate::startup`.
+//! not `lib.rs` or `main.rs`) import each other without a circle, no module below `startup` (the top
+//! layer, which wires the others together) names `crate::startup`, and the generic runtime
+//! (`actors/src/`) names no gateway stage or cause.
 //!
 //! An edge `a -> b` is a `crate::b` path, or a `b` inside a `crate::{...}` group, written in any file of
-//! module `a` outside a `//` comment. Reads the source tree with std only; the parser and the circle
-//! search are checked on small inline sources first, so that the guard cannot pass by reading nothing.
+//! module `a` outside a `//` comment. A gateway code is a type name, a variant name or a wire spelling of
+//! `NotReadyCause`, `AbnormalCause` or `StageId`, read from their files in `src/codes/`; `actors/src/`
+//! names one when it writes it outside a `//` comment as an identifier or as a whole string literal.
+//! Reads the source tree with std only; the parsers and the circle search are checked on small inline
+//! sources first, so that the guard cannot pass by reading nothing.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -235,6 +239,158 @@ fn nothing_below_startup_imports_startup() {
 }
 
 // ---------------------------------------------------------------------------------------------------
+// The third check: `actors/` is generic in fact (issue 13).
+
+/// The gateway's code enums that must not be named in `actors/src/`, with the file under `src/` that
+/// defines each.
+const GATEWAY_CODES: [(&str, &str); 3] = [
+    ("NotReadyCause", "codes/readiness.rs"),
+    ("AbnormalCause", "codes/abnormal.rs"),
+    ("StageId", "codes/stage.rs"),
+];
+
+/// Words that are gateway codes and also the runtime's own generic vocabulary: the staged `shutdown`
+/// itself, an admission pool's `quiesce` (`AdmissionPool::quiesce`, `OwnerMsg::Quiesce`) and the audit
+/// committer's `CommitLoss::OwnerLost`. As identifiers they are allowed; as a whole string literal (a
+/// wire spelling) they are not.
+const SHARED_VOCABULARY: [&str; 4] = ["shutdown", "quiesce", "Quiesce", "OwnerLost"];
+
+/// The names `enum_name` gives away in `text` (its defining file): the type name, its variants (the
+/// identifiers that open a line of its body), and every string literal a match arm of the file maps to
+/// (`=> "x"` or `=> Some("x")`), i.e. its wire spellings.
+fn enum_names(enum_name: &str, text: &str) -> BTreeSet<String> {
+    let text = strip_line_comments(text);
+    let mut found = BTreeSet::from([enum_name.to_owned()]);
+    let header = format!("pub enum {enum_name} {{");
+    if let Some(at) = text.find(&header) {
+        let body = &text[at + header.len()..];
+        let body = &body[..body.find('}').unwrap_or(body.len())];
+        for line in body.lines() {
+            let variant = leading_ident(line.trim_start());
+            if !variant.is_empty() {
+                found.insert(variant.to_owned());
+            }
+        }
+    }
+    for arm in text.split("=>").skip(1) {
+        let arm = arm.trim_start();
+        let arm = arm.strip_prefix("Some(").unwrap_or(arm);
+        if let Some(literal) = arm.strip_prefix('"') {
+            if let Some(end) = literal.find('"') {
+                found.insert(literal[..end].to_owned());
+            }
+        }
+    }
+    found
+}
+
+/// Every gateway code name, read from `src/codes/`.
+fn gateway_code_names() -> BTreeSet<String> {
+    let src = src_dir();
+    GATEWAY_CODES
+        .iter()
+        .flat_map(|(name, file)| {
+            let text = fs::read_to_string(src.join(file)).expect("a code file is readable");
+            enum_names(name, &text)
+        })
+        .collect()
+}
+
+/// A word of a source text: an identifier, or the whole content of a string literal.
+#[derive(Debug, PartialEq, Eq)]
+enum Word<'a> {
+    Ident(&'a str),
+    Literal(&'a str),
+}
+
+/// The identifiers and string literals of `text` (comments already stripped), in order.
+fn words(text: &str) -> Vec<Word<'_>> {
+    let mut found = Vec::new();
+    let bytes = text.as_bytes();
+    let mut at = 0;
+    while at < bytes.len() {
+        let c = bytes[at] as char;
+        if c == '"' {
+            let start = at + 1;
+            let mut end = start;
+            while end < bytes.len() && bytes[end] != b'"' {
+                end += if bytes[end] == b'\\' { 2 } else { 1 };
+            }
+            found.push(Word::Literal(&text[start..end.min(bytes.len())]));
+            at = end + 1;
+        } else if c.is_ascii_alphabetic() || c == '_' {
+            let ident = leading_ident(&text[at..]);
+            found.push(Word::Ident(ident));
+            at += ident.len();
+        } else if c.is_ascii_digit() {
+            at += leading_ident(&text[at..]).len().max(1);
+        } else {
+            at += 1;
+        }
+    }
+    found
+}
+
+/// The gateway codes `text` names: every identifier among `codes` but the shared vocabulary, and every
+/// string literal that is exactly one of `codes`.
+fn gateway_codes_named(text: &str, codes: &BTreeSet<String>) -> BTreeSet<String> {
+    let text = strip_line_comments(text);
+    words(&text)
+        .into_iter()
+        .filter_map(|word| match word {
+            Word::Ident(name) if codes.contains(name) && !SHARED_VOCABULARY.contains(&name) => Some(name),
+            Word::Literal(content) if codes.contains(content) => Some(content),
+            _ => None,
+        })
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn the_gateway_codes_are_read_from_src() {
+    let codes = gateway_code_names();
+    for expected in [
+        "NotReadyCause",
+        "ProviderRuntimeLost",
+        "provider_runtime_lost",
+        "shutdown",
+        "AbnormalCause",
+        "PccListenerLost",
+        "audit_write_failed",
+        "StageId",
+        "StopListeners",
+        "EventLogClose",
+        "checkpoint_events",
+        "quiesce",
+    ] {
+        assert!(codes.contains(expected), "{expected} not read from src/codes/: {codes:?}");
+    }
+    // 6 + 5 + 8 variants, 6 + 5 + 7 spellings, 3 type names.
+    assert_eq!(codes.len(), 40, "{codes:?}");
+}
+
+#[test]
+fn actors_names_no_gateway_stage_or_cause() {
+    let actors = Path::new(env!("CARGO_MANIFEST_DIR")).join("actors").join("src");
+    let codes = gateway_code_names();
+    let files = rust_files(&actors);
+    assert!(files.len() > 10, "only {} files read under actors/src/", files.len());
+    let mut offenders = BTreeMap::new();
+    for path in files {
+        let text = fs::read_to_string(&path).expect("source file is readable");
+        let named = gateway_codes_named(&text, &codes);
+        if !named.is_empty() {
+            offenders.insert(path.strip_prefix(&actors).unwrap_or(&path).display().to_string(), named);
+        }
+    }
+    assert!(
+        offenders.is_empty(),
+        "actors/ must stay generic: the gateway's causes and stages live in src/codes/ and reach the \
+         runtime through `ptc_actors::Domain`; found: {offenders:?}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------------
 // The guard's own parts, on inline sources.
 
 fn file(module: &str, path: &str, text: &str) -> SourceFile {
@@ -341,4 +497,38 @@ fn an_import_of_the_top_is_found_below_it_only() {
         file("http", "http/socket.rs", "// was crate::startup::StartupCode\nuse crate::codes::StartupCode;"),
     ];
     assert_eq!(files_importing_the_top(&files), vec!["config/host.rs".to_owned(), "pins/mod.rs".to_owned()]);
+}
+
+#[test]
+fn enum_names_are_the_type_its_variants_and_its_spellings() {
+    let text = "/// Doc.\npub enum Cause {\n    /// First.\n    FirstLost,\n    Second,\n}\n\n\
+                impl Cause {\n    fn as_str(self) -> &'static str {\n        match self {\n            \
+                Cause::FirstLost => \"first_lost\",\n            Cause::Second => \"second\",\n        }\n    }\n    \
+                fn record(self) -> Option<&'static str> {\n        match self {\n            \
+                Cause::FirstLost => Some(\"first_record\"),\n            Cause::Second => None,\n        }\n    }\n}\n";
+    assert_eq!(
+        enum_names("Cause", text),
+        names(&["Cause", "FirstLost", "Second", "first_lost", "first_record", "second"])
+    );
+}
+
+#[test]
+fn a_gateway_code_in_runtime_source_is_found_outside_comments_and_shared_words() {
+    let codes =
+        names(&["NotReadyCause", "ProviderRuntimeLost", "stop_listeners", "shutdown", "quiesce", "Quiesce"]);
+    let cases: &[(&str, &[&str])] = &[
+        ("let c = NotReadyCause::ProviderRuntimeLost;", &["NotReadyCause", "ProviderRuntimeLost"]),
+        ("fn name() -> &'static str { \"stop_listeners\" }", &["stop_listeners"]),
+        ("tracing::info!(\"shutdown\");", &["shutdown"]),
+        // The runtime's own vocabulary: allowed as identifiers, and inside longer literals.
+        ("pub mod shutdown; fn quiesce(&self) {} OwnerMsg::Quiesce", &[]),
+        ("tracing::info!(\"shutdown finished\");", &[]),
+        // Longer identifiers and comments are not codes.
+        ("fn stop_listeners_now() {} // ProviderRuntimeLost", &[]),
+        ("/// [`NotReadyCause`] is the gateway's", &[]),
+        ("let s = \"a \\\" quote\"; let t = \"stop_listeners\";", &["stop_listeners"]),
+    ];
+    for (text, expected) in cases {
+        assert_eq!(gateway_codes_named(text, &codes), names(expected), "{text:?}");
+    }
 }

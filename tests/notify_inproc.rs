@@ -6,7 +6,7 @@ mod support;
 use std::os::unix::net::UnixDatagram;
 use std::time::{Duration, Instant};
 
-use ptc_actors::AbnormalCause;
+use ptc_gateway::codes::AbnormalCause;
 use ptc_gateway::notify::Notifier;
 use ptc_gateway::startup::gateway::Gateway;
 use ptc_gateway::startup::watchdog;

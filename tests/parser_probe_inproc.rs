@@ -8,7 +8,8 @@ use std::net::{SocketAddr, TcpStream};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use ptc_actors::{AdmissionPool, Readiness, RefusalOrder};
+use ptc_actors::{AdmissionPool, RefusalOrder};
+use ptc_gateway::codes::domain::Readiness;
 use ptc_gateway::http::guard::HeadGuard;
 use ptc_gateway::http::{BoundListener, IoLayer, ListenerSettings, RunningListener};
 

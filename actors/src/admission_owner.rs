@@ -16,7 +16,7 @@ use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 
 use crate::admission::{AdmissionPool, AdmissionSnapshot};
 use crate::context::DomainContext;
-use crate::readiness::NotReadyCause;
+use crate::domain::Domain;
 use crate::supervisor::{ChildPolicy, ChildSpec, DomainError, DomainHandle};
 
 /// The owner's messages: policy transitions only, never a per-request reservation.
@@ -129,13 +129,13 @@ pub struct AdmissionOwnerRef {
 
 impl AdmissionOwnerRef {
     /// Starts an owner of `pools` as a child of `domain`, named `name`. Its loss fences every pool and
-    /// then readiness with `cause` (`admission_lost` for run and request admission, `owner_lost` for
-    /// provider-call admission; audit-events.md §4.2).
-    pub async fn start(
-        domain: &DomainHandle,
+    /// then readiness with `cause` (in the gateway, the admission cause for run and request admission and
+    /// the owner cause for provider-call admission; audit-events.md §4.2).
+    pub async fn start<D: Domain>(
+        domain: &DomainHandle<D>,
         name: &str,
         pools: Vec<AdmissionPool>,
-        cause: NotReadyCause,
+        cause: D::NotReady,
     ) -> Result<AdmissionOwnerRef, DomainError> {
         let fenced_on_loss = pools.clone();
         let spec = ChildSpec::new(name, ChildPolicy::Fence(cause), AdmissionOwner, pools.clone())
@@ -213,8 +213,13 @@ impl AdmissionOwnerRef {
     }
 
     /// Fences the pools (directly as well, so the fence holds even if the owner is slow) and readiness
-    /// with `cause` (execution.md §6.2 step 4: `admission_lost`). Returns true iff readiness changed.
-    pub async fn fence(&self, ctx: &DomainContext, cause: NotReadyCause, bound: Duration) -> bool {
+    /// with `cause` (execution.md §6.2 step 4: the admission cause). Returns true iff readiness changed.
+    pub async fn fence<D: Domain>(
+        &self,
+        ctx: &DomainContext<D>,
+        cause: D::NotReady,
+        bound: Duration,
+    ) -> bool {
         self.pools.iter().for_each(|p| {
             p.fence();
         });

@@ -2,7 +2,8 @@
 //! transition is made once and reported once (lifecycle.md §6.3, §6.4, §7.4, §7.5).
 //!
 //! Owns: fencing with a cause, the abnormal-stop report, the drain's readiness step (S1), and the
-//! process-lifetime incident "a provider cleanup failed" that makes the exit status 70 (lifecycle.md §7.4).
+//! process-lifetime incident "a fence whose cause counts for the exit status happened" (in the gateway, a
+//! provider cleanup failure) that makes the exit status 70 (lifecycle.md §7.4).
 //!
 //! Does not own: which child loss means what (`supervisor.rs`), pool state (`admission.rs`), or the
 //! stages (`shutdown.rs`).
@@ -11,53 +12,64 @@ use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+use crate::domain::Domain;
 use crate::observer::DomainObserver;
-use crate::readiness::{NotReadyCause, Readiness};
-use crate::trigger::{AbnormalCause, ShutdownTrigger};
+use crate::readiness::Readiness;
+use crate::trigger::ShutdownTrigger;
 
 /// Everything an owner needs to fence the domain or stop it. Cheap to clone; clones share state.
-#[derive(Clone)]
-pub struct DomainContext {
-    readiness: Readiness,
-    trigger: ShutdownTrigger,
-    observer: Arc<dyn DomainObserver>,
-    provider_cleanup_failed: Arc<AtomicBool>,
+pub struct DomainContext<D: Domain> {
+    readiness: Readiness<D>,
+    trigger: ShutdownTrigger<D>,
+    observer: Arc<dyn DomainObserver<D>>,
+    exit_fence: Arc<AtomicBool>,
 }
 
-impl fmt::Debug for DomainContext {
+impl<D: Domain> Clone for DomainContext<D> {
+    fn clone(&self) -> Self {
+        DomainContext {
+            readiness: self.readiness.clone(),
+            trigger: self.trigger.clone(),
+            observer: self.observer.clone(),
+            exit_fence: self.exit_fence.clone(),
+        }
+    }
+}
+
+impl<D: Domain> fmt::Debug for DomainContext<D> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("DomainContext")
             .field("readiness", &self.readiness.phase())
             .field("cause", &self.readiness.cause())
             .field("trigger", &self.trigger.state())
-            .field("provider_cleanup_failed", &self.provider_cleanup_failed())
+            .field("exit_fence", &self.exit_fence())
             .finish()
     }
 }
 
-impl DomainContext {
+impl<D: Domain> DomainContext<D> {
     /// A fresh context: readiness `Starting`, no trigger, reporting to `observer`.
-    pub fn new(observer: Arc<dyn DomainObserver>) -> Self {
+    pub fn new(observer: Arc<dyn DomainObserver<D>>) -> Self {
         DomainContext {
             readiness: Readiness::new(),
             trigger: ShutdownTrigger::new(),
             observer,
-            provider_cleanup_failed: Arc::new(AtomicBool::new(false)),
+            exit_fence: Arc::new(AtomicBool::new(false)),
         }
     }
 
     /// The readiness snapshot that the fronts read on every request.
-    pub fn readiness(&self) -> &Readiness {
+    pub fn readiness(&self) -> &Readiness<D> {
         &self.readiness
     }
 
     /// The shutdown trigger: the gateway's signal task calls [`ShutdownTrigger::signal`] on it.
-    pub fn trigger(&self) -> &ShutdownTrigger {
+    pub fn trigger(&self) -> &ShutdownTrigger<D> {
         &self.trigger
     }
 
     /// The observer (the event log).
-    pub fn observer(&self) -> &Arc<dyn DomainObserver> {
+    pub fn observer(&self) -> &Arc<dyn DomainObserver<D>> {
         &self.observer
     }
 
@@ -72,13 +84,11 @@ impl DomainContext {
     }
 
     /// Fences the domain for good (lifecycle.md §6.3). The observer hears the transition once, with the first
-    /// cause. A `provider_cleanup_failed` fence is also remembered for the exit status, even during a drain
-    /// (lifecycle.md §7.4: "during serving or during S5"). Returns true iff this call made a ready domain not
-    /// ready.
-    pub fn fence(&self, cause: NotReadyCause) -> bool {
-        if cause == NotReadyCause::ProviderCleanupFailed {
-            self.provider_cleanup_failed.store(true, Ordering::Release);
-        }
+    /// cause. A fence whose cause counts for the exit status ([`Domain::fence_counts_for_exit`]) is also
+    /// remembered, even during a drain (lifecycle.md §7.4: "during serving or during S5"). Returns true iff
+    /// this call made a ready domain not ready.
+    pub fn fence(&self, cause: D::NotReady) -> bool {
+        self.remember_for_exit(cause);
         let transitioned = self.readiness.fence(cause);
         if transitioned {
             self.observer.not_ready(cause);
@@ -90,26 +100,35 @@ impl DomainContext {
     /// itself, later and with more detail (a provider loss names its (tool, provider) pair and is recorded
     /// only after its transport was closed, providers.md §12.1 step 4). Returns true iff this call made a
     /// ready domain not ready, i.e. iff the caller must record it.
-    pub fn fence_unreported(&self, cause: NotReadyCause) -> bool {
-        if cause == NotReadyCause::ProviderCleanupFailed {
-            self.provider_cleanup_failed.store(true, Ordering::Release);
-        }
+    pub fn fence_unreported(&self, cause: D::NotReady) -> bool {
+        self.remember_for_exit(cause);
         self.readiness.fence(cause)
     }
 
-    /// True once a provider cleanup failed in this process (lifecycle.md §7.4).
-    pub fn provider_cleanup_failed(&self) -> bool {
-        self.provider_cleanup_failed.load(Ordering::Acquire)
+    fn remember_for_exit(&self, cause: D::NotReady) {
+        if D::fence_counts_for_exit(cause) {
+            self.exit_fence.store(true, Ordering::Release);
+        }
     }
 
-    /// Stops the domain abnormally (lifecycle.md §7.5): readiness false at once (cause `audit_unavailable`
-    /// for an audit cause, `shutdown` otherwise, audit-events.md §4.2), then the trigger fires, so the main
-    /// task runs the stages with the drain deadline set to now. Returns true for the first abnormal stop.
-    pub fn stop_abnormally(&self, cause: AbnormalCause) -> bool {
-        if cause.is_audit() {
-            self.fence(NotReadyCause::AuditUnavailable);
-        } else {
-            self.begin_drain();
+    /// True once a fence whose cause counts for the exit status happened in this process (lifecycle.md
+    /// lifecycle.md §7.4).
+    pub fn exit_fence(&self) -> bool {
+        self.exit_fence.load(Ordering::Acquire)
+    }
+
+    /// Stops the domain abnormally (lifecycle.md §7.5): readiness false at once (fenced with the cause
+    /// [`Domain::abnormal_fence`] names, or else drained, audit-events.md §4.2), then the trigger fires, so
+    /// the main task runs the stages with the drain deadline set to now. Returns true for the first
+    /// abnormal stop.
+    pub fn stop_abnormally(&self, cause: D::Abnormal) -> bool {
+        match D::abnormal_fence(cause) {
+            Some(fence) => {
+                self.fence(fence);
+            }
+            None => {
+                self.begin_drain();
+            }
         }
         let first = self.trigger.stop_abnormally(cause);
         if first {
@@ -118,12 +137,12 @@ impl DomainContext {
         first
     }
 
-    /// Shutdown stage S1's readiness step: draining from now on. The observer hears `shutdown` iff the
-    /// domain was ready. Returns true iff it was.
+    /// Shutdown stage S1's readiness step: draining from now on. The observer hears
+    /// [`Domain::DRAIN_CAUSE`] iff the domain was ready. Returns true iff it was.
     pub fn begin_drain(&self) -> bool {
         let was_ready = self.readiness.begin_drain();
         if was_ready {
-            self.observer.not_ready(NotReadyCause::Shutdown);
+            self.observer.not_ready(D::DRAIN_CAUSE);
         }
         was_ready
     }
@@ -132,7 +151,9 @@ impl DomainContext {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::domain::Code;
     use crate::readiness::Phase;
+    use crate::test_domain::{Cause, Stop, Test};
     use std::sync::Mutex;
 
     #[derive(Default)]
@@ -149,19 +170,19 @@ mod tests {
         }
     }
 
-    impl DomainObserver for Log {
+    impl DomainObserver<Test> for Log {
         fn ready(&self) {
             self.push("ready".into());
         }
-        fn not_ready(&self, cause: NotReadyCause) {
+        fn not_ready(&self, cause: Cause) {
             self.push(format!("not_ready {}", cause.as_str()));
         }
-        fn abnormal_stop(&self, cause: AbnormalCause) {
+        fn abnormal_stop(&self, cause: Stop) {
             self.push(format!("abnormal {}", cause.as_str()));
         }
     }
 
-    fn context() -> (DomainContext, Arc<Log>) {
+    fn context() -> (DomainContext<Test>, Arc<Log>) {
         let log = Arc::new(Log::default());
         (DomainContext::new(log.clone()), log)
     }
@@ -170,40 +191,40 @@ mod tests {
     fn a_fence_is_reported_once_with_the_first_cause() {
         let (ctx, log) = context();
         assert!(ctx.mark_ready());
-        assert!(ctx.fence(NotReadyCause::ProviderRuntimeLost));
-        assert!(!ctx.fence(NotReadyCause::AdmissionLost));
+        assert!(ctx.fence(Cause::TransportGone));
+        assert!(!ctx.fence(Cause::PoolGone));
         assert!(!ctx.mark_ready());
-        assert_eq!(log.lines(), ["ready", "not_ready provider_runtime_lost"]);
-        assert!(!ctx.provider_cleanup_failed(), "a transport loss is not a cleanup failure");
+        assert_eq!(log.lines(), ["ready", "not_ready transport_gone"]);
+        assert!(!ctx.exit_fence(), "this fence does not count for the exit status");
     }
 
     #[tokio::test]
-    async fn a_cleanup_failure_during_a_drain_is_remembered_but_not_reported_as_a_transition() {
+    async fn a_counted_fence_during_a_drain_is_remembered_but_not_reported_as_a_transition() {
         let (ctx, log) = context();
         ctx.mark_ready();
         ctx.trigger().signal();
         assert!(ctx.begin_drain());
-        assert!(!ctx.fence(NotReadyCause::ProviderCleanupFailed));
-        assert!(ctx.provider_cleanup_failed());
-        assert_eq!(log.lines(), ["ready", "not_ready shutdown"]);
+        assert!(!ctx.fence(Cause::CleanupBroken));
+        assert!(ctx.exit_fence());
+        assert_eq!(log.lines(), ["ready", "not_ready draining"]);
     }
 
     #[tokio::test]
     async fn abnormal_stop_table() {
         // (cause, readiness cause recorded, phase after)
         let table = [
-            (AbnormalCause::AuditOwnerLost, "not_ready audit_unavailable", Phase::Fenced),
-            (AbnormalCause::AuditWriteFailed, "not_ready audit_unavailable", Phase::Fenced),
-            (AbnormalCause::ListenerLost, "not_ready shutdown", Phase::Draining),
-            (AbnormalCause::PccListenerLost, "not_ready shutdown", Phase::Draining),
-            (AbnormalCause::SupervisorLost, "not_ready shutdown", Phase::Draining),
+            (Stop::SinkOwnerGone, "not_ready sink_down", Phase::Fenced),
+            (Stop::SinkBroken, "not_ready sink_down", Phase::Fenced),
+            (Stop::FrontGone, "not_ready draining", Phase::Draining),
+            (Stop::SecondFrontGone, "not_ready draining", Phase::Draining),
+            (Stop::RootGone, "not_ready draining", Phase::Draining),
         ];
         for (cause, recorded, phase) in table {
             let (ctx, log) = context();
             ctx.mark_ready();
             assert!(ctx.stop_abnormally(cause));
             assert_eq!(ctx.readiness().phase(), phase);
-            assert!(!ctx.stop_abnormally(AbnormalCause::ListenerLost));
+            assert!(!ctx.stop_abnormally(Stop::FrontGone));
             assert_eq!(
                 log.lines(),
                 ["ready".to_string(), recorded.to_string(), format!("abnormal {}", cause.as_str())]

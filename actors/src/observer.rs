@@ -8,41 +8,40 @@
 //! Does not own: the record format (`src/events/`) or the decision of what to record during shutdown
 //! mode (audit-events.md §3.6).
 
-use crate::readiness::NotReadyCause;
-use crate::stage::{StageId, StageOutcome};
+use crate::domain::Domain;
+use crate::stage::StageOutcome;
 use crate::supervisor::{ChildPolicy, LossKind};
-use crate::trigger::AbnormalCause;
 
 /// Receives the domain's transitions. Names only, never credentials or payloads (audit-events.md §3.9).
-pub trait DomainObserver: Send + Sync + 'static {
+pub trait DomainObserver<D: Domain>: Send + Sync + 'static {
     /// Readiness became true (stage 12; audit-events.md §4.2 cause `startup`).
     fn ready(&self) {}
 
     /// Readiness went from true to false, with the cause of audit-events.md §4.2. Called once per process.
-    fn not_ready(&self, cause: NotReadyCause) {
+    fn not_ready(&self, cause: D::NotReady) {
         let _ = cause;
     }
 
     /// A supervised child stopped without being retired. `child` is the name it was started with.
-    fn child_lost(&self, child: &str, policy: ChildPolicy, loss: LossKind) {
+    fn child_lost(&self, child: &str, policy: ChildPolicy<D>, loss: LossKind) {
         let _ = (child, policy, loss);
     }
 
     /// The domain stopped abnormally (lifecycle.md §7.5). Called once, for the first cause.
-    fn abnormal_stop(&self, cause: AbnormalCause) {
+    fn abnormal_stop(&self, cause: D::Abnormal) {
         let _ = cause;
     }
 
     /// A shutdown stage began (audit-events.md §3.6: `started` precedes each stage's outcome). Called
-    /// only for stages that run: S7 without `private_audit` never starts.
-    fn shutdown_stage_started(&self, stage: StageId) {
+    /// only for stages that run: a skipped stage (S7 without `private_audit`) never starts.
+    fn shutdown_stage_started(&self, stage: D::Stage) {
         let _ = stage;
     }
 
     /// A shutdown stage ended (audit-events.md §3.5 `shutdown_stage`). The gateway writes a record only
-    /// for stages whose [`StageId::record_name`] is `Some` and whose outcome is not
-    /// [`StageOutcome::Skipped`] (S7 exists only with `private_audit`, lifecycle.md §7.3).
-    fn shutdown_stage(&self, stage: StageId, outcome: StageOutcome) {
+    /// for stages that have a record name and whose outcome is not [`StageOutcome::Skipped`] (S7 exists
+    /// only with `private_audit`, lifecycle.md §7.3).
+    fn shutdown_stage(&self, stage: D::Stage, outcome: StageOutcome) {
         let _ = (stage, outcome);
     }
 }
@@ -51,4 +50,4 @@ pub trait DomainObserver: Send + Sync + 'static {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct NoopObserver;
 
-impl DomainObserver for NoopObserver {}
+impl<D: Domain> DomainObserver<D> for NoopObserver {}

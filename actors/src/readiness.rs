@@ -9,64 +9,11 @@
 //! This module owns only the flag and its cause. It does not notify anyone: `DomainContext` wraps the
 //! transitions and tells the `DomainObserver` (the event log) exactly once.
 
+use std::marker::PhantomData;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
 
-/// Why the domain stopped being ready (audit-events.md §4.2, the `not_ready` causes).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum NotReadyCause {
-    /// A transport owner of a provider-bearing tool was lost (providers.md §12.1).
-    ProviderRuntimeLost,
-    /// A detached provider request missed its settlement deadline (providers.md §10.2).
-    ProviderCleanupFailed,
-    /// Run admission was fenced, or the request-admission owner was lost.
-    AdmissionLost,
-    /// An audit write or sync failed, or the audit owner was lost (also stops the domain).
-    AuditUnavailable,
-    /// Any other supervised owner was lost (credentials, provider-call admission, any other child).
-    OwnerLost,
-    /// A drain began, or the domain stopped abnormally for a listener loss or a supervisor panic.
-    Shutdown,
-}
-
-impl NotReadyCause {
-    /// Every cause, in the order of audit-events.md §4.2 (for tables and tests).
-    pub const ALL: [NotReadyCause; 6] = [
-        NotReadyCause::ProviderRuntimeLost,
-        NotReadyCause::ProviderCleanupFailed,
-        NotReadyCause::AdmissionLost,
-        NotReadyCause::AuditUnavailable,
-        NotReadyCause::OwnerLost,
-        NotReadyCause::Shutdown,
-    ];
-
-    /// The wire spelling of the cause (audit-events.md §4.2).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            NotReadyCause::ProviderRuntimeLost => "provider_runtime_lost",
-            NotReadyCause::ProviderCleanupFailed => "provider_cleanup_failed",
-            NotReadyCause::AdmissionLost => "admission_lost",
-            NotReadyCause::AuditUnavailable => "audit_unavailable",
-            NotReadyCause::OwnerLost => "owner_lost",
-            NotReadyCause::Shutdown => "shutdown",
-        }
-    }
-
-    fn code(self) -> u8 {
-        match self {
-            NotReadyCause::ProviderRuntimeLost => 1,
-            NotReadyCause::ProviderCleanupFailed => 2,
-            NotReadyCause::AdmissionLost => 3,
-            NotReadyCause::AuditUnavailable => 4,
-            NotReadyCause::OwnerLost => 5,
-            NotReadyCause::Shutdown => 6,
-        }
-    }
-
-    fn from_code(code: u8) -> Option<NotReadyCause> {
-        NotReadyCause::ALL.into_iter().find(|cause| cause.code() == code)
-    }
-}
+use crate::domain::{Code, Domain};
 
 /// The phase of the domain as readiness sees it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -89,23 +36,29 @@ const DRAINING: u8 = 3;
 /// No cause recorded yet.
 const NO_CAUSE: u8 = 0;
 
-/// A cheap, cloneable handle on the domain's readiness. Every clone sees the same flag.
+/// A cheap, cloneable handle on the domain's readiness. Every clone sees the same flag. The first cause
+/// is kept as its [`Code::to_code`].
 #[derive(Clone, Debug)]
-pub struct Readiness {
+pub struct Readiness<D: Domain> {
     phase: Arc<AtomicU8>,
     cause: Arc<AtomicU8>,
+    domain: PhantomData<fn() -> D>,
 }
 
-impl Default for Readiness {
+impl<D: Domain> Default for Readiness<D> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl Readiness {
+impl<D: Domain> Readiness<D> {
     /// A domain that has not started serving yet.
     pub fn new() -> Self {
-        Readiness { phase: Arc::new(AtomicU8::new(STARTING)), cause: Arc::new(AtomicU8::new(NO_CAUSE)) }
+        Readiness {
+            phase: Arc::new(AtomicU8::new(STARTING)),
+            cause: Arc::new(AtomicU8::new(NO_CAUSE)),
+            domain: PhantomData,
+        }
     }
 
     /// True iff the domain is serving: ready, not fenced, not draining (lifecycle.md §6.2).
@@ -125,8 +78,8 @@ impl Readiness {
 
     /// The first cause that took readiness away (or kept a starting domain from becoming ready), if any.
     /// It never changes once set, so the transition is recorded with one cause (lifecycle.md §6.4 step 2).
-    pub fn cause(&self) -> Option<NotReadyCause> {
-        NotReadyCause::from_code(self.cause.load(Ordering::Acquire))
+    pub fn cause(&self) -> Option<D::NotReady> {
+        D::NotReady::from_code(self.cause.load(Ordering::Acquire))
     }
 
     /// Stage 12: `Starting → Ready`. Returns false (and changes nothing) from any other phase, so a
@@ -141,7 +94,7 @@ impl Readiness {
     /// domain stays draining (it is already not ready, and the event log is in shutdown mode,
     /// lifecycle.md §7.3 S4); the caller remembers such a fence separately when it matters for the exit
     /// status (lifecycle.md §7.4).
-    pub fn fence(&self, cause: NotReadyCause) -> bool {
+    pub fn fence(&self, cause: D::NotReady) -> bool {
         let previous = self.phase.fetch_update(Ordering::AcqRel, Ordering::Acquire, |p| match p {
             STARTING | READY => Some(FENCED),
             _ => None,
@@ -155,80 +108,72 @@ impl Readiness {
         }
     }
 
-    /// Shutdown stage S1: readiness false from now on. Returns true iff the domain was ready, in which
-    /// case the cause `shutdown` is recorded (audit-events.md §4.2).
+    /// The drain's readiness step (shutdown stage S1, lifecycle.md §7.3): readiness false from now on.
+    /// Returns true iff the domain was ready, in which case [`Domain::DRAIN_CAUSE`] is recorded.
     pub fn begin_drain(&self) -> bool {
         let was_ready = self.phase.swap(DRAINING, Ordering::AcqRel) == READY;
         if was_ready {
-            self.record_cause(NotReadyCause::Shutdown);
+            self.record_cause(D::DRAIN_CAUSE);
         }
         was_ready
     }
 
-    fn record_cause(&self, cause: NotReadyCause) {
+    fn record_cause(&self, cause: D::NotReady) {
         // First cause wins; a failed exchange means an earlier cause is already recorded.
-        let _ = self.cause.compare_exchange(NO_CAUSE, cause.code(), Ordering::AcqRel, Ordering::Acquire);
+        let _ = self.cause.compare_exchange(NO_CAUSE, cause.to_code(), Ordering::AcqRel, Ordering::Acquire);
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_domain::{Cause, Test};
+
+    type R = Readiness<Test>;
 
     #[test]
     fn a_fence_is_permanent() {
-        let r = Readiness::new();
+        let r = R::new();
         assert!(!r.is_ready());
         assert!(r.mark_ready());
         assert!(r.is_ready());
-        assert!(r.fence(NotReadyCause::AdmissionLost));
-        assert!(!r.fence(NotReadyCause::OwnerLost), "the transition is reported once");
-        assert_eq!(r.cause(), Some(NotReadyCause::AdmissionLost), "the first cause is kept");
+        assert!(r.fence(Cause::PoolGone));
+        assert!(!r.fence(Cause::ChildGone), "the transition is reported once");
+        assert_eq!(r.cause(), Some(Cause::PoolGone), "the first cause is kept");
         assert!(!r.mark_ready(), "nothing makes a fenced domain ready again");
         assert_eq!(r.phase(), Phase::Fenced);
         assert!(!r.begin_drain(), "a fenced domain was not ready");
         assert!(!r.is_ready());
-        assert_eq!(r.cause(), Some(NotReadyCause::AdmissionLost));
+        assert_eq!(r.cause(), Some(Cause::PoolGone));
     }
 
     #[test]
     fn a_fence_during_startup_prevents_readiness() {
-        let r = Readiness::new();
-        assert!(!r.fence(NotReadyCause::ProviderRuntimeLost), "no ready→not-ready transition");
-        assert_eq!(r.cause(), Some(NotReadyCause::ProviderRuntimeLost));
+        let r = R::new();
+        assert!(!r.fence(Cause::TransportGone), "no ready→not-ready transition");
+        assert_eq!(r.cause(), Some(Cause::TransportGone));
         assert!(!r.mark_ready());
         assert_eq!(r.phase(), Phase::Fenced);
     }
 
     #[test]
     fn a_drain_records_shutdown_once_and_ignores_later_fences() {
-        let r = Readiness::new();
+        let r = R::new();
         assert!(r.mark_ready());
         assert!(r.begin_drain());
         assert!(!r.begin_drain());
-        assert!(!r.fence(NotReadyCause::ProviderRuntimeLost));
+        assert!(!r.fence(Cause::TransportGone));
         assert_eq!(r.phase(), Phase::Draining);
-        assert_eq!(r.cause(), Some(NotReadyCause::Shutdown));
+        assert_eq!(r.cause(), Some(Cause::Draining));
         assert!(!r.mark_ready());
     }
 
     #[test]
-    fn cause_spellings_and_codes_round_trip() {
-        let spelled: Vec<&str> = NotReadyCause::ALL.iter().map(|c| c.as_str()).collect();
-        assert_eq!(
-            spelled,
-            [
-                "provider_runtime_lost",
-                "provider_cleanup_failed",
-                "admission_lost",
-                "audit_unavailable",
-                "owner_lost",
-                "shutdown"
-            ]
-        );
-        for cause in NotReadyCause::ALL {
-            assert_eq!(NotReadyCause::from_code(cause.code()), Some(cause));
+    fn codes_round_trip() {
+        for cause in Cause::ALL {
+            assert_eq!(Cause::from_code(cause.to_code()), Some(*cause));
         }
-        assert_eq!(NotReadyCause::from_code(NO_CAUSE), None);
+        assert_eq!(Cause::from_code(NO_CAUSE), None);
+        assert_eq!(Cause::from_code(Cause::ALL.len() as u8 + 1), None);
     }
 }

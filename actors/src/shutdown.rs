@@ -1,13 +1,16 @@
-//! The staged shutdown orchestrator: S1–S8 of lifecycle.md §7.3 with the deadlines of lifecycle.md §7.2, for
-//! both a signal and an abnormal stop (lifecycle.md §7.5), and the exit status of lifecycle.md §7.4.
+//! The staged shutdown orchestrator: it runs the domain's stage table ([`crate::Domain::stages`]; in the
+//! gateway S1–S8 of lifecycle.md §7.3 with the deadlines of lifecycle.md §7.2), for both a signal and an
+//! abnormal stop (lifecycle.md §7.5), and derives the exit status of lifecycle.md §7.4.
 //!
-//! Owns: the order of the stages, their deadlines and bounds, the built-in parts that act on run
-//! admission (S2 quiesce, S3 drain and cancel-all, S6 wait until idle), the readiness step of S1, and the
-//! final report. Every other part of a stage is a gateway hook ([`Stage`]): closing listeners, quiescing
-//! provider runtimes, checkpointing and closing the event log, closing transports, flushing the audit.
+//! Owns: the mechanics: running each stage's built-in part ([`Builtin`]: the readiness step, the parts
+//! that act on run admission, the cleanup deadline), then its hooks, each on its own task and bounded
+//! ([`Bound`]); skipping optional stages; late amendments; and the final report. Every other part of a
+//! stage is a gateway hook ([`Stage`]).
 //!
-//! Does not own: signal handling (the gateway calls [`crate::ShutdownTrigger::signal`]), what hooks do,
-//! or process-group kills (the gateway's safety net when the stages cannot run at all, lifecycle.md §7.5).
+//! Does not own: the stages, their order, their deadlines or which count for the exit status (the
+//! domain's table), signal handling (the gateway calls [`crate::ShutdownTrigger::signal`]), what hooks
+//! do, or process-group kills (the gateway's safety net when the stages cannot run at all, lifecycle.md
+//! lifecycle.md §7.5).
 //!
 //! Hooks run on their own task, so a panicking hook makes its stage unclean instead of unwinding the
 //! orchestrator, and a hook that overruns its bound is aborted and makes its stage unclean.
@@ -18,65 +21,67 @@ use tokio::time::Instant;
 
 use crate::admission_owner::AdmissionOwnerRef;
 use crate::context::DomainContext;
+use crate::domain::{Bound, Builtin, Domain, StageSpec};
 use crate::exit::{exit_status, ExitStatus, Incidents};
-use crate::stage::{Amendments, Stage, StageContext, StageId, StageOutcome, Unclean};
+use crate::stage::{Amendments, Stage, StageContext, StageOutcome, Unclean};
 use crate::supervisor::{ChildStop, DomainHandle};
 
-/// The cleanup deadline is the start of S5 + 10,000 ms (lifecycle.md §7.2).
-pub const CLEANUP_WINDOW: Duration = Duration::from_millis(10_000);
-/// Transport closes after the cleanup deadline take at most 9,000 ms more (providers.md §13.1).
-pub const TRANSPORT_CLOSE_WINDOW: Duration = Duration::from_millis(9_000);
-/// The audit close bound: 5,000 ms from the start of S7 (lifecycle.md §7.2).
-pub const AUDIT_CLOSE_BOUND: Duration = Duration::from_millis(5_000);
-/// The event-log close bound: queued records are written for at most 1,000 ms (audit-events.md §3.10).
-pub const EVENT_LOG_CLOSE_BOUND: Duration = Duration::from_millis(1_000);
-/// The bound on stages that only act and never wait for work (S1, S2, S4, and a hook of S3), and on the
-/// run-admission owner's acknowledgements. Not in the spec: an implementation bound (see the crate docs).
+/// The bound on stages that only act and never wait for work (in the gateway S1, S2, S4, and a hook of
+/// S3), and on the run-admission owner's acknowledgements. Not in the spec: an implementation bound (see
+/// the crate docs).
 pub const ACTION_BOUND: Duration = Duration::from_millis(2_000);
-/// Slack given to a hook after a spec deadline it must act at (S5, S6, S8), so that a hook enforcing the
-/// spec's own bound is never cut off by the orchestrator first.
+/// Slack given to a hook after a spec deadline it must act at (in the gateway S5, S6, S8), so that a hook
+/// enforcing the spec's own bound is never cut off by the orchestrator first.
 pub const HOOK_GRACE: Duration = Duration::from_millis(1_000);
 
 /// What the gateway wires into its shutdown.
-pub struct ShutdownPlan {
+pub struct ShutdownPlan<D: Domain> {
     run_admission: AdmissionOwnerRef,
-    hooks: Vec<(StageId, Box<dyn Stage>)>,
-    private_audit: bool,
-    domain: Option<(DomainHandle, Duration)>,
+    stages: Vec<StageSpec<D>>,
+    hooks: Vec<(D::Stage, Box<dyn Stage<D>>)>,
+    enabled: Vec<D::Stage>,
+    domain: Option<(DomainHandle<D>, Duration)>,
 }
 
-impl std::fmt::Debug for ShutdownPlan {
+impl<D: Domain> std::fmt::Debug for ShutdownPlan<D> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let hooks: Vec<StageId> = self.hooks.iter().map(|(s, _)| *s).collect();
-        f.debug_struct("ShutdownPlan")
-            .field("hooks", &hooks)
-            .field("private_audit", &self.private_audit)
-            .finish()
+        let hooks: Vec<D::Stage> = self.hooks.iter().map(|(s, _)| *s).collect();
+        f.debug_struct("ShutdownPlan").field("hooks", &hooks).field("enabled", &self.enabled).finish()
     }
 }
 
-impl ShutdownPlan {
-    /// A plan around the run-admission owner, with no hooks and no `private_audit` (S7 skipped).
+impl<D: Domain> ShutdownPlan<D> {
+    /// A plan around the run-admission owner over the domain's stage table, with no hooks and no
+    /// optional stage enabled.
     pub fn new(run_admission: AdmissionOwnerRef) -> Self {
-        ShutdownPlan { run_admission, hooks: Vec::new(), private_audit: false, domain: None }
+        ShutdownPlan {
+            run_admission,
+            stages: D::stages(),
+            hooks: Vec::new(),
+            enabled: Vec::new(),
+            domain: None,
+        }
     }
 
     /// Adds the gateway's part of `stage`; it runs after the stage's built-in part. A second hook for
     /// the same stage runs after the first.
-    pub fn with_stage(mut self, stage: StageId, hook: impl Stage) -> Self {
+    pub fn with_stage(mut self, stage: D::Stage, hook: impl Stage<D>) -> Self {
         self.hooks.push((stage, Box::new(hook)));
         self
     }
 
-    /// With `private_audit`, S7 runs (and is recorded); without, it is skipped.
-    pub fn with_private_audit(mut self, private_audit: bool) -> Self {
-        self.private_audit = private_audit;
+    /// Enables (or disables) an optional stage: a disabled one is recorded as skipped and never starts.
+    pub fn with_enabled(mut self, stage: D::Stage, enabled: bool) -> Self {
+        self.enabled.retain(|s| *s != stage);
+        if enabled {
+            self.enabled.push(stage);
+        }
         self
     }
 
-    /// After S8, stop every still-running child of `domain` in reverse start order (each bounded by
-    /// `bound_per_child`), then the supervisor.
-    pub fn with_domain(mut self, domain: DomainHandle, bound_per_child: Duration) -> Self {
+    /// After the last stage, stop every still-running child of `domain` in reverse start order (each
+    /// bounded by `bound_per_child`), then the supervisor.
+    pub fn with_domain(mut self, domain: DomainHandle<D>, bound_per_child: Duration) -> Self {
         self.domain = Some((domain, bound_per_child));
         self
     }
@@ -84,47 +89,43 @@ impl ShutdownPlan {
 
 /// What the shutdown did.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ShutdownReport {
+pub struct ShutdownReport<D: Domain> {
     /// Every stage in order with its final outcome (amendments included).
-    pub stages: Vec<(StageId, StageOutcome)>,
+    pub stages: Vec<(D::Stage, StageOutcome)>,
     pub incidents: Incidents,
     pub exit: ExitStatus,
     /// How each child stopped at the end (empty without [`ShutdownPlan::with_domain`]).
     pub children: Vec<(String, ChildStop)>,
 }
 
-impl ShutdownReport {
+impl<D: Domain> ShutdownReport<D> {
     /// The outcome of one stage.
-    pub fn outcome(&self, stage: StageId) -> Option<StageOutcome> {
+    pub fn outcome(&self, stage: D::Stage) -> Option<StageOutcome> {
         self.stages.iter().find(|(s, _)| *s == stage).map(|(_, o)| *o)
     }
 }
 
-/// Runs S1–S8 and returns the report with the exit status. If nothing triggered the shutdown yet, this
-/// call counts as the first signal. An abnormal stop reported before or during the shutdown sets the
-/// drain deadline to its instant (S3 cancels at once) and makes the exit status 70 (lifecycle.md §7.5).
-pub async fn run_shutdown(ctx: &DomainContext, plan: ShutdownPlan) -> ShutdownReport {
+/// Runs the stage table in order and returns the report with the exit status. If nothing triggered the
+/// shutdown yet, this call counts as the first signal. An abnormal stop reported before or during the
+/// shutdown sets the drain deadline to its instant (the draining stage cancels at once) and makes the exit
+/// status 70 (lifecycle.md §7.5).
+pub async fn run_shutdown<D: Domain>(ctx: &DomainContext<D>, plan: ShutdownPlan<D>) -> ShutdownReport<D> {
     if !ctx.trigger().is_triggered() {
         ctx.trigger().signal();
     }
-    let ShutdownPlan { run_admission, hooks, private_audit, domain } = plan;
+    let ShutdownPlan { run_admission, stages, hooks, enabled, domain } = plan;
     let mut run = Orchestrator {
         ctx: ctx.clone(),
         run_admission,
         hooks,
-        amendments: Amendments::default(),
+        amendments: Amendments::new(stages.iter().map(|s| s.id)),
         cleanup_deadline: None,
-        stages: Vec::with_capacity(StageId::ALL.len()),
+        stages: Vec::with_capacity(stages.len()),
     };
-    run.stop_listeners().await;
-    run.quiesce().await;
-    run.drain_runs().await;
-    run.simple(StageId::CheckpointEvents, ACTION_BOUND).await;
-    run.provider_cleanup().await;
-    run.admission_clean().await;
-    run.audit_flush(private_audit).await;
-    run.simple(StageId::EventLogClose, EVENT_LOG_CLOSE_BOUND + HOOK_GRACE).await;
-    let report = run.finish();
+    for spec in &stages {
+        run.stage(spec, enabled.contains(&spec.id)).await;
+    }
+    let report = run.finish(&stages);
     let children = match domain {
         Some((domain, bound)) => domain.shutdown(bound).await,
         None => Vec::new(),
@@ -132,21 +133,21 @@ pub async fn run_shutdown(ctx: &DomainContext, plan: ShutdownPlan) -> ShutdownRe
     ShutdownReport { children, ..report }
 }
 
-struct Orchestrator {
-    ctx: DomainContext,
+struct Orchestrator<D: Domain> {
+    ctx: DomainContext<D>,
     run_admission: AdmissionOwnerRef,
-    hooks: Vec<(StageId, Box<dyn Stage>)>,
-    amendments: Amendments,
+    hooks: Vec<(D::Stage, Box<dyn Stage<D>>)>,
+    amendments: Amendments<D>,
     cleanup_deadline: Option<Instant>,
-    stages: Vec<(StageId, StageOutcome)>,
+    stages: Vec<(D::Stage, StageOutcome)>,
 }
 
-impl Orchestrator {
+impl<D: Domain> Orchestrator<D> {
     fn drain_deadline(&self) -> Instant {
         self.ctx.trigger().state().drain_deadline().unwrap_or_else(Instant::now)
     }
 
-    fn context(&self, stage: StageId, started: Instant, bound: Instant) -> StageContext {
+    fn context(&self, stage: D::Stage, started: Instant, bound: Instant) -> StageContext<D> {
         StageContext {
             stage,
             started,
@@ -158,9 +159,8 @@ impl Orchestrator {
         }
     }
 
-    /// Runs every hook registered for `stage`, each on its own task, abandoning it at `bound`.
-    async fn hooks(&mut self, stage: StageId, started: Instant, bound: Instant) -> StageOutcome {
-        let mut outcome = StageOutcome::Clean;
+    /// Takes every hook registered for `stage` out of the plan.
+    fn take_hooks(&mut self, stage: D::Stage) -> Vec<Box<dyn Stage<D>>> {
         let mut remaining = Vec::with_capacity(self.hooks.len());
         let mut mine = Vec::new();
         for (id, hook) in std::mem::take(&mut self.hooks) {
@@ -171,7 +171,13 @@ impl Orchestrator {
             }
         }
         self.hooks = remaining;
-        for hook in mine {
+        mine
+    }
+
+    /// Runs every hook registered for `stage`, each on its own task, abandoning it at `bound`.
+    async fn hooks(&mut self, stage: D::Stage, started: Instant, bound: Instant) -> StageOutcome {
+        let mut outcome = StageOutcome::Clean;
+        for hook in self.take_hooks(stage) {
             let task = tokio::spawn(hook.run(self.context(stage, started, bound)));
             let abort = task.abort_handle();
             let result = match tokio::time::timeout_at(bound, task).await {
@@ -187,47 +193,81 @@ impl Orchestrator {
         outcome
     }
 
-    fn record(&mut self, stage: StageId, outcome: StageOutcome) {
-        tracing::info!(stage = %stage, ?outcome, "shutdown stage ended");
+    fn record(&mut self, stage: D::Stage, outcome: StageOutcome) {
+        tracing::info!(?stage, ?outcome, "shutdown stage ended");
         self.ctx.observer().shutdown_stage(stage, outcome);
         self.stages.push((stage, outcome));
     }
 
     /// The start of a stage: the observer hears it (audit-events.md §3.6), then its clock starts.
-    fn begin(&self, stage: StageId) -> Instant {
+    fn begin(&self, stage: D::Stage) -> Instant {
         self.ctx.observer().shutdown_stage_started(stage);
         Instant::now()
     }
 
-    /// A stage made only of its hooks (S4, S8).
-    async fn simple(&mut self, stage: StageId, bound: Duration) {
-        let started = self.begin(stage);
-        let outcome = self.hooks(stage, started, started + bound).await;
-        self.record(stage, outcome);
+    /// One stage: skipped (recorded, never started) if optional and not enabled or if its abnormal cause
+    /// skips it (lifecycle.md §7.5); otherwise its built-in part, then its hooks within its bound.
+    async fn stage(&mut self, spec: &StageSpec<D>, enabled: bool) {
+        let skipped_by_cause = match (spec.skip_on_abnormal, self.ctx.trigger().abnormal()) {
+            (Some(rule), Some(cause)) => rule(cause),
+            _ => false,
+        };
+        if (spec.optional && !enabled) || skipped_by_cause {
+            let _ = self.take_hooks(spec.id);
+            self.record(spec.id, StageOutcome::Skipped);
+            return;
+        }
+        if spec.builtin == Builtin::BeginDrain {
+            // Readiness first: the drain's readiness record precedes the stage's `started`
+            // (audit-events.md §3.6).
+            self.ctx.begin_drain();
+        }
+        let started = self.begin(spec.id);
+        let own = self.builtin(spec.builtin, started).await;
+        let bound = match spec.bound {
+            Bound::FromStart(after) => started + after,
+            Bound::FromBuiltin(after) => Instant::now() + after,
+            Bound::FromCleanupDeadline(after) => {
+                self.cleanup_deadline.unwrap_or(started).max(Instant::now()) + after
+            }
+        };
+        let hooks = self.hooks(spec.id, started, bound).await;
+        // A stage without a built-in part is exactly its hooks (a hook may report `Skipped`).
+        self.record(spec.id, own.map_or(hooks, |own| own.and(hooks)));
     }
 
-    /// S1: readiness false (recorded once as `shutdown` if it was ready), then the listeners' hook.
-    async fn stop_listeners(&mut self) {
-        // Readiness first: the `not_ready` `shutdown` record precedes S1's `started` (audit-events.md §3.6).
-        self.ctx.begin_drain();
-        let started = self.begin(StageId::StopListeners);
-        let outcome = self.hooks(StageId::StopListeners, started, started + ACTION_BOUND).await;
-        self.record(StageId::StopListeners, outcome);
+    /// A stage's built-in part and its own outcome (`None` when it has none that can fail).
+    async fn builtin(&mut self, builtin: Builtin, started: Instant) -> Option<StageOutcome> {
+        let own = match builtin {
+            Builtin::Hooks | Builtin::BeginDrain => return None,
+            Builtin::StopAdmitting => {
+                let acked = self.run_admission.quiesce(ACTION_BOUND).await.is_ok();
+                StageOutcome::from_bool(acked, Unclean::NotAcknowledged)
+            }
+            Builtin::DrainAdmitted => {
+                let drained = self.drain_admitted().await;
+                StageOutcome::from_bool(drained, Unclean::RunsCancelled)
+            }
+            Builtin::StartCleanup(window) => {
+                self.cleanup_deadline = Some(started + window);
+                return None;
+            }
+            Builtin::AwaitAdmissionIdle => {
+                let cleanup_deadline = self.cleanup_deadline.unwrap_or(started);
+                let idle = wait_all_idle(&self.run_admission, cleanup_deadline).await;
+                if self.run_admission.any_fenced() {
+                    StageOutcome::Unclean(Unclean::AdmissionFenced)
+                } else {
+                    StageOutcome::from_bool(idle, Unclean::RunsRemaining)
+                }
+            }
+        };
+        Some(own)
     }
 
-    /// S2: run admission refuses new reservations; clean iff every owner acknowledged.
-    async fn quiesce(&mut self) {
-        let started = self.begin(StageId::Quiesce);
-        let acked = self.run_admission.quiesce(ACTION_BOUND).await.is_ok();
-        let own = StageOutcome::from_bool(acked, Unclean::NotAcknowledged);
-        let hooks = self.hooks(StageId::Quiesce, started, started + ACTION_BOUND).await;
-        self.record(StageId::Quiesce, own.and(hooks));
-    }
-
-    /// S3: wait for admitted runs until the drain deadline (which an abnormal stop may bring forward
-    /// while we wait), then cancel every remaining run; clean iff none had to be cancelled.
-    async fn drain_runs(&mut self) {
-        let started = self.begin(StageId::DrainRuns);
+    /// Waits for admitted runs until the drain deadline (which an abnormal stop may bring forward while
+    /// we wait), then cancels every remaining run. True iff none had to be cancelled.
+    async fn drain_admitted(&mut self) -> bool {
         let mut changes = self.ctx.trigger().subscribe();
         let drained = loop {
             let deadline = self.drain_deadline();
@@ -243,52 +283,11 @@ impl Orchestrator {
         if !drained {
             let _ = self.run_admission.cancel_all(ACTION_BOUND).await;
         }
-        let own = StageOutcome::from_bool(drained, Unclean::RunsCancelled);
-        let hooks = self.hooks(StageId::DrainRuns, started, Instant::now() + ACTION_BOUND).await;
-        self.record(StageId::DrainRuns, own.and(hooks));
+        drained
     }
 
-    /// S5: the cleanup deadline starts now; the hook seals, waits for borrows until it, then closes
-    /// every transport (at most 9,000 ms more).
-    async fn provider_cleanup(&mut self) {
-        let started = self.begin(StageId::ProviderCleanup);
-        let cleanup_deadline = started + CLEANUP_WINDOW;
-        self.cleanup_deadline = Some(cleanup_deadline);
-        let bound = cleanup_deadline + TRANSPORT_CLOSE_WINDOW + HOOK_GRACE;
-        let outcome = self.hooks(StageId::ProviderCleanup, started, bound).await;
-        self.record(StageId::ProviderCleanup, outcome);
-    }
-
-    /// S6: wait until run admission has no run in use, up to the cleanup deadline; then the hook closes
-    /// whatever connection or stream is still open. Clean iff zero was reached in time and run admission
-    /// was never fenced.
-    async fn admission_clean(&mut self) {
-        let started = self.begin(StageId::AdmissionClean);
-        let cleanup_deadline = self.cleanup_deadline.unwrap_or(started + CLEANUP_WINDOW);
-        let idle = wait_all_idle(&self.run_admission, cleanup_deadline).await;
-        let own = if self.run_admission.any_fenced() {
-            StageOutcome::Unclean(Unclean::AdmissionFenced)
-        } else {
-            StageOutcome::from_bool(idle, Unclean::RunsRemaining)
-        };
-        let bound = cleanup_deadline.max(Instant::now()) + HOOK_GRACE;
-        let hooks = self.hooks(StageId::AdmissionClean, started, bound).await;
-        self.record(StageId::AdmissionClean, own.and(hooks));
-    }
-
-    /// S7: only with `private_audit`, and skipped when the audit caused an abnormal stop (lifecycle.md §7.5).
-    async fn audit_flush(&mut self, private_audit: bool) {
-        let audit_is_cause = self.ctx.trigger().abnormal().is_some_and(|c| c.is_audit());
-        if !private_audit || audit_is_cause {
-            self.hooks.retain(|(s, _)| *s != StageId::AuditFlush);
-            self.record(StageId::AuditFlush, StageOutcome::Skipped);
-            return;
-        }
-        self.simple(StageId::AuditFlush, AUDIT_CLOSE_BOUND).await;
-    }
-
-    fn finish(self) -> ShutdownReport {
-        let stages: Vec<(StageId, StageOutcome)> = self
+    fn finish(self, specs: &[StageSpec<D>]) -> ShutdownReport<D> {
+        let stages: Vec<(D::Stage, StageOutcome)> = self
             .stages
             .into_iter()
             .map(|(stage, outcome)| match outcome {
@@ -300,10 +299,14 @@ impl Orchestrator {
             .collect();
         let incidents = Incidents {
             run_admission_fenced: self.run_admission.any_fenced(),
-            provider_cleanup_failed: self.ctx.provider_cleanup_failed(),
+            exit_fence: self.ctx.exit_fence(),
             abnormal_stop: self.ctx.trigger().abnormal().is_some(),
         };
-        let exit = exit_status(&stages, incidents);
+        let counted = stages.iter().filter_map(|(stage, outcome)| {
+            let counts = specs.iter().find(|s| s.id == *stage).is_some_and(|s| s.counts_for_exit);
+            counts.then_some(*outcome)
+        });
+        let exit = exit_status(counted, incidents);
         tracing::info!(exit = exit.code(), "shutdown finished");
         ShutdownReport { stages, incidents, exit, children: Vec::new() }
     }

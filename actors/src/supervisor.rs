@@ -21,6 +21,7 @@
 
 use std::fmt;
 use std::future::Future;
+use std::marker::PhantomData;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -32,8 +33,7 @@ use tokio::task::JoinHandle;
 use ractor::{Actor, ActorCell, ActorId, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent};
 
 use crate::context::DomainContext;
-use crate::readiness::NotReadyCause;
-use crate::trigger::AbnormalCause;
+use crate::domain::{Code, Domain};
 
 /// How long a call to a supervisor may take before it counts as unresponsive.
 const CALL_BOUND: Duration = Duration::from_millis(5_000);
@@ -43,16 +43,16 @@ const UNREGISTERED: &str = "unregistered";
 
 /// What the loss of a child means (lifecycle.md §6.3).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ChildPolicy {
+pub enum ChildPolicy<D: Domain> {
     /// The loss fences readiness for good with this cause.
-    Fence(NotReadyCause),
+    Fence(D::NotReady),
     /// The loss stops the domain abnormally, exit 70 (lifecycle.md §7.5).
-    StopDomain(AbnormalCause),
+    StopDomain(D::Abnormal),
     /// The loss changes nothing (a best-effort child such as the event logger).
     Tolerate,
 }
 
-impl ChildPolicy {
+impl<D: Domain> ChildPolicy<D> {
     /// A short text for tree listings: `fence <cause>`, `stop domain <cause>` or `tolerate`.
     pub fn describe(&self) -> String {
         match self {
@@ -87,9 +87,9 @@ pub enum ChildStatus {
 
 /// One row of [`SupervisorHandle::children`].
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ChildInfo {
+pub struct ChildInfo<D: Domain> {
     pub name: String,
-    pub policy: ChildPolicy,
+    pub policy: ChildPolicy<D>,
     pub status: ChildStatus,
     /// True for a child that is itself a supervisor.
     pub supervisor: bool,
@@ -97,24 +97,24 @@ pub struct ChildInfo {
 
 /// One node of [`SupervisorHandle::tree`]: a child with its own children (empty for an owner).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct TreeNode {
+pub struct TreeNode<D: Domain> {
     pub name: String,
-    pub policy: ChildPolicy,
+    pub policy: ChildPolicy<D>,
     pub status: ChildStatus,
-    pub children: Vec<TreeNode>,
+    pub children: Vec<TreeNode<D>>,
 }
 
-impl TreeNode {
+impl<D: Domain> TreeNode<D> {
     /// The subtree drawn as text, one node a line, with `├─`/`└─` connectors and each node's policy,
     /// the way `docs/architecture.md` draws the tree.
-    pub fn render(nodes: &[TreeNode], root: &str) -> String {
+    pub fn render(nodes: &[TreeNode<D>], root: &str) -> String {
         let mut out = format!("{root}\n");
         render_level(nodes, "", &mut out);
         out
     }
 }
 
-fn render_level(nodes: &[TreeNode], prefix: &str, out: &mut String) {
+fn render_level<D: Domain>(nodes: &[TreeNode<D>], prefix: &str, out: &mut String) {
     for (i, node) in nodes.iter().enumerate() {
         let last = i + 1 == nodes.len();
         let (branch, deeper) = if last { ("└─ ", "   ") } else { ("├─ ", "│  ") };
@@ -197,9 +197,9 @@ pub type AsyncLossHook = Box<dyn FnOnce(LossReport) -> HookFuture + Send + 'stat
 pub type PanicInjector = Box<dyn Fn() + Send + Sync + 'static>;
 
 /// How to start one child: the actor, its arguments, its name and its policy.
-pub struct ChildSpec<A: Actor> {
+pub struct ChildSpec<A: Actor, D: Domain> {
     name: String,
-    policy: ChildPolicy,
+    policy: ChildPolicy<D>,
     actor: A,
     args: A::Arguments,
     on_loss: Option<LossHook>,
@@ -207,9 +207,9 @@ pub struct ChildSpec<A: Actor> {
     panic_message: Option<fn() -> A::Msg>,
 }
 
-impl<A: Actor> ChildSpec<A> {
+impl<A: Actor, D: Domain> ChildSpec<A, D> {
     /// A child named `name` (used in reports and in [`SupervisorHandle::stop_child`]).
-    pub fn new(name: impl Into<String>, policy: ChildPolicy, actor: A, args: A::Arguments) -> Self {
+    pub fn new(name: impl Into<String>, policy: ChildPolicy<D>, actor: A, args: A::Arguments) -> Self {
         ChildSpec {
             name: name.into(),
             policy,
@@ -247,44 +247,51 @@ impl<A: Actor> ChildSpec<A> {
     }
 }
 
-struct Registration {
+struct Registration<D: Domain> {
     name: String,
     cell: ActorCell,
-    policy: ChildPolicy,
+    policy: ChildPolicy<D>,
     on_loss: Option<LossHook>,
     on_loss_async: Option<AsyncLossHook>,
     injector: Option<Arc<PanicInjector>>,
-    sub: Option<SupervisorHandle>,
+    sub: Option<SupervisorHandle<D>>,
 }
 
+/// A retired child: its cell, and its handle if it is a supervisor.
+type Retired<D> = Option<(ActorCell, Option<SupervisorHandle<D>>)>;
+/// A running child's panic injector, and its handle if it is a supervisor.
+type FoundInjector<D> = Option<(Arc<PanicInjector>, Option<SupervisorHandle<D>>)>;
+/// Every registered child, with its handle if it is a supervisor.
+type ChildRows<D> = Vec<(ChildInfo<D>, Option<SupervisorHandle<D>>)>;
+
 /// A supervisor's messages. Private: callers talk to it through [`SupervisorHandle`].
-enum SupervisorMsg {
+enum SupervisorMsg<D: Domain> {
     BeginStart(RpcReplyPort<StartToken>),
     AbandonStart(StartToken),
-    Register(StartToken, Box<Registration>, RpcReplyPort<()>),
-    Retire(String, RpcReplyPort<Option<(ActorCell, Option<SupervisorHandle>)>>),
-    Children(RpcReplyPort<Vec<(ChildInfo, Option<SupervisorHandle>)>>),
+    Register(StartToken, Box<Registration<D>>, RpcReplyPort<()>),
+    Retire(String, RpcReplyPort<Retired<D>>),
+    Children(RpcReplyPort<ChildRows<D>>),
     TakeHookTasks(RpcReplyPort<Vec<JoinHandle<()>>>),
-    Injector(String, RpcReplyPort<Option<(Arc<PanicInjector>, Option<SupervisorHandle>)>>),
+    Injector(String, RpcReplyPort<FoundInjector<D>>),
     /// The fault tests' panic in the supervisor's own logic.
     Panic,
 }
 
-struct Entry {
+struct Entry<D: Domain> {
     name: String,
     id: ActorId,
     cell: ActorCell,
-    policy: ChildPolicy,
+    policy: ChildPolicy<D>,
     on_loss: Option<LossHook>,
     on_loss_async: Option<AsyncLossHook>,
     injector: Option<Arc<PanicInjector>>,
-    sub: Option<SupervisorHandle>,
+    sub: Option<SupervisorHandle<D>>,
     status: ChildStatus,
 }
 
-struct SupervisorState {
-    ctx: DomainContext,
-    children: Vec<Entry>,
+struct SupervisorState<D: Domain> {
+    ctx: DomainContext<D>,
+    children: Vec<Entry<D>>,
     /// Starts that have spawned (or may spawn) a linked child not yet registered.
     pending: Vec<StartToken>,
     next_token: u64,
@@ -294,17 +301,17 @@ struct SupervisorState {
     hook_tasks: Vec<JoinHandle<()>>,
 }
 
-struct Supervisor;
+struct Supervisor<D: Domain>(PhantomData<fn() -> D>);
 
-impl Actor for Supervisor {
-    type Msg = SupervisorMsg;
-    type State = SupervisorState;
-    type Arguments = DomainContext;
+impl<D: Domain> Actor for Supervisor<D> {
+    type Msg = SupervisorMsg<D>;
+    type State = SupervisorState<D>;
+    type Arguments = DomainContext<D>;
 
     async fn pre_start(
         &self,
         _myself: ActorRef<Self::Msg>,
-        ctx: DomainContext,
+        ctx: DomainContext<D>,
     ) -> Result<Self::State, ActorProcessingErr> {
         Ok(SupervisorState {
             ctx,
@@ -391,8 +398,8 @@ impl Actor for Supervisor {
     }
 }
 
-impl SupervisorState {
-    fn register(&mut self, r: Registration) {
+impl<D: Domain> SupervisorState<D> {
+    fn register(&mut self, r: Registration<D>) {
         let id = r.cell.get_id();
         self.children.push(Entry {
             name: r.name,
@@ -423,7 +430,7 @@ impl SupervisorState {
         }
     }
 
-    fn retire(&mut self, name: &str) -> Option<(ActorCell, Option<SupervisorHandle>)> {
+    fn retire(&mut self, name: &str) -> Retired<D> {
         let entry = self.children.iter_mut().find(|e| e.name == name && e.status == ChildStatus::Running)?;
         entry.status = ChildStatus::Retiring;
         Some((entry.cell.clone(), entry.sub.clone()))
@@ -455,17 +462,17 @@ impl SupervisorState {
 
     fn unregistered_lost(&self, loss: LossKind) {
         tracing::warn!(?loss, "an unregistered linked child stopped");
-        let policy = ChildPolicy::Fence(NotReadyCause::OwnerLost);
+        let policy = ChildPolicy::Fence(D::UNREGISTERED_CAUSE);
         let _ = apply_policy(&self.ctx, UNREGISTERED, policy, loss, (None, None));
     }
 }
 
 /// lifecycle.md §6.3: the synchronous hook first (so a fenced pool is in place before readiness turns
 /// false), then the policy, then the asynchronous hook on its own task, which the caller keeps.
-fn apply_policy(
-    ctx: &DomainContext,
+fn apply_policy<D: Domain>(
+    ctx: &DomainContext<D>,
     name: &str,
-    policy: ChildPolicy,
+    policy: ChildPolicy<D>,
     kind: LossKind,
     (hook, async_hook): (Option<LossHook>, Option<AsyncLossHook>),
 ) -> Option<JoinHandle<()>> {
@@ -490,12 +497,12 @@ fn apply_policy(
 struct StartToken(u64);
 
 /// Tells the supervisor that a start is over, however it ended.
-struct PendingStart {
-    supervisor: ActorRef<SupervisorMsg>,
+struct PendingStart<D: Domain> {
+    supervisor: ActorRef<SupervisorMsg<D>>,
     token: StartToken,
 }
 
-impl Drop for PendingStart {
+impl<D: Domain> Drop for PendingStart<D> {
     fn drop(&mut self) {
         // After a registration this is a no-op in the supervisor (tokens are finished once).
         let _ = self.supervisor.send_message(SupervisorMsg::AbandonStart(self.token));
@@ -504,9 +511,9 @@ impl Drop for PendingStart {
 
 /// A handle on one supervisor of the tree. Cloneable; all clones drive the same supervisor.
 #[derive(Clone)]
-pub struct SupervisorHandle {
-    supervisor: ActorRef<SupervisorMsg>,
-    ctx: DomainContext,
+pub struct SupervisorHandle<D: Domain> {
+    supervisor: ActorRef<SupervisorMsg<D>>,
+    ctx: DomainContext<D>,
     /// Only the root has these: its stop other than through [`SupervisorHandle::shutdown`] is an
     /// abnormal stop of the domain (a child supervisor's stop is its parent's to judge).
     root: Option<RootWatch>,
@@ -521,20 +528,20 @@ struct RootWatch {
 }
 
 /// The root of the tree: the domain supervisor.
-pub type DomainHandle = SupervisorHandle;
+pub type DomainHandle<D> = SupervisorHandle<D>;
 
-impl fmt::Debug for SupervisorHandle {
+impl<D: Domain> fmt::Debug for SupervisorHandle<D> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("SupervisorHandle").field("supervisor", &self.supervisor.get_id()).finish()
     }
 }
 
-impl SupervisorHandle {
+impl<D: Domain> SupervisorHandle<D> {
     /// Spawns the domain supervisor, the root of the tree. If it ever stops other than through
     /// [`SupervisorHandle::shutdown`] (a panic in its logic), the domain stops abnormally with
-    /// [`AbnormalCause::SupervisorLost`] (lifecycle.md §7.5).
-    pub async fn start(ctx: DomainContext) -> Result<SupervisorHandle, DomainError> {
-        let (supervisor, join) = Supervisor::spawn(None, Supervisor, ctx.clone())
+    /// [`Domain::ROOT_LOST`] (lifecycle.md §7.5).
+    pub async fn start(ctx: DomainContext<D>) -> Result<SupervisorHandle<D>, DomainError> {
+        let (supervisor, join) = Supervisor::spawn(None, Supervisor(PhantomData), ctx.clone())
             .await
             .map_err(|_| DomainError::SupervisorStartFailed)?;
         let orderly = Arc::new(AtomicBool::new(false));
@@ -545,7 +552,7 @@ impl SupervisorHandle {
         tokio::spawn(async move {
             let _ = join.await;
             if !watcher_orderly.load(Ordering::Acquire) {
-                watcher_ctx.stop_abnormally(AbnormalCause::SupervisorLost);
+                watcher_ctx.stop_abnormally(D::ROOT_LOST);
             }
             done_tx.send_replace(true);
         });
@@ -553,13 +560,16 @@ impl SupervisorHandle {
     }
 
     /// The context shared by the domain.
-    pub fn context(&self) -> &DomainContext {
+    pub fn context(&self) -> &DomainContext<D> {
         &self.ctx
     }
 
     /// Starts one child linked to this supervisor and registers it with its policy. Call in stage
     /// order; an error is the stage's failure. The child's `pre_start` runs on the caller's task.
-    pub async fn start_child<A: Actor>(&self, spec: ChildSpec<A>) -> Result<ActorRef<A::Msg>, DomainError> {
+    pub async fn start_child<A: Actor>(
+        &self,
+        spec: ChildSpec<A, D>,
+    ) -> Result<ActorRef<A::Msg>, DomainError> {
         let token = self.call(SupervisorMsg::BeginStart).await?;
         // Dropped on every path (error, success, or the caller abandoning this future).
         let _pending = PendingStart { supervisor: self.supervisor.clone(), token };
@@ -592,13 +602,18 @@ impl SupervisorHandle {
     pub async fn start_supervisor(
         &self,
         name: impl Into<String>,
-        policy: ChildPolicy,
-    ) -> Result<SupervisorHandle, DomainError> {
+        policy: ChildPolicy<D>,
+    ) -> Result<SupervisorHandle<D>, DomainError> {
         let name = name.into();
         let token = self.call(SupervisorMsg::BeginStart).await?;
         let _pending = PendingStart { supervisor: self.supervisor.clone(), token };
-        let spawned =
-            Supervisor::spawn_linked(None, Supervisor, self.ctx.clone(), self.supervisor.get_cell()).await;
+        let spawned = Supervisor::spawn_linked(
+            None,
+            Supervisor(PhantomData),
+            self.ctx.clone(),
+            self.supervisor.get_cell(),
+        )
+        .await;
         let (child, _join) = spawned.map_err(|_| DomainError::ChildStartFailed { child: name.clone() })?;
         let handle = SupervisorHandle { supervisor: child.clone(), ctx: self.ctx.clone(), root: None };
         let panicking = child.clone();
@@ -636,12 +651,12 @@ impl SupervisorHandle {
     }
 
     /// Every registered child of this supervisor, in start order.
-    pub async fn children(&self) -> Result<Vec<ChildInfo>, DomainError> {
+    pub async fn children(&self) -> Result<Vec<ChildInfo<D>>, DomainError> {
         Ok(self.call(SupervisorMsg::Children).await?.into_iter().map(|(info, _)| info).collect())
     }
 
     /// The tree below this supervisor as the running system reports it, children in start order.
-    pub async fn tree(&self) -> Result<Vec<TreeNode>, DomainError> {
+    pub async fn tree(&self) -> Result<Vec<TreeNode<D>>, DomainError> {
         let rows = self.call(SupervisorMsg::Children).await?;
         let mut nodes = Vec::with_capacity(rows.len());
         for (info, sub) in rows {
@@ -741,7 +756,7 @@ impl SupervisorHandle {
 
     async fn call<R: Send + 'static>(
         &self,
-        build: impl FnOnce(RpcReplyPort<R>) -> SupervisorMsg,
+        build: impl FnOnce(RpcReplyPort<R>) -> SupervisorMsg<D>,
     ) -> Result<R, DomainError> {
         match self.supervisor.call(build, Some(CALL_BOUND)).await {
             Ok(ractor::rpc::CallResult::Success(value)) => Ok(value),

@@ -8,9 +8,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::context;
-use ptc_actors::{
-    AdmissionOwnerRef, AdmissionPool, DomainHandle, NotReadyCause, PoolState, Refusal, RefusalOrder,
-};
+use common::{Cause, DomainHandle};
+use ptc_actors::{AdmissionOwnerRef, AdmissionPool, PoolState, Refusal, RefusalOrder};
 use tokio::sync::oneshot;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -92,10 +91,9 @@ async fn the_owner_quiesces_with_the_quiescing_reason_and_reports() {
     let (ctx, _recorder, _rx) = context();
     let domain = DomainHandle::start(ctx.clone()).await.unwrap();
     let runs = AdmissionPool::new("runs", 2, RefusalOrder::UnavailableFirst);
-    let owner =
-        AdmissionOwnerRef::start(&domain, "run_admission", vec![runs.clone()], NotReadyCause::AdmissionLost)
-            .await
-            .unwrap();
+    let owner = AdmissionOwnerRef::start(&domain, "run_admission", vec![runs.clone()], Cause::PoolGone)
+        .await
+        .unwrap();
     let admitted = runs.try_reserve().unwrap();
     let acked = owner.quiesce(Duration::from_secs(1)).await.unwrap();
     assert_eq!(acked.len(), 1);
@@ -117,7 +115,7 @@ async fn the_request_owner_loss_fences_both_of_its_pools() {
         &domain,
         "request_admission",
         vec![requests.clone(), streams.clone()],
-        NotReadyCause::AdmissionLost,
+        Cause::PoolGone,
     )
     .await
     .unwrap();
@@ -135,6 +133,6 @@ async fn the_request_owner_loss_fences_both_of_its_pools() {
     assert_eq!(streams.try_reserve().unwrap_err(), Refusal::Exhausted, "pcc.md §4: check 5 before 6");
     drop(open_stream);
     assert_eq!(streams.try_reserve().unwrap_err(), Refusal::Unavailable, "pcc.md §4 check 6");
-    assert_eq!(ctx.readiness().cause(), Some(NotReadyCause::AdmissionLost));
+    assert_eq!(ctx.readiness().cause(), Some(Cause::PoolGone));
     domain.shutdown(Duration::from_secs(1)).await;
 }

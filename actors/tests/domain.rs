@@ -7,10 +7,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use common::{context, wait_for, Event, Probe, ProbeArgs, ProbeMsg, StopLog};
+use common::{Cause, ChildPolicy, ChildSpec, DomainHandle, ShutdownPlan, Step, Stop};
 use ptc_actors::{
-    run_shutdown, AbnormalCause, AdmissionOwnerRef, AdmissionPool, ChildPolicy, ChildSpec, ChildStatus,
-    ChildStop, DomainError, DomainHandle, LossKind, NotReadyCause, Phase, Refusal, RefusalOrder,
-    ShutdownPlan, StageId, StageOutcome,
+    run_shutdown, AdmissionOwnerRef, AdmissionPool, ChildStatus, ChildStop, DomainError, LossKind, Phase,
+    Refusal, RefusalOrder, StageOutcome,
 };
 
 const STOP_BOUND: Duration = Duration::from_secs(2);
@@ -34,14 +34,13 @@ async fn losing_the_run_admission_owner_fences_readiness_for_good() {
         .await
         .unwrap();
     let pool = runs();
-    let run_owner =
-        AdmissionOwnerRef::start(&domain, "run_admission", vec![pool.clone()], NotReadyCause::AdmissionLost)
-            .await
-            .unwrap();
+    let run_owner = AdmissionOwnerRef::start(&domain, "run_admission", vec![pool.clone()], Cause::PoolGone)
+        .await
+        .unwrap();
     let transport = domain
         .start_child(ChildSpec::new(
             "transport_owner",
-            ChildPolicy::Fence(NotReadyCause::ProviderRuntimeLost),
+            ChildPolicy::Fence(Cause::TransportGone),
             Probe,
             ProbeArgs::new("transport_owner", &stops),
         ))
@@ -55,7 +54,7 @@ async fn losing_the_run_admission_owner_fences_readiness_for_good() {
 
     assert!(!ctx.readiness().is_ready());
     assert_eq!(ctx.readiness().phase(), Phase::Fenced);
-    assert_eq!(ctx.readiness().cause(), Some(NotReadyCause::AdmissionLost));
+    assert_eq!(ctx.readiness().cause(), Some(Cause::PoolGone));
     assert!(!ctx.mark_ready(), "a later mark_ready cannot revive a fenced domain");
     assert!(!ctx.readiness().is_ready());
     assert_eq!(pool.try_reserve().unwrap_err(), Refusal::Unavailable, "the owner's pool is fenced");
@@ -65,20 +64,16 @@ async fn losing_the_run_admission_owner_fences_readiness_for_good() {
     // A second loss is recorded as a child loss, but readiness is not reported again.
     transport.send_message(ProbeMsg::Panic).unwrap();
     wait_for(&mut rx, |e| matches!(e, Event::ChildLost(name, ..) if name == "transport_owner")).await;
-    assert_eq!(ctx.readiness().cause(), Some(NotReadyCause::AdmissionLost));
+    assert_eq!(ctx.readiness().cause(), Some(Cause::PoolGone));
     assert_eq!(
         recorder.domain_events(),
         [
             Event::Ready,
-            Event::ChildLost(
-                "run_admission".into(),
-                ChildPolicy::Fence(NotReadyCause::AdmissionLost),
-                LossKind::Stopped
-            ),
-            Event::NotReady(NotReadyCause::AdmissionLost),
+            Event::ChildLost("run_admission".into(), ChildPolicy::Fence(Cause::PoolGone), LossKind::Stopped),
+            Event::NotReady(Cause::PoolGone),
             Event::ChildLost(
                 "transport_owner".into(),
-                ChildPolicy::Fence(NotReadyCause::ProviderRuntimeLost),
+                ChildPolicy::Fence(Cause::TransportGone),
                 LossKind::Failed
             ),
         ],
@@ -105,14 +100,13 @@ async fn a_listener_loss_stops_the_domain_abnormally_with_exit_70() {
     let domain = DomainHandle::start(ctx.clone()).await.unwrap();
     let stops = StopLog::default();
     let pool = runs();
-    let run_owner =
-        AdmissionOwnerRef::start(&domain, "run_admission", vec![pool.clone()], NotReadyCause::AdmissionLost)
-            .await
-            .unwrap();
+    let run_owner = AdmissionOwnerRef::start(&domain, "run_admission", vec![pool.clone()], Cause::PoolGone)
+        .await
+        .unwrap();
     let listener = domain
         .start_child(ChildSpec::new(
             "listener",
-            ChildPolicy::StopDomain(AbnormalCause::ListenerLost),
+            ChildPolicy::StopDomain(Stop::FrontGone),
             Probe,
             ProbeArgs::new("listener", &stops),
         ))
@@ -122,26 +116,22 @@ async fn a_listener_loss_stops_the_domain_abnormally_with_exit_70() {
 
     listener.send_message(ProbeMsg::Fail).unwrap();
     let state = tokio::time::timeout(Duration::from_secs(10), ctx.trigger().triggered()).await.unwrap();
-    assert_eq!(state.abnormal.map(|(cause, _)| cause), Some(AbnormalCause::ListenerLost));
+    assert_eq!(state.abnormal.map(|(cause, _)| cause), Some(Stop::FrontGone));
     assert!(!ctx.readiness().is_ready());
-    assert_eq!(ctx.readiness().cause(), Some(NotReadyCause::Shutdown), "audit-events.md §4.2");
+    assert_eq!(ctx.readiness().cause(), Some(Cause::Draining), "audit-events.md §4.2");
 
     let report = run_shutdown(&ctx, ShutdownPlan::new(run_owner).with_domain(domain, STOP_BOUND)).await;
     assert_eq!(report.exit.code(), 70);
     assert!(report.incidents.abnormal_stop);
-    assert_eq!(report.outcome(StageId::DrainRuns), Some(StageOutcome::Clean), "no run was admitted");
+    assert_eq!(report.outcome(Step::Drain), Some(StageOutcome::Clean), "no run was admitted");
     assert_eq!(report.children, [("run_admission".to_string(), ChildStop::Stopped)]);
     assert_eq!(
         recorder.domain_events(),
         [
             Event::Ready,
-            Event::ChildLost(
-                "listener".into(),
-                ChildPolicy::StopDomain(AbnormalCause::ListenerLost),
-                LossKind::Failed
-            ),
-            Event::NotReady(NotReadyCause::Shutdown),
-            Event::Abnormal(AbnormalCause::ListenerLost),
+            Event::ChildLost("listener".into(), ChildPolicy::StopDomain(Stop::FrontGone), LossKind::Failed),
+            Event::NotReady(Cause::Draining),
+            Event::Abnormal(Stop::FrontGone),
         ]
     );
 }
@@ -154,37 +144,31 @@ async fn an_audit_owner_loss_records_audit_unavailable_and_skips_the_audit_flush
     let audit = domain
         .start_child(ChildSpec::new(
             "audit",
-            ChildPolicy::StopDomain(AbnormalCause::AuditOwnerLost),
+            ChildPolicy::StopDomain(Stop::SinkOwnerGone),
             Probe,
             ProbeArgs::new("audit", &stops),
         ))
         .await
         .unwrap();
     let run_owner =
-        AdmissionOwnerRef::start(&domain, "run_admission", vec![runs()], NotReadyCause::AdmissionLost)
-            .await
-            .unwrap();
+        AdmissionOwnerRef::start(&domain, "run_admission", vec![runs()], Cause::PoolGone).await.unwrap();
     assert!(ctx.mark_ready());
 
     audit.stop(None);
     tokio::time::timeout(Duration::from_secs(10), ctx.trigger().triggered()).await.unwrap();
-    assert_eq!(ctx.readiness().cause(), Some(NotReadyCause::AuditUnavailable));
+    assert_eq!(ctx.readiness().cause(), Some(Cause::SinkDown));
 
     let flushed = Arc::new(Mutex::new(false));
     let flag = flushed.clone();
     let plan = ShutdownPlan::new(run_owner)
-        .with_private_audit(true)
-        .with_stage(StageId::AuditFlush, move |_| async move {
+        .with_enabled(Step::Flush, true)
+        .with_stage(Step::Flush, move |_| async move {
             *flag.lock().unwrap() = true;
             StageOutcome::Clean
         })
         .with_domain(domain, STOP_BOUND);
     let report = run_shutdown(&ctx, plan).await;
-    assert_eq!(
-        report.outcome(StageId::AuditFlush),
-        Some(StageOutcome::Skipped),
-        "lifecycle.md §7.5: S7 skipped"
-    );
+    assert_eq!(report.outcome(Step::Flush), Some(StageOutcome::Skipped), "lifecycle.md §7.5: S7 skipped");
     assert!(!*flushed.lock().unwrap());
     assert_eq!(report.exit.code(), 70);
 }
@@ -204,9 +188,7 @@ async fn a_tolerated_child_loss_changes_nothing() {
         .await
         .unwrap();
     let run_owner =
-        AdmissionOwnerRef::start(&domain, "run_admission", vec![runs()], NotReadyCause::AdmissionLost)
-            .await
-            .unwrap();
+        AdmissionOwnerRef::start(&domain, "run_admission", vec![runs()], Cause::PoolGone).await.unwrap();
     assert!(ctx.mark_ready());
 
     logger.send_message(ProbeMsg::Panic).unwrap();
@@ -232,7 +214,7 @@ async fn children_stop_explicitly_in_reverse_start_order() {
         domain
             .start_child(ChildSpec::new(
                 name,
-                ChildPolicy::Fence(NotReadyCause::OwnerLost),
+                ChildPolicy::Fence(Cause::ChildGone),
                 Probe,
                 ProbeArgs::new(name, &stops),
             ))
@@ -266,12 +248,7 @@ async fn a_child_that_fails_to_start_is_a_start_error_and_fences_nothing() {
     let stops = StopLog::default();
     let args = ProbeArgs { fail_start: true, ..ProbeArgs::new("provider_runtime", &stops) };
     let err = domain
-        .start_child(ChildSpec::new(
-            "provider_runtime",
-            ChildPolicy::Fence(NotReadyCause::OwnerLost),
-            Probe,
-            args,
-        ))
+        .start_child(ChildSpec::new("provider_runtime", ChildPolicy::Fence(Cause::ChildGone), Probe, args))
         .await
         .unwrap_err();
     assert_eq!(err, DomainError::ChildStartFailed { child: "provider_runtime".into() });
@@ -290,19 +267,15 @@ async fn a_child_lost_right_after_its_start_is_applied_once() {
     let args = ProbeArgs { stop_in_post_start: true, ..ProbeArgs::new("credentials", &stops) };
     // Whether the loss reaches the supervisor before or after the registration, it is applied once.
     let _ = domain
-        .start_child(ChildSpec::new("credentials", ChildPolicy::Fence(NotReadyCause::OwnerLost), Probe, args))
+        .start_child(ChildSpec::new("credentials", ChildPolicy::Fence(Cause::ChildGone), Probe, args))
         .await;
     wait_for(&mut rx, |e| matches!(e, Event::ChildLost(..))).await;
     assert_eq!(ctx.readiness().phase(), Phase::Fenced);
-    assert_eq!(ctx.readiness().cause(), Some(NotReadyCause::OwnerLost));
+    assert_eq!(ctx.readiness().cause(), Some(Cause::ChildGone));
     assert!(!ctx.mark_ready(), "fenced during startup: never ready");
     assert_eq!(
         recorder.domain_events(),
-        [Event::ChildLost(
-            "credentials".into(),
-            ChildPolicy::Fence(NotReadyCause::OwnerLost),
-            LossKind::Stopped
-        )]
+        [Event::ChildLost("credentials".into(), ChildPolicy::Fence(Cause::ChildGone), LossKind::Stopped)]
     );
     domain.shutdown(STOP_BOUND).await;
 }
@@ -314,15 +287,15 @@ async fn losing_the_supervisor_itself_is_an_abnormal_stop() {
     assert!(ctx.mark_ready());
     domain.supervisor_cell().kill();
     let state = tokio::time::timeout(Duration::from_secs(10), ctx.trigger().triggered()).await.unwrap();
-    assert_eq!(state.abnormal.map(|(c, _)| c), Some(AbnormalCause::SupervisorLost));
-    assert_eq!(ctx.readiness().cause(), Some(NotReadyCause::Shutdown));
+    assert_eq!(state.abnormal.map(|(c, _)| c), Some(Stop::RootGone));
+    assert_eq!(ctx.readiness().cause(), Some(Cause::Draining));
     assert_eq!(domain.children().await, Err(DomainError::SupervisorGone));
 }
 
 /// An observer whose `child_lost` panics: the panic happens inside the supervisor's own logic.
 struct PanickingObserver;
 
-impl ptc_actors::DomainObserver for PanickingObserver {
+impl ptc_actors::DomainObserver<common::Test> for PanickingObserver {
     fn child_lost(&self, _child: &str, _policy: ChildPolicy, _loss: LossKind) {
         panic!("observer defect");
     }
@@ -345,6 +318,6 @@ async fn a_panic_in_the_supervisors_logic_is_an_abnormal_stop() {
     assert!(ctx.mark_ready());
     logger.stop(None);
     let state = tokio::time::timeout(Duration::from_secs(10), ctx.trigger().triggered()).await.unwrap();
-    assert_eq!(state.abnormal.map(|(c, _)| c), Some(AbnormalCause::SupervisorLost), "lifecycle.md §7.5");
+    assert_eq!(state.abnormal.map(|(c, _)| c), Some(Stop::RootGone), "lifecycle.md §7.5");
     assert!(!ctx.readiness().is_ready());
 }

@@ -7,10 +7,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use common::{context, Event, Recorder};
+use common::{Cause, DomainContext, DomainHandle, ShutdownPlan, ShutdownReport, StageContext, Step, Stop};
 use ptc_actors::{
-    run_shutdown, AbnormalCause, AdmissionOwnerRef, AdmissionPool, DomainContext, DomainHandle, Lease,
-    NotReadyCause, Refusal, RefusalOrder, ShutdownPlan, ShutdownReport, StageContext, StageId, StageOutcome,
-    Unclean,
+    run_shutdown, AdmissionOwnerRef, AdmissionPool, Lease, Refusal, RefusalOrder, StageOutcome, Unclean,
 };
 use tokio::time::Instant;
 
@@ -26,10 +25,9 @@ async fn fixture() -> Fixture {
     let (ctx, recorder, _rx) = context();
     let domain = DomainHandle::start(ctx.clone()).await.unwrap();
     let runs = AdmissionPool::new("runs", 4, RefusalOrder::UnavailableFirst);
-    let owner =
-        AdmissionOwnerRef::start(&domain, "run_admission", vec![runs.clone()], NotReadyCause::AdmissionLost)
-            .await
-            .unwrap();
+    let owner = AdmissionOwnerRef::start(&domain, "run_admission", vec![runs.clone()], Cause::PoolGone)
+        .await
+        .unwrap();
     assert!(ctx.mark_ready());
     Fixture { ctx, recorder, domain, runs, owner }
 }
@@ -58,8 +56,8 @@ fn outcomes(report: &ShutdownReport) -> Vec<StageOutcome> {
 async fn the_clean_path_runs_every_stage_in_order_and_exits_0() {
     let f = fixture().await;
     let seen: Arc<Mutex<Vec<StageContext>>> = Arc::default();
-    let mut plan = plan(&f).with_private_audit(true);
-    for stage in StageId::ALL {
+    let mut plan = plan(&f).with_enabled(Step::Flush, true);
+    for stage in Step::ALL {
         let seen = seen.clone();
         plan = plan.with_stage(stage, move |ctx: StageContext| async move {
             seen.lock().unwrap().push(ctx);
@@ -71,11 +69,11 @@ async fn the_clean_path_runs_every_stage_in_order_and_exits_0() {
     let report = run_shutdown(&f.ctx, plan).await;
 
     assert_eq!(report.exit.code(), 0);
-    assert_eq!(report.stages.iter().map(|(s, _)| *s).collect::<Vec<_>>(), StageId::ALL);
+    assert_eq!(report.stages.iter().map(|(s, _)| *s).collect::<Vec<_>>(), Step::ALL);
     assert_eq!(outcomes(&report), [StageOutcome::Clean; 8]);
     assert_eq!(start.elapsed(), Duration::ZERO, "an idle gateway waits for nothing");
     let seen = seen.lock().unwrap();
-    assert_eq!(seen.iter().map(|c| c.stage).collect::<Vec<_>>(), StageId::ALL, "hooks run in stage order");
+    assert_eq!(seen.iter().map(|c| c.stage).collect::<Vec<_>>(), Step::ALL, "hooks run in stage order");
     assert!(
         seen.iter().all(|c| c.drain_deadline == start + Duration::from_millis(10_000)),
         "lifecycle.md §7.2 drain deadline"
@@ -94,25 +92,25 @@ async fn the_clean_path_runs_every_stage_in_order_and_exits_0() {
     assert!(seen[..4].iter().all(|c| c.cleanup_deadline.is_none()));
 
     assert_eq!(f.runs.try_reserve().unwrap_err(), Refusal::Quiescing, "S2: new runs refused");
-    assert_eq!(f.ctx.readiness().cause(), Some(NotReadyCause::Shutdown));
+    assert_eq!(f.ctx.readiness().cause(), Some(Cause::Draining));
     assert_eq!(report.children, [("run_admission".to_string(), ptc_actors::ChildStop::Stopped)]);
     let stage_events: Vec<Event> =
         f.recorder.events().into_iter().filter(|e| matches!(e, Event::Stage(..))).collect();
-    let expected: Vec<Event> = StageId::ALL.iter().map(|s| Event::Stage(*s, StageOutcome::Clean)).collect();
+    let expected: Vec<Event> = Step::ALL.iter().map(|s| Event::Stage(*s, StageOutcome::Clean)).collect();
     assert_eq!(stage_events, expected);
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_stage_reporting_unclean_exits_70() {
-    for stage in StageId::ALL {
+    for stage in Step::ALL {
         let f = fixture().await;
         let plan = plan(&f)
-            .with_private_audit(true)
+            .with_enabled(Step::Flush, true)
             .with_stage(stage, |_| async { StageOutcome::Unclean(Unclean::Failed) });
         let report = run_shutdown(&f.ctx, plan).await;
         assert_eq!(report.outcome(stage), Some(StageOutcome::Unclean(Unclean::Failed)));
-        let expected = if stage == StageId::CheckpointEvents { 0 } else { 70 };
-        assert_eq!(report.exit.code(), expected, "{stage}: S4 never counts (lifecycle.md §7.4)");
+        let expected = if stage == Step::Mark { 0 } else { 70 };
+        assert_eq!(report.exit.code(), expected, "{stage:?}: the marking step never counts");
     }
 }
 
@@ -125,8 +123,8 @@ async fn the_drain_deadline_cancels_remaining_runs() {
     let report = run_shutdown(&f.ctx, plan(&f)).await;
 
     assert!(run.await.unwrap(), "the run was cancelled");
-    assert_eq!(report.outcome(StageId::DrainRuns), Some(StageOutcome::Unclean(Unclean::RunsCancelled)));
-    assert_eq!(report.outcome(StageId::AdmissionClean), Some(StageOutcome::Clean), "it settled in time");
+    assert_eq!(report.outcome(Step::Drain), Some(StageOutcome::Unclean(Unclean::RunsCancelled)));
+    assert_eq!(report.outcome(Step::Idle), Some(StageOutcome::Clean), "it settled in time");
     assert_eq!(start.elapsed(), Duration::from_millis(10_000), "cancelled exactly at the drain deadline");
     assert_eq!(f.runs.in_use(), 0);
     assert_eq!(report.exit.code(), 70);
@@ -149,24 +147,20 @@ async fn a_run_finishing_before_the_drain_deadline_keeps_the_exit_clean() {
 async fn an_abnormal_stop_drains_with_the_deadline_set_to_now() {
     let f = fixture().await;
     let run = spawn_run(f.runs.try_reserve().unwrap(), Duration::from_secs(60));
-    f.ctx.stop_abnormally(AbnormalCause::ListenerLost);
+    f.ctx.stop_abnormally(Stop::FrontGone);
     let start = Instant::now();
-    let report = run_shutdown(&f.ctx, plan(&f).with_private_audit(true)).await;
+    let report = run_shutdown(&f.ctx, plan(&f).with_enabled(Step::Flush, true)).await;
     assert!(run.await.unwrap());
     assert_eq!(start.elapsed(), Duration::ZERO, "S3 cancels at once");
-    assert_eq!(report.outcome(StageId::DrainRuns), Some(StageOutcome::Unclean(Unclean::RunsCancelled)));
-    assert_eq!(
-        report.outcome(StageId::AuditFlush),
-        Some(StageOutcome::Clean),
-        "S7 runs: the audit is not the cause"
-    );
+    assert_eq!(report.outcome(Step::Drain), Some(StageOutcome::Unclean(Unclean::RunsCancelled)));
+    assert_eq!(report.outcome(Step::Flush), Some(StageOutcome::Clean), "S7 runs: the audit is not the cause");
     assert_eq!(report.exit.code(), 70);
 }
 
 #[tokio::test(start_paused = true)]
 async fn an_abnormal_stop_is_70_even_when_every_stage_is_clean() {
     let f = fixture().await;
-    f.ctx.stop_abnormally(AbnormalCause::PccListenerLost);
+    f.ctx.stop_abnormally(Stop::SecondFrontGone);
     let report = run_shutdown(&f.ctx, plan(&f)).await;
     assert!(report.stages.iter().all(|(_, o)| o.is_clean()));
     assert!(report.incidents.abnormal_stop);
@@ -182,20 +176,20 @@ async fn an_abnormal_stop_during_the_drain_cancels_at_once() {
     let ctx = f.ctx.clone();
     let audit_failure = tokio::spawn(async move {
         tokio::time::sleep(Duration::from_secs(2)).await;
-        ctx.stop_abnormally(AbnormalCause::AuditWriteFailed);
+        ctx.stop_abnormally(Stop::SinkBroken);
     });
-    let report = run_shutdown(&f.ctx, plan(&f).with_private_audit(true)).await;
+    let report = run_shutdown(&f.ctx, plan(&f).with_enabled(Step::Flush, true)).await;
     audit_failure.await.unwrap();
     assert!(run.await.unwrap());
     assert_eq!(start.elapsed(), Duration::from_secs(2), "the drain deadline moved to the abnormal stop");
-    assert_eq!(report.outcome(StageId::AuditFlush), Some(StageOutcome::Skipped));
+    assert_eq!(report.outcome(Step::Flush), Some(StageOutcome::Skipped));
     assert_eq!(report.exit.code(), 70);
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_transport_owner_fence_alone_keeps_the_exit_clean() {
     let f = fixture().await;
-    assert!(f.ctx.fence(NotReadyCause::ProviderRuntimeLost));
+    assert!(f.ctx.fence(Cause::TransportGone));
     let report = run_shutdown(&f.ctx, plan(&f)).await;
     assert_eq!(report.exit.code(), 0, "lifecycle.md §7.4: nothing uncertain is left to clean up");
 }
@@ -203,13 +197,10 @@ async fn a_transport_owner_fence_alone_keeps_the_exit_clean() {
 #[tokio::test(start_paused = true)]
 async fn a_run_admission_fence_makes_the_exit_unclean() {
     let f = fixture().await;
-    assert!(f.owner.fence(&f.ctx, NotReadyCause::AdmissionLost, Duration::from_secs(1)).await);
+    assert!(f.owner.fence(&f.ctx, Cause::PoolGone, Duration::from_secs(1)).await);
     assert_eq!(f.runs.try_reserve().unwrap_err(), Refusal::Unavailable);
     let report = run_shutdown(&f.ctx, plan(&f)).await;
-    assert_eq!(
-        report.outcome(StageId::AdmissionClean),
-        Some(StageOutcome::Unclean(Unclean::AdmissionFenced))
-    );
+    assert_eq!(report.outcome(Step::Idle), Some(StageOutcome::Unclean(Unclean::AdmissionFenced)));
     assert!(report.incidents.run_admission_fenced);
     assert_eq!(report.exit.code(), 70);
 }
@@ -219,12 +210,12 @@ async fn a_provider_cleanup_failure_makes_the_exit_unclean() {
     let f = fixture().await;
     let ctx = f.ctx.clone();
     // Reported during S5, while readiness is already draining.
-    let plan = plan(&f).with_stage(StageId::ProviderCleanup, move |_| async move {
-        ctx.fence(NotReadyCause::ProviderCleanupFailed);
+    let plan = plan(&f).with_stage(Step::Cleanup, move |_| async move {
+        ctx.fence(Cause::CleanupBroken);
         StageOutcome::Clean
     });
     let report = run_shutdown(&f.ctx, plan).await;
-    assert!(report.incidents.provider_cleanup_failed);
+    assert!(report.incidents.exit_fence);
     assert_eq!(report.exit.code(), 70);
 }
 
@@ -240,11 +231,8 @@ async fn a_lost_run_admission_owner_is_not_acknowledged_and_fenced() {
     .await
     .unwrap();
     let report = run_shutdown(&f.ctx, plan(&f)).await;
-    assert_eq!(report.outcome(StageId::Quiesce), Some(StageOutcome::Unclean(Unclean::NotAcknowledged)));
-    assert_eq!(
-        report.outcome(StageId::AdmissionClean),
-        Some(StageOutcome::Unclean(Unclean::AdmissionFenced))
-    );
+    assert_eq!(report.outcome(Step::Hold), Some(StageOutcome::Unclean(Unclean::NotAcknowledged)));
+    assert_eq!(report.outcome(Step::Idle), Some(StageOutcome::Unclean(Unclean::AdmissionFenced)));
     assert_eq!(report.exit.code(), 70);
 }
 
@@ -260,7 +248,7 @@ async fn runs_that_do_not_settle_by_the_cleanup_deadline_make_s6_unclean() {
     f.ctx.trigger().signal();
     let start = Instant::now();
     let report = run_shutdown(&f.ctx, plan(&f)).await;
-    assert_eq!(report.outcome(StageId::AdmissionClean), Some(StageOutcome::Unclean(Unclean::RunsRemaining)));
+    assert_eq!(report.outcome(Step::Idle), Some(StageOutcome::Unclean(Unclean::RunsRemaining)));
     assert_eq!(start.elapsed(), Duration::from_millis(20_000), "drain deadline, then the cleanup deadline");
     assert_eq!(report.exit.code(), 70);
     stuck.abort();
@@ -271,18 +259,15 @@ async fn runs_that_do_not_settle_by_the_cleanup_deadline_make_s6_unclean() {
 async fn a_hook_that_overruns_or_panics_makes_its_stage_unclean() {
     let f = fixture().await;
     let plan = plan(&f)
-        .with_stage(StageId::CheckpointEvents, |_| async {
+        .with_stage(Step::Mark, |_| async {
             std::future::pending::<()>().await;
             StageOutcome::Clean
         })
-        .with_stage(StageId::EventLogClose, |_| async { panic!("hook panicked") });
+        .with_stage(Step::Last, |_| async { panic!("hook panicked") });
     let start = Instant::now();
     let report = run_shutdown(&f.ctx, plan).await;
-    assert_eq!(
-        report.outcome(StageId::CheckpointEvents),
-        Some(StageOutcome::Unclean(Unclean::DeadlineExceeded))
-    );
-    assert_eq!(report.outcome(StageId::EventLogClose), Some(StageOutcome::Unclean(Unclean::Failed)));
+    assert_eq!(report.outcome(Step::Mark), Some(StageOutcome::Unclean(Unclean::DeadlineExceeded)));
+    assert_eq!(report.outcome(Step::Last), Some(StageOutcome::Unclean(Unclean::Failed)));
     assert_eq!(start.elapsed(), Duration::from_millis(2_000), "S4 abandoned at its bound");
     assert_eq!(report.exit.code(), 70, "S8 counts, S4 does not");
 }
@@ -290,13 +275,13 @@ async fn a_hook_that_overruns_or_panics_makes_its_stage_unclean() {
 #[tokio::test(start_paused = true)]
 async fn a_later_stage_can_amend_an_earlier_one() {
     let f = fixture().await;
-    let plan = plan(&f).with_stage(StageId::AdmissionClean, |ctx: StageContext| async move {
+    let plan = plan(&f).with_stage(Step::Idle, |ctx: StageContext| async move {
         // A PCC stream had to be ended at the cleanup deadline: S1's condition did not hold.
-        ctx.amend(StageId::StopListeners);
+        ctx.amend(Step::Front);
         StageOutcome::Clean
     });
     let report = run_shutdown(&f.ctx, plan).await;
-    assert_eq!(report.outcome(StageId::StopListeners), Some(StageOutcome::Unclean(Unclean::Amended)));
+    assert_eq!(report.outcome(Step::Front), Some(StageOutcome::Unclean(Unclean::Amended)));
     assert_eq!(report.exit.code(), 70);
 }
 

@@ -7,10 +7,10 @@
 //! (`ptc_actors::committer`, `mod.rs`); S7 stops this owner before it closes the audit, so the orderly end
 //! of the committer is no loss.
 
+use crate::codes::domain::{ChildPolicy, ChildSpec, SupervisorHandle};
+use crate::codes::AbnormalCause;
 use ptc_actors::TaskReport;
-use ptc_actors::{
-    AbnormalCause, ChildPolicy, ChildSpec, CommitLoss, DomainError, SupervisorHandle, TaskGroup,
-};
+use ptc_actors::{CommitLoss, DomainError, TaskGroup};
 use ractor::{Actor, ActorProcessingErr, ActorRef};
 
 /// The name of the audit owner under the domain.

@@ -18,8 +18,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use ptc_actors::shutdown::EVENT_LOG_CLOSE_BOUND;
-use ptc_actors::{DomainObserver, EventLogger, NotReadyCause, StageId, StageOutcome};
+use ptc_actors::{DomainObserver, EventLogger, StageOutcome};
 
 use super::counters::{Counters, PairSlots};
 use super::files::EventFiles;
@@ -27,8 +26,10 @@ use super::record::{
     stderr_text, Event, ReasonClass, Record, ShutdownOutcome, StartupOutcome, StartupStage, Transition,
 };
 use super::sink::Sink;
+use crate::codes::stage::EVENT_LOG_CLOSE_BOUND;
 use crate::codes::transport::TransportFault;
 use crate::codes::StartupCode;
+use crate::codes::{GatewayDomain, NotReadyCause, StageId};
 use crate::config::gateway::EventsConfig;
 use crate::storage::{EventsStore, StartRef};
 
@@ -240,7 +241,7 @@ impl EventLog {
 }
 
 /// The domain's transitions as records (audit-events.md §3.6). Only enqueues, never blocks or panics.
-impl DomainObserver for EventLog {
+impl DomainObserver<GatewayDomain> for EventLog {
     fn ready(&self) {
         self.emit(Record::Readiness(Transition::Ready));
     }

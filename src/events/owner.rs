@@ -6,7 +6,8 @@
 //! (`ptc_actors::event_logger`, `log.rs`); S8 stops this owner before it closes the log, so the orderly
 //! end of the thread is no loss.
 
-use ptc_actors::{ChildPolicy, ChildSpec, DomainError, SupervisorHandle, TaskGroup, TaskReport};
+use crate::codes::domain::{ChildPolicy, ChildSpec, SupervisorHandle};
+use ptc_actors::{DomainError, TaskGroup, TaskReport};
 use ractor::{Actor, ActorProcessingErr, ActorRef};
 
 use super::EventLog;

@@ -14,12 +14,13 @@
 
 use std::time::SystemTime;
 
-use ptc_actors::{NotReadyCause, StageId, StageOutcome};
+use ptc_actors::StageOutcome;
 
 use super::time::event_timestamp;
 use crate::codes::provider::FailureClass;
 use crate::codes::transport::TransportFault;
 use crate::codes::StartupCode;
+use crate::codes::{NotReadyCause, StageId};
 use crate::json::{to_deterministic_string, Map, Value};
 use crate::storage::AuditReason;
 

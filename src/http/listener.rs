@@ -11,9 +11,10 @@ use std::net::SocketAddr;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use ptc_actors::{AdmissionPool, Readiness};
+use ptc_actors::AdmissionPool;
 use tokio::sync::watch;
 
+use crate::codes::domain::Readiness;
 use crate::http::acceptor::{self, LoopEnd};
 use crate::http::connection::{self, ConnectionConfig, IoLayer, PlainIo, Signals};
 use crate::http::fields::authority_of;

@@ -10,8 +10,8 @@ use std::sync::Arc;
 
 use hyper::body::Incoming;
 use hyper::{Request, Response, StatusCode, Uri};
-use ptc_actors::Readiness;
 
+use crate::codes::domain::Readiness;
 use crate::http::fields::declares_body;
 use crate::http::health;
 use crate::http::mcp::McpEndpoint;

@@ -12,9 +12,10 @@ use std::sync::Arc;
 
 use hyper::body::{Body, Incoming};
 use hyper::{HeaderMap, Request, Response, Version};
-use ptc_actors::{AdmissionPool, Readiness, Refusal as PoolRefusal};
+use ptc_actors::{AdmissionPool, Refusal as PoolRefusal};
 
 use crate::apps::{catalog, Built};
+use crate::codes::domain::Readiness;
 use crate::fault::{self, FaultPoint};
 use crate::http::connection::CloseSignal;
 use crate::http::fields::authority_matches;

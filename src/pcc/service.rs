@@ -7,11 +7,12 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use ptc_actors::{AdmissionPool, Phase, Readiness, Refusal};
+use ptc_actors::{AdmissionPool, Phase, Refusal};
 use tokio::sync::{mpsc, watch};
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status, Streaming};
 
+use crate::codes::domain::Readiness;
 use crate::exec::Shared;
 use crate::mcp::bearer::{authorized, BearerDigest};
 use crate::pcc::deadline::client_deadline;

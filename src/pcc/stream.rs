@@ -9,11 +9,12 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use ptc_actors::{Lease, Readiness};
+use ptc_actors::Lease;
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 use tonic::{Status, Streaming};
 
+use crate::codes::domain::Readiness;
 use crate::config::manifest::Effect;
 use crate::exec::outcome::{fixed_text, Dispatch, Outcome};
 use crate::exec::Shared;

@@ -13,13 +13,15 @@
 
 use std::sync::Arc;
 
-use ptc_actors::{ChildPolicy, ChildSpec, DomainError, NotReadyCause, SupervisorHandle, TaskEnd};
+use ptc_actors::{DomainError, TaskEnd};
 use ractor::{Actor, ActorProcessingErr, ActorRef};
 
 use super::http::transport::TASK_REINITIALISE;
 use super::loss::OwnerEvent;
 use super::sites::Site;
 use super::transport::TASK_STDERR;
+use crate::codes::domain::{ChildPolicy, ChildSpec, SupervisorHandle};
+use crate::codes::NotReadyCause;
 use crate::events::EventLog;
 
 /// The tasks whose plain end is expected while the transport is open.

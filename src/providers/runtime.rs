@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use ptc_actors::{DomainContext, NotReadyCause, Phase};
+use ptc_actors::Phase;
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
@@ -25,6 +25,8 @@ use super::result::{CallError, CallSuccess};
 use super::sites::{finish_all, Site};
 use super::trace::TraceId;
 use super::transport::LossFault;
+use crate::codes::domain::DomainContext;
+use crate::codes::NotReadyCause;
 use crate::events::record::CounterKind;
 use crate::events::EventLog;
 use crate::json::Value;

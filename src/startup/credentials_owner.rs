@@ -7,9 +7,11 @@
 
 use std::sync::Arc;
 
-use ptc_actors::{ChildPolicy, ChildSpec, DomainError, NotReadyCause, SupervisorHandle};
+use ptc_actors::DomainError;
 use ractor::{Actor, ActorProcessingErr, ActorRef};
 
+use crate::codes::domain::{ChildPolicy, ChildSpec, SupervisorHandle};
+use crate::codes::NotReadyCause;
 use crate::config::credentials::CapturedCredentials;
 
 /// The name of the credentials owner under the domain.

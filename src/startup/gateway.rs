@@ -8,7 +8,8 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use ptc_actors::{AdmissionOwnerRef, AdmissionPool, DomainContext, DomainHandle, Readiness};
+use crate::codes::domain::{DomainContext, DomainHandle, Readiness};
+use ptc_actors::{AdmissionOwnerRef, AdmissionPool};
 
 use crate::apps::Built;
 use crate::audit::AuditLog;

@@ -12,13 +12,12 @@ use std::sync::Arc;
 use std::future::Future;
 use std::pin::Pin;
 
-use ptc_actors::{
-    AbnormalCause, AdmissionPool, ChildPolicy, ChildSpec, DomainHandle, Readiness, SupervisorHandle,
-    TaskGroup, TaskReport,
-};
+use ptc_actors::{AdmissionPool, TaskGroup, TaskReport};
 use ractor::{Actor, ActorProcessingErr, ActorRef};
 use tokio::sync::watch;
 
+use crate::codes::domain::{ChildPolicy, ChildSpec, DomainHandle, Readiness, SupervisorHandle};
+use crate::codes::AbnormalCause;
 use crate::config::gateway::GatewayConfig;
 use crate::http;
 use crate::http::mcp::McpEndpoint;

@@ -10,7 +10,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use ptc_actors::{ChildStop, DomainError, DomainHandle};
+use crate::codes::domain::DomainHandle;
+use ptc_actors::{ChildStop, DomainError};
 
 use crate::audit::owner::AUDIT_COMMITTER;
 use crate::audit::Audit;

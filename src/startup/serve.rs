@@ -9,15 +9,15 @@
 
 use std::sync::Arc;
 
-use ptc_actors::{
-    AdmissionOwnerRef, AdmissionPool, DomainContext, DomainHandle, NotReadyCause, RefusalOrder,
-};
+use ptc_actors::{AdmissionOwnerRef, AdmissionPool, RefusalOrder};
 
 use crate::apps::Built;
 use crate::audit::owner::{self as audit_owner, AuditLossGroup};
 use crate::audit::startup::Recovered;
 use crate::audit::{Audit, AuditLog};
 use crate::cli::GatewayArgs;
+use crate::codes::domain::{DomainContext, DomainHandle};
+use crate::codes::NotReadyCause;
 use crate::config::credentials::{self, CapturedCredentials};
 use crate::events::{EventLog, ReasonClass, StartupOutcome, StartupStage};
 use crate::exec::luau_runner::LuauRunner;

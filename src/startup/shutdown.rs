@@ -1,5 +1,6 @@
 //! The gateway's part of the staged shutdown (lifecycle.md §7.3): the hooks it adds to the generic
-//! S1–S8 orchestrator of `ptc_actors::shutdown`, which owns the order, the deadlines and the exit status.
+//! orchestrator of `ptc_actors::shutdown`, which runs the S1–S8 table of `crate::codes::domain` (the
+//! order, the deadlines, which stages count for the exit status) and derives the exit status.
 //!
 //! S1 stops the listeners (their owners are retired first, so their end is not a loss); S6 closes every
 //! connection still open at the cleanup deadline; S4 puts the event log in shutdown mode; S7 flushes and
@@ -9,8 +10,10 @@
 
 use std::sync::{Arc, Mutex};
 
-use ptc_actors::{run_shutdown, ShutdownPlan, StageContext, StageId, StageOutcome, Unclean};
+use ptc_actors::{run_shutdown, StageOutcome, Unclean};
 
+use crate::codes::domain::{PlanExt, ShutdownPlan, StageContext};
+use crate::codes::StageId;
 use crate::notify::{Message, Notifier, Status};
 use crate::startup::gateway::Gateway;
 use crate::startup::release::{stop_subtree, CHILD_STOP_BOUND};
@@ -72,7 +75,7 @@ pub async fn run(gateway: Gateway, notifier: Notifier) -> u8 {
             // close every transport concurrently; unclean unless all were reaped, none was unsettled and
             // admission is idle.
             let cutoff =
-                stage.cleanup_deadline.unwrap_or(stage.started + ptc_actors::shutdown::CLEANUP_WINDOW);
+                stage.cleanup_deadline.unwrap_or(stage.started + crate::codes::stage::CLEANUP_WINDOW);
             let clean = providers.shut_down(cutoff).await;
             // Then the providers subtree: each transport's close retired its task group, so the owners'
             // stop is expected. A subtree already lost (a fence) has nothing left to stop.
@@ -83,7 +86,7 @@ pub async fn run(gateway: Gateway, notifier: Notifier) -> u8 {
             // lifecycle.md §7.3 S1 is clean iff every PCC stream ended by pcc.md's cutoff (pcc.md §15
             // step 5, the cleanup deadline): a stream still open then is cut, and S1 becomes unclean.
             let cutoff =
-                stage.cleanup_deadline.unwrap_or(stage.started + ptc_actors::shutdown::CLEANUP_WINDOW);
+                stage.cleanup_deadline.unwrap_or(stage.started + crate::codes::stage::CLEANUP_WINDOW);
             if pcc_streams.wait_until_idle(cutoff).await.is_err() {
                 tracing::warn!("a PCC stream was still open at the cutoff; S1 is unclean");
                 stage.amend(StageId::StopListeners);

@@ -13,8 +13,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use ptc_actors::DomainHandle;
-
+use crate::codes::domain::DomainHandle;
 use crate::notify::{Message, Notifier};
 
 /// The domain the ticker probes, registered once serving starts.

@@ -5,7 +5,8 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use ptc_actors::{AdmissionPool, Readiness, RefusalOrder};
+use ptc_actors::{AdmissionPool, RefusalOrder};
+use ptc_gateway::codes::domain::Readiness;
 use ptc_gateway::http::mcp::McpEndpoint;
 use ptc_gateway::http::{BoundListener, ListenerSettings, RunningListener};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};

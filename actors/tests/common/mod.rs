@@ -6,20 +6,35 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use ptc_actors::{
-    AbnormalCause, ChildPolicy, DomainContext, DomainObserver, LossKind, NotReadyCause, StageId, StageOutcome,
-};
+use ptc_actors::{DomainObserver, LossKind, StageOutcome};
 use ractor::{Actor, ActorProcessingErr, ActorRef};
 use tokio::sync::mpsc;
+
+// What the shared test domain names through `super::` (see its module docs).
+pub use ptc_actors::{shutdown, Bound, Builtin, Code, Domain, StageSpec};
+
+/// The crate's own test domain, shared with the unit tests.
+#[path = "../../src/test_domain.rs"]
+pub mod test_domain;
+
+pub use test_domain::{Cause, Step, Stop, Test};
+
+pub type DomainContext = ptc_actors::DomainContext<Test>;
+pub type DomainHandle = ptc_actors::DomainHandle<Test>;
+pub type ChildPolicy = ptc_actors::ChildPolicy<Test>;
+pub type ChildSpec<A> = ptc_actors::ChildSpec<A, Test>;
+pub type ShutdownPlan = ptc_actors::ShutdownPlan<Test>;
+pub type ShutdownReport = ptc_actors::ShutdownReport<Test>;
+pub type StageContext = ptc_actors::StageContext<Test>;
 
 /// What the observer heard, in order.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Event {
     Ready,
-    NotReady(NotReadyCause),
+    NotReady(Cause),
     ChildLost(String, ChildPolicy, LossKind),
-    Abnormal(AbnormalCause),
-    Stage(StageId, StageOutcome),
+    Abnormal(Stop),
+    Stage(Step, StageOutcome),
 }
 
 /// Records every event and forwards it to a channel the test waits on.
@@ -44,20 +59,20 @@ impl Recorder {
     }
 }
 
-impl DomainObserver for Recorder {
+impl DomainObserver<Test> for Recorder {
     fn ready(&self) {
         self.push(Event::Ready);
     }
-    fn not_ready(&self, cause: NotReadyCause) {
+    fn not_ready(&self, cause: Cause) {
         self.push(Event::NotReady(cause));
     }
     fn child_lost(&self, child: &str, policy: ChildPolicy, loss: LossKind) {
         self.push(Event::ChildLost(child.to_string(), policy, loss));
     }
-    fn abnormal_stop(&self, cause: AbnormalCause) {
+    fn abnormal_stop(&self, cause: Stop) {
         self.push(Event::Abnormal(cause));
     }
-    fn shutdown_stage(&self, stage: StageId, outcome: StageOutcome) {
+    fn shutdown_stage(&self, stage: Step, outcome: StageOutcome) {
         self.push(Event::Stage(stage, outcome));
     }
 }
