@@ -1,27 +1,41 @@
 // One justified `unsafe` exists: the parent-death signal in `providers/child.rs` (providers.md §4.1).
 #![deny(unsafe_code)]
+// Without the test feature, items (and re-exports) only the tests reach through `testing` are unused by
+// design; the test build, which CI lints with `-D warnings`, still finds everything truly unused.
+#![cfg_attr(not(feature = "fault-injection"), allow(dead_code, unused_imports))]
 //! `ptc-gateway`: a loopback-only MCP tool gateway whose served tools are pinned, admitted without
-//! queues, and audited durably. The binary `ptc` is a thin shell over this library.
+//! queues, and audited durably.
+//!
+//! The library's surface is one function: [`main`], the whole `ptc` process (the binary is a one-line
+//! shell over it). Everything else is internal; its structure is described in `docs/architecture.md`.
+//! The black-box and in-process tests reach the internals through [`testing`], which exists only with
+//! the `fault-injection` feature that the test command enables and release builds never do.
 
-pub mod apps;
-pub mod audit;
-pub mod calendar;
-pub mod call;
-pub mod cli;
-pub mod codes;
-pub mod config;
-pub mod events;
-pub mod exec;
-pub mod fault;
-pub mod http;
-pub mod json;
-pub mod logging;
-pub mod mcp;
-pub mod mcp_param;
-pub mod notify;
-pub mod pcc;
-pub mod pins;
-pub mod providers;
-pub mod signals;
-pub mod startup;
-pub mod storage;
+mod apps;
+mod audit;
+mod calendar;
+mod call;
+mod cli;
+mod codes;
+mod config;
+mod events;
+mod exec;
+mod fault;
+mod http;
+mod json;
+mod logging;
+mod mcp;
+mod mcp_param;
+mod notify;
+mod pcc;
+mod pins;
+mod process;
+mod providers;
+mod signals;
+mod startup;
+mod storage;
+
+#[cfg(feature = "fault-injection")]
+pub mod testing;
+
+pub use process::main;

@@ -10,9 +10,9 @@ use std::collections::HashSet;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use ptc_gateway::audit::store::hooks;
-use ptc_gateway::codes::NotReadyCause;
-use ptc_gateway::startup::gateway::Gateway;
+use ptc_gateway::testing::audit::store::hooks;
+use ptc_gateway::testing::codes::NotReadyCause;
+use ptc_gateway::testing::startup::gateway::Gateway;
 use serde_json::{json, Value};
 use support::audit::{all_records, deployment, exchange, got_success};
 use support::{Deployment, TOKEN};

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use ptc_gateway::config::{gateway, host, manifest, Mode};
+use ptc_gateway::testing::config::{gateway, host, manifest, Mode};
 
 fn examples() -> Vec<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("config-examples");

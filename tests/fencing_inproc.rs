@@ -6,7 +6,7 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use ptc_gateway::startup::gateway::Gateway;
+use ptc_gateway::testing::startup::gateway::Gateway;
 use serde_json::json;
 use support::{http_get, Deployment};
 
@@ -126,7 +126,7 @@ async fn listener_policy_is_returned_by_the_library() {
     let expected = format!(
         "{{\"descriptor_budget\":230,\"pcc_transport\":{{\"num_acceptors\":1,\"num_connections\":64}},\"transport\":{{\"descriptor_reserve\":140,\"handler_ceiling\":24,\"idle_headroom\":8,\"num_acceptors\":1,\"num_connections\":24,\"soft_descriptor_limit\":{soft}}}}}"
     );
-    let report = ptc_gateway::json::to_deterministic_string(&gateway.listener_policy().to_value());
+    let report = ptc_gateway::testing::json::to_deterministic_string(&gateway.listener_policy().to_value());
     assert_eq!(report, expected);
     gateway.context().trigger().signal();
     assert_eq!(gateway.serve_until_stopped().await, 0);

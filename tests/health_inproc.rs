@@ -8,7 +8,7 @@ mod transport;
 #[path = "health_inproc/wire.rs"]
 mod wire;
 
-use ptc_gateway::codes::NotReadyCause;
+use ptc_gateway::testing::codes::NotReadyCause;
 use wire::{assert_no_forbidden_headers, start, Client, Options, B_LIST_BODY};
 
 /// One request and its exact answer.

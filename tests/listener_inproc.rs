@@ -9,10 +9,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ptc_actors::{AdmissionPool, RefusalOrder};
-use ptc_gateway::codes::domain::Readiness;
-use ptc_gateway::http::mcp::{McpEndpoint, ResponseFuture};
-use ptc_gateway::http::response::fixed_json;
-use ptc_gateway::http::{BoundListener, ListenerSettings, RunningListener};
+use ptc_gateway::testing::codes::domain::Readiness;
+use ptc_gateway::testing::http::mcp::{McpEndpoint, ResponseFuture};
+use ptc_gateway::testing::http::response::fixed_json;
+use ptc_gateway::testing::http::{BoundListener, ListenerSettings, RunningListener};
 use tokio::sync::Notify;
 
 fn settings(max_inflight: u32, idle: Duration) -> ListenerSettings {

@@ -6,10 +6,10 @@ mod support;
 use std::os::unix::net::UnixDatagram;
 use std::time::{Duration, Instant};
 
-use ptc_gateway::codes::AbnormalCause;
-use ptc_gateway::notify::Notifier;
-use ptc_gateway::startup::gateway::Gateway;
-use ptc_gateway::startup::watchdog;
+use ptc_gateway::testing::codes::AbnormalCause;
+use ptc_gateway::testing::notify::Notifier;
+use ptc_gateway::testing::startup::gateway::Gateway;
+use ptc_gateway::testing::startup::watchdog;
 use serde_json::json;
 use support::Deployment;
 

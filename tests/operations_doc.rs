@@ -4,9 +4,9 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use ptc_gateway::config::schema::{application_schema, gateway_schema, host_schema};
-use ptc_gateway::json::Value;
-use ptc_gateway::startup::StartupCode;
+use ptc_gateway::testing::config::schema::{application_schema, gateway_schema, host_schema};
+use ptc_gateway::testing::json::Value;
+use ptc_gateway::testing::startup::StartupCode;
 
 fn doc() -> String {
     std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/operations.md")).unwrap()

@@ -97,6 +97,8 @@ const ROWS: &[Row] = &[
     // §7.5: a listener's or the supervisor's loss stops the domain.
     Row { fault: "panic_owner:listeners/http_listener", after: After::Stops, transport: false },
     Row { fault: "panic_task:http_listener", after: After::Stops, transport: false },
+    Row { fault: "panic_owner:listeners/pcc_listener", after: After::Stops, transport: false },
+    Row { fault: "panic_task:pcc_listener", after: After::Stops, transport: false },
     Row { fault: "panic_owner:listeners", after: After::Stops, transport: false },
     Row { fault: "panic_owner:domain", after: After::Stops, transport: false },
 ];

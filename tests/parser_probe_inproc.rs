@@ -9,9 +9,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ptc_actors::{AdmissionPool, RefusalOrder};
-use ptc_gateway::codes::domain::Readiness;
-use ptc_gateway::http::guard::HeadGuard;
-use ptc_gateway::http::{BoundListener, IoLayer, ListenerSettings, RunningListener};
+use ptc_gateway::testing::codes::domain::Readiness;
+use ptc_gateway::testing::http::guard::HeadGuard;
+use ptc_gateway::testing::http::{BoundListener, IoLayer, ListenerSettings, RunningListener};
 
 fn start(layer: Option<Arc<dyn IoLayer>>) -> RunningListener {
     let readiness = Readiness::new();

@@ -155,12 +155,14 @@ async fn stream_start_metadata_rows() {
     let path =
         tonic::codegen::http::uri::PathAndQuery::from_static("/pcc.toolgateway.v1.PccToolGateway/Other");
     let codec = tonic_prost::ProstCodec::<
-        ptc_gateway::pcc::proto::CreateMcpTransportRequest,
-        ptc_gateway::pcc::proto::CreateMcpTransportResponse,
+        ptc_gateway::testing::pcc::proto::CreateMcpTransportRequest,
+        ptc_gateway::testing::pcc::proto::CreateMcpTransportResponse,
     >::default();
     let status = grpc
         .unary(
-            tonic::Request::new(ptc_gateway::pcc::proto::CreateMcpTransportRequest { request: None }),
+            tonic::Request::new(ptc_gateway::testing::pcc::proto::CreateMcpTransportRequest {
+                request: None,
+            }),
             path,
             codec,
         )

@@ -11,7 +11,7 @@ mod client;
 mod fixture;
 mod support;
 
-use ptc_gateway::codes::NotReadyCause;
+use ptc_gateway::testing::codes::NotReadyCause;
 use serde_json::json;
 use tonic::Code;
 

@@ -16,15 +16,15 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use http_fixture::HttpFixture as Upstream;
-use ptc_gateway::config::host::{HeaderScheme, ProtocolEra, ToolEffect, ToolMapping};
-use ptc_gateway::config::secret::Secret;
-use ptc_gateway::json::{Map, Value};
-use ptc_gateway::providers::acquire::TransportKind;
-use ptc_gateway::providers::http::{acquire_http, CredentialHeader, HttpAcquired, HttpSpec};
-use ptc_gateway::providers::listing::Era;
-use ptc_gateway::providers::provider_call::{CallOutcome, CallRequest};
-use ptc_gateway::providers::transport::{LossFault, TransportFault};
-use ptc_gateway::providers::{CallFailure, Dispatch, FailureClass};
+use ptc_gateway::testing::config::host::{HeaderScheme, ProtocolEra, ToolEffect, ToolMapping};
+use ptc_gateway::testing::config::secret::Secret;
+use ptc_gateway::testing::json::{Map, Value};
+use ptc_gateway::testing::providers::acquire::TransportKind;
+use ptc_gateway::testing::providers::http::{acquire_http, CredentialHeader, HttpAcquired, HttpSpec};
+use ptc_gateway::testing::providers::listing::Era;
+use ptc_gateway::testing::providers::provider_call::{CallOutcome, CallRequest};
+use ptc_gateway::testing::providers::transport::{LossFault, TransportFault};
+use ptc_gateway::testing::providers::{CallFailure, Dispatch, FailureClass};
 use serde_json::Value as Json;
 use support_marker::MarkerFile;
 
@@ -134,7 +134,7 @@ async fn modern_acquisition_sends_the_modern_headers_and_never_a_session() {
     let acquired = up.acquire(ProtocolEra::Auto).await;
     assert_eq!((acquired.facts.transport, acquired.facts.era), (TransportKind::StreamableHttp, Era::Modern));
     assert_eq!(acquired.facts.executable_digest, None);
-    let facts = ptc_gateway::json::to_deterministic_string(&acquired.facts.to_value());
+    let facts = ptc_gateway::testing::json::to_deterministic_string(&acquired.facts.to_value());
     assert!(
         facts.contains(r#""executable_digest":null"#) && facts.contains(r#""transport":"streamable_http""#)
     );

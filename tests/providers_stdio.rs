@@ -11,14 +11,14 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use ptc_gateway::config::host::{ProtocolEra, ToolEffect, ToolMapping};
-use ptc_gateway::json::{Map, Value};
-use ptc_gateway::providers::acquire::{acquire, AcquireError, AcquireSpec, Acquired};
-use ptc_gateway::providers::child::LaunchSpec;
-use ptc_gateway::providers::listing::Era;
-use ptc_gateway::providers::provider_call::{call, CallOutcome, CallRequest};
-use ptc_gateway::providers::transport::{LossFault, TransportFault};
-use ptc_gateway::providers::{CallFailure, Dispatch, FailureClass};
+use ptc_gateway::testing::config::host::{ProtocolEra, ToolEffect, ToolMapping};
+use ptc_gateway::testing::json::{Map, Value};
+use ptc_gateway::testing::providers::acquire::{acquire, AcquireError, AcquireSpec, Acquired};
+use ptc_gateway::testing::providers::child::LaunchSpec;
+use ptc_gateway::testing::providers::listing::Era;
+use ptc_gateway::testing::providers::provider_call::{call, CallOutcome, CallRequest};
+use ptc_gateway::testing::providers::transport::{LossFault, TransportFault};
+use ptc_gateway::testing::providers::{CallFailure, Dispatch, FailureClass};
 use serde_json::Value as Json;
 use support_marker::MarkerFile;
 
@@ -158,7 +158,7 @@ async fn modern_upstream_is_acquired_with_one_spawn_and_closes_cleanly() {
     assert_eq!((acquired.facts.era, acquired.spawns), (Era::Modern, 1));
     assert_eq!(acquired.facts.protocol_version, "2026-07-28");
     assert_eq!(
-        ptc_gateway::json::to_deterministic_string(&acquired.facts.server_info),
+        ptc_gateway::testing::json::to_deterministic_string(&acquired.facts.server_info),
         r#"{"name":"fixture","version":"1.0"}"#
     );
     assert!(acquired.facts.executable_digest.as_deref().is_some_and(|d| d.starts_with("sha256:")));

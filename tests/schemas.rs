@@ -7,11 +7,12 @@
 
 use std::path::{Path, PathBuf};
 
-use ptc_gateway::config::schema::{application_schema, gateway_schema, host_schema};
-use ptc_gateway::config::{gateway, host, manifest, Mode};
-use ptc_gateway::json::{self, Value};
+use ptc_gateway::testing::config::schema::{application_schema, gateway_schema, host_schema};
+use ptc_gateway::testing::config::{gateway, host, manifest, Mode};
+use ptc_gateway::testing::json::{self, Value};
 
-const REGENERATE: &str = "run `PTC_UPDATE_SCHEMAS=1 cargo test --test schemas` to regenerate";
+const REGENERATE: &str =
+    "run `PTC_UPDATE_SCHEMAS=1 cargo test --features fault-injection --test schemas` to regenerate";
 
 /// The three generated files (config.md §9.1) and the values they must hold.
 fn generated() -> [(&'static str, Value); 3] {

@@ -97,7 +97,7 @@ pub fn read_soft_limit() -> Option<SoftLimit> {
 
 impl ListenerPolicy {
     /// The report of lifecycle.md §10.2 as a JSON value (logged as deterministic JSON).
-    pub fn to_value(&self) -> Value {
+    pub fn to_value(self) -> Value {
         let mut transport = Map::new();
         transport.insert("descriptor_reserve".into(), self.descriptor_reserve.into());
         transport.insert("handler_ceiling".into(), self.handler_ceiling.into());

@@ -21,7 +21,7 @@ pub mod watchdog;
 // The startup catalog and the fault points live in leaf modules so that every layer below startup can
 // name them; these re-exports keep startup's own paths.
 pub use crate::codes::StartupCode;
-pub use crate::fault;
+pub(crate) use crate::fault;
 
 use std::io::Write;
 

@@ -7,10 +7,10 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use ptc_gateway::http::connection::{ConnIo, IoLayer};
-use ptc_gateway::http::mcp::{McpEndpoint, ResponseFuture};
-use ptc_gateway::http::response::{fixed_json, EmptyBodyStatus};
-use ptc_gateway::http::LoopEnd;
+use ptc_gateway::testing::http::connection::{ConnIo, IoLayer};
+use ptc_gateway::testing::http::mcp::{McpEndpoint, ResponseFuture};
+use ptc_gateway::testing::http::response::{fixed_json, EmptyBodyStatus};
+use ptc_gateway::testing::http::LoopEnd;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::net::TcpStream;
 use tokio::sync::Notify;

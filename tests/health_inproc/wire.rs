@@ -6,9 +6,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ptc_actors::{AdmissionPool, RefusalOrder};
-use ptc_gateway::codes::domain::Readiness;
-use ptc_gateway::http::mcp::McpEndpoint;
-use ptc_gateway::http::{BoundListener, ListenerSettings, RunningListener};
+use ptc_gateway::testing::codes::domain::Readiness;
+use ptc_gateway::testing::http::mcp::McpEndpoint;
+use ptc_gateway::testing::http::{BoundListener, ListenerSettings, RunningListener};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::time::{timeout, Instant};
@@ -33,7 +33,7 @@ pub struct Options {
     pub max_inflight: u32,
     pub idle_timeout: Duration,
     pub mcp: Option<Arc<dyn McpEndpoint>>,
-    pub layer: Option<Arc<dyn ptc_gateway::http::IoLayer>>,
+    pub layer: Option<Arc<dyn ptc_gateway::testing::http::IoLayer>>,
     pub linger: Option<(Duration, usize)>,
 }
 

@@ -8,7 +8,7 @@ use std::io::Write;
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
-use ptc_gateway::startup::gateway::Gateway;
+use ptc_gateway::testing::startup::gateway::Gateway;
 
 use crate::check;
 use crate::rows::Row;

@@ -5,10 +5,10 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
-use ptc_gateway::pcc::proto::served::create_mcp_transport_request::{Connect, Request};
-use ptc_gateway::pcc::proto::served::create_mcp_transport_response::Response;
-use ptc_gateway::pcc::proto::served::pcc_tool_gateway_client::PccToolGatewayClient;
-use ptc_gateway::pcc::proto::served::CreateMcpTransportRequest;
+use ptc_gateway::testing::pcc::proto::served::create_mcp_transport_request::{Connect, Request};
+use ptc_gateway::testing::pcc::proto::served::create_mcp_transport_response::Response;
+use ptc_gateway::testing::pcc::proto::served::pcc_tool_gateway_client::PccToolGatewayClient;
+use ptc_gateway::testing::pcc::proto::served::CreateMcpTransportRequest;
 use tokio_stream::wrappers::ReceiverStream;
 
 use crate::client::WAIT;

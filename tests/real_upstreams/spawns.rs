@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use ptc_gateway::providers::child::LaunchSpec;
+use ptc_gateway::testing::providers::child::LaunchSpec;
 
 /// The wrapper script; `$0` is the marker path, `$@` the real argument vector.
 const RECORD_AND_EXEC: &str = r#"echo $$ >> "$0"; exec "$@""#;

@@ -14,14 +14,14 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use ptc_gateway::config::host::{ProtocolEra, ToolEffect, ToolMapping};
-use ptc_gateway::json::{to_deterministic_string, Value};
-use ptc_gateway::providers::acquire::{acquire, AcquireSpec, Acquired};
-use ptc_gateway::providers::child::LaunchSpec;
-use ptc_gateway::providers::listing::Era;
-use ptc_gateway::providers::provider_call::{call, CallRequest};
-use ptc_gateway::providers::result::CallSuccess;
-use ptc_gateway::providers::transport::TransportFault;
+use ptc_gateway::testing::config::host::{ProtocolEra, ToolEffect, ToolMapping};
+use ptc_gateway::testing::json::{to_deterministic_string, Value};
+use ptc_gateway::testing::providers::acquire::{acquire, AcquireSpec, Acquired};
+use ptc_gateway::testing::providers::child::LaunchSpec;
+use ptc_gateway::testing::providers::listing::Era;
+use ptc_gateway::testing::providers::provider_call::{call, CallRequest};
+use ptc_gateway::testing::providers::result::CallSuccess;
+use ptc_gateway::testing::providers::transport::TransportFault;
 use serde_json::{json, Value as Json};
 use sha2::{Digest, Sha256};
 
@@ -185,7 +185,11 @@ impl Upstream {
 }
 
 fn to_value(json: &Json) -> Value {
-    ptc_gateway::json::decode(json.to_string().as_bytes(), ptc_gateway::json::Limits::DOCUMENT).unwrap()
+    ptc_gateway::testing::json::decode(
+        json.to_string().as_bytes(),
+        ptc_gateway::testing::json::Limits::DOCUMENT,
+    )
+    .unwrap()
 }
 
 fn to_json(value: &Value) -> Json {

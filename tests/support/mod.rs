@@ -512,14 +512,15 @@ pub fn copy_tree(from: &Path, to: &Path) {
 /// Starts the deployment's gateway in this process through the library (lifecycle.md stages 1–12), for
 /// tests that must reach inside: stop an owner, read the pools' peaks, hold a sync. It still serves over
 /// real loopback TCP.
-pub async fn start_inproc(d: &Deployment) -> ptc_gateway::startup::gateway::Gateway {
-    let args = ptc_gateway::cli::GatewayArgs {
+#[cfg(feature = "fault-injection")]
+pub async fn start_inproc(d: &Deployment) -> ptc_gateway::testing::startup::gateway::Gateway {
+    let args = ptc_gateway::testing::cli::GatewayArgs {
         config: d.config_path(),
         env_file: None,
-        mode: ptc_gateway::config::Mode::Serve,
+        mode: ptc_gateway::testing::config::Mode::Serve,
     };
-    let mut held = ptc_gateway::startup::serve::Startup::default();
-    match ptc_gateway::startup::serve::start(&args, &mut held).await {
+    let mut held = ptc_gateway::testing::startup::serve::Startup::default();
+    match ptc_gateway::testing::startup::serve::start(&args, &mut held).await {
         Ok(gateway) => gateway,
         Err(code) => panic!("startup failed: {code}"),
     }
