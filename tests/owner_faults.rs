@@ -123,6 +123,15 @@ fn spawn_faulted(fx: &Fx, fault: &str) -> Gateway {
     Gateway { child, addr: fx.addr() }
 }
 
+/// Every `readiness` record of the log as `[transition, cause]`, in order.
+fn transitions(fx: &Fx) -> Vec<Value> {
+    fx.events()
+        .into_iter()
+        .filter(|e| e["kind"] == "readiness")
+        .map(|e| json!([e["transition"], e["cause"]]))
+        .collect()
+}
+
 fn not_ready_cause(fx: &Fx) -> Value {
     let record =
         fx.wait_event("readiness not_ready", |e| e["kind"] == "readiness" && e["transition"] == "not_ready");
@@ -186,14 +195,8 @@ fn a_panic_in_each_owner_and_transport_task_takes_the_loss_policy_the_spec_names
                 assert_eq!(code, Some(70), "{}", row.fault);
                 assert!(out.is_empty(), "{}", row.fault);
                 // It served (stage 12 wrote `ready`), then lifecycle.md §7.5: readiness `shutdown`.
-                let transitions: Vec<Value> = fx
-                    .events()
-                    .into_iter()
-                    .filter(|e| e["kind"] == "readiness")
-                    .map(|e| json!([e["transition"], e["cause"]]))
-                    .collect();
                 assert_eq!(
-                    transitions,
+                    transitions(&fx),
                     [json!(["ready", "startup"]), json!(["not_ready", "shutdown"])],
                     "{}",
                     row.fault
@@ -259,13 +262,7 @@ fn losing_the_audit_owner_stops_the_domain() {
     let (code, out) = wait_exit(gateway, Duration::from_secs(40));
     assert_eq!(code, Some(70));
     assert!(out.is_empty());
-    let transitions: Vec<Value> = fx
-        .events()
-        .into_iter()
-        .filter(|e| e["kind"] == "readiness")
-        .map(|e| json!([e["transition"], e["cause"]]))
-        .collect();
-    assert_eq!(transitions, [json!(["ready", "startup"]), json!(["not_ready", "audit_unavailable"])]);
+    assert_eq!(transitions(&fx), [json!(["ready", "startup"]), json!(["not_ready", "audit_unavailable"])]);
     let stages: Vec<Value> = fx
         .events()
         .into_iter()

@@ -160,6 +160,16 @@ fn readiness(fx: &Fx) -> Vec<(Value, Value, Value, Value)> {
         .collect()
 }
 
+/// §12.1 step 4 for the lost `mission` transport: its `transport` record says `transport_error`, and the
+/// readiness records are exactly `ready`, then `not_ready` `provider_runtime_lost` with the pair.
+fn assert_mission_transport_lost(fx: &Fx) {
+    let transport = fx.wait_event("transport", |e| e["kind"] == "transport" && e["tool"] == "mission");
+    assert_transport(&transport, "mission", "transport_error");
+    fx.wait_event("not_ready", |e| e["kind"] == "readiness" && e["transition"] == "not_ready");
+    let lost = (json!("not_ready"), json!("provider_runtime_lost"), json!("mission"), json!("fx"));
+    assert_eq!(readiness(fx), [startup_ready(), lost]);
+}
+
 fn startup_ready() -> (Value, Value, Value, Value) {
     (json!("ready"), json!("startup"), Value::Null, Value::Null)
 }
@@ -202,16 +212,7 @@ fn f28_a_lost_session_reinitialises_once_and_a_second_loss_fences_the_domain() {
     assert!(
         text.contains(r#"{"error":{"code":-31998,"message":"Server unavailable"},"id":4,"jsonrpc":"2.0"}"#)
     );
-    let transport = fx.wait_event("transport", |e| e["kind"] == "transport" && e["tool"] == "mission");
-    assert_transport(&transport, "mission", "transport_error");
-    fx.wait_event("not_ready", |e| e["kind"] == "readiness" && e["transition"] == "not_ready");
-    assert_eq!(
-        readiness(&fx),
-        [
-            startup_ready(),
-            (json!("not_ready"), json!("provider_runtime_lost"), json!("mission"), json!("fx"))
-        ]
-    );
+    assert_mission_transport_lost(&fx);
     // §12.1 step 4: `transport`, then `readiness`; no `stderr_tail` for an HTTP transport (counters aside).
     let kinds: Vec<Value> = fx
         .events()
@@ -253,16 +254,7 @@ fn a_panicking_reinitialisation_is_the_transport_owners_loss() {
     assert_eq!(http_get(fx.addr(), "/health/live").unwrap().status, 200);
     let (status, text) = call(fx.addr(), "mission", 2, &mission_args("fx.echo", json!({})));
     assert_eq!(status, 503, "{text}");
-    let transport = fx.wait_event("transport", |e| e["kind"] == "transport" && e["tool"] == "mission");
-    assert_transport(&transport, "mission", "transport_error");
-    fx.wait_event("not_ready", |e| e["kind"] == "readiness" && e["transition"] == "not_ready");
-    assert_eq!(
-        readiness(&fx),
-        [
-            startup_ready(),
-            (json!("not_ready"), json!("provider_runtime_lost"), json!("mission"), json!("fx"))
-        ]
-    );
+    assert_mission_transport_lost(&fx);
     stop(gateway, 0);
     assert_ends(&fx, "close", "transport_error");
 }

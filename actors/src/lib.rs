@@ -31,6 +31,7 @@
 //! | [`admission_owner`] | [`AdmissionOwnerRef`]: the supervised owner actor of one or more pools |
 //! | [`supervisor`] | [`SupervisorHandle`]: the tree; start children in stage order, apply their loss policy |
 //! | [`tasks`] | [`TaskGroup`]: tasks whose end or panic their owner hears |
+//! | [`task_owner`] | [`TaskOwner`]: an owner actor that fails when any of its tasks ends or a loss is reported |
 //! | [`stage`], [`shutdown`], [`exit`] | stage outcomes and hooks, running the domain's stage table with
 //! its bounds (lifecycle.md §7.2, §7.3), exit 0 or 70 (lifecycle.md §7.4) |
 //!
@@ -112,6 +113,7 @@ pub mod readiness;
 pub mod shutdown;
 pub mod stage;
 pub mod supervisor;
+pub mod task_owner;
 pub mod tasks;
 #[cfg(test)]
 mod test_domain;
@@ -132,5 +134,6 @@ pub use supervisor::{
     AsyncLossHook, ChildInfo, ChildPolicy, ChildSpec, ChildStatus, ChildStop, DomainError, DomainHandle,
     LossHook, LossKind, LossReport, SupervisorHandle, TreeNode,
 };
+pub use task_owner::{OwnedTask, TaskOwner, TaskOwnerMsg};
 pub use tasks::{TaskEnd, TaskGroup, TaskReport};
 pub use trigger::{ShutdownTrigger, TriggerKind, TriggerState};

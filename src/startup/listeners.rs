@@ -1,19 +1,17 @@
 //! Stages 11a, 11b and 12 (lifecycle.md §3.2, §11): binding the HTTP and PCC listeners, and at stage 12
-//! the `listeners` supervisor with one listener actor per socket, each running its accept loop on a task
-//! it owns, so that the end or panic of a loop is that actor's loss, and the loss of a listener stops the
-//! domain (lifecycle.md §6.3, §7.5: exit 70).
+//! the `listeners` supervisor with one owner per socket (a `ptc_actors::TaskOwner`), each running its
+//! accept loop on a task it owns, so that the end or panic of a loop is that owner's loss, and the loss of
+//! a listener stops the domain (lifecycle.md §6.3, §7.5: exit 70).
 //!
 //! With `pcc`, the PCC listener serves the gRPC front of `crate::pcc` (pcc.md §3); its stopper follows
 //! the drain of pcc.md §15 (S1: stop accepting, idle streams end; S6: every stream ends).
 
+use std::future::Future;
 use std::net::SocketAddr;
+use std::pin::Pin;
 use std::sync::Arc;
 
-use std::future::Future;
-use std::pin::Pin;
-
-use ptc_actors::{AdmissionPool, TaskGroup, TaskReport};
-use ractor::{Actor, ActorProcessingErr, ActorRef};
+use ptc_actors::{AdmissionPool, TaskGroup, TaskOwner, TaskOwnerMsg};
 use tokio::sync::watch;
 
 use crate::codes::domain::{ChildPolicy, ChildSpec, DomainHandle, Readiness, SupervisorHandle};
@@ -142,72 +140,13 @@ async fn start_listener(
     policy: ChildPolicy,
     accept: AcceptLoop,
 ) -> Result<(), ptc_actors::DomainError> {
-    let spec =
-        ChildSpec::new(name, policy, ListenerActor, (name, accept)).panic_message(|| ListenerMsg::Panic);
+    // The owner fails as soon as its loop ends or panics; S1 retires the subtree before stopping the
+    // loops, so an orderly stop is no loss.
+    let accept: AcceptLoop = Box::pin(crate::startup::fault::with_task_panic(name, accept));
+    let spec = ChildSpec::new(name, policy, TaskOwner, (TaskGroup::new(), vec![(name, accept)]))
+        .panic_message(|| TaskOwnerMsg::Panic);
     listeners.start_child(spec).await.map(|_| ())
 }
 
 /// An accept loop: it returns when its listener was told to stop, or when it was lost.
 type AcceptLoop = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
-
-/// The owner of one listening socket's accept loop. The loop runs on a task of the actor's group; its
-/// end reaches the actor, which fails, so that its supervisor applies the listener's policy. S1 retires
-/// the `listeners` subtree before it stops the loops, so an orderly stop is no loss.
-struct ListenerActor;
-
-enum ListenerMsg {
-    /// The accept loop ended or panicked.
-    LoopEnded(TaskReport),
-    /// The fault tests' panic in the actor's own logic.
-    Panic,
-}
-
-impl From<TaskReport> for ListenerMsg {
-    fn from(report: TaskReport) -> Self {
-        ListenerMsg::LoopEnded(report)
-    }
-}
-
-impl Actor for ListenerActor {
-    type Msg = ListenerMsg;
-    type State = TaskGroup<ListenerMsg>;
-    type Arguments = (&'static str, AcceptLoop);
-
-    async fn pre_start(
-        &self,
-        myself: ActorRef<Self::Msg>,
-        (name, accept): (&'static str, AcceptLoop),
-    ) -> Result<Self::State, ActorProcessingErr> {
-        let group = TaskGroup::new();
-        group.attach(Box::new(move |msg| {
-            let _ = myself.send_message(msg);
-        }));
-        drop(group.spawn(name, crate::startup::fault::with_task_panic(name, accept)));
-        Ok(group)
-    }
-
-    async fn handle(
-        &self,
-        _myself: ActorRef<Self::Msg>,
-        message: Self::Msg,
-        _group: &mut Self::State,
-    ) -> Result<(), ActorProcessingErr> {
-        match message {
-            ListenerMsg::LoopEnded(report) => {
-                tracing::error!(task = report.task, end = ?report.end, "accept loop lost");
-                Err("accept loop ended".into())
-            }
-            ListenerMsg::Panic => Err("injected fault: a panic in a listener actor".into()),
-        }
-    }
-
-    async fn post_stop(
-        &self,
-        _myself: ActorRef<Self::Msg>,
-        group: &mut Self::State,
-    ) -> Result<(), ActorProcessingErr> {
-        // Retired or lost: the loop's later end is expected now.
-        group.retire();
-        Ok(())
-    }
-}
