@@ -1,7 +1,7 @@
 //! The audit committer's owner in the supervision tree (`audit_committer`; docs/architecture.md): a
 //! [`TaskOwner`] into whose group the committer's loss callback reports a write or sync failure, or the
-//! death of its sync thread; the owner then fails, and its supervisor stops the domain (lifecycle.md
-//! §6.3, §7.5; audit-events.md §2.8: the gateway never serves writes it cannot audit).
+//! death of its sync thread; the owner then fails, and its supervisor stops the domain
+//! (lifecycle.md §6.3, §7.5; audit-events.md §2.8: the gateway never serves writes it cannot audit).
 //!
 //! Owns the route of a committer loss into the tree. Does not own the committer, its thread or its files
 //! (`ptc_actors::committer`, `mod.rs`); S7 stops this owner before it closes the audit, so the orderly end
