@@ -259,6 +259,34 @@ fn a_panicking_reinitialisation_is_the_transport_owners_loss() {
     assert_ends(&fx, "close", "transport_error");
 }
 
+/// providers.md §12.1 for the HTTP pool's tasks: the idle-connection reaper and a pooled connection's
+/// driver run in the transport's task group, so a panic of either (`PTC_FAULT=panic_task:<task>`, fired
+/// once the gateway serves, in both transports) fences within 1 s with `provider_runtime_lost`; both
+/// `transport` records say `transport_error`; the exit stays 0.
+#[test]
+fn a_panicking_pool_task_is_the_transport_owners_loss() {
+    for task in ["http_pool_reaper", "http_connection"] {
+        let (_up, fx) = deployment("modern");
+        let mut command = fx.command("none");
+        command.env("PTC_FAULT", format!("panic_task:{task}"));
+        let child = command
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("spawn");
+        let gateway = Gateway { child, addr: fx.addr() };
+        fx.wait_event("ready", |e| e["kind"] == "readiness" && e["transition"] == "ready");
+        wait("ready 503", Duration::from_secs(1), || (ready(&fx) == 503).then_some(()));
+        assert_eq!(http_get(fx.addr(), "/health/live").unwrap().status, 200, "{task}");
+        let not_ready =
+            fx.wait_event("not_ready", |e| e["kind"] == "readiness" && e["transition"] == "not_ready");
+        assert_eq!(not_ready["cause"], json!("provider_runtime_lost"), "{task}");
+        stop(gateway, 0);
+        assert_ends(&fx, "transport_error", "transport_error");
+    }
+}
+
 #[test]
 fn per_request_http_failures_have_their_class_and_never_fence() {
     let (_up, fx) = deployment("modern");

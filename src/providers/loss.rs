@@ -48,6 +48,12 @@ impl Default for LossState {
 }
 
 impl LossState {
+    /// A loss state whose tasks run in `tasks` (a transport whose parts started tasks before it existed:
+    /// the HTTP pool's reaper and connection drivers).
+    pub(crate) fn with_tasks(tasks: TaskGroup<OwnerEvent>) -> LossState {
+        LossState { tasks, ..LossState::default() }
+    }
+
     /// Publishes the loss with `fault` unless the transport is closing or already lost; the owner hears
     /// it. Returns true for the first loss. Callers seal their requests after this returns, so a waiter
     /// that sees its failure also sees why.

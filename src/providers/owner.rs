@@ -16,6 +16,7 @@ use std::sync::Arc;
 use ptc_actors::{DomainError, TaskEnd};
 use ractor::{Actor, ActorProcessingErr, ActorRef};
 
+use super::http::pool::TASK_CONNECTION;
 use super::http::transport::TASK_REINITIALISE;
 use super::loss::OwnerEvent;
 use super::sites::Site;
@@ -25,7 +26,7 @@ use crate::codes::NotReadyCause;
 use crate::events::EventLog;
 
 /// The tasks whose plain end is expected while the transport is open.
-const ENDS_ARE_NO_LOSS: [&str; 2] = [TASK_STDERR, TASK_REINITIALISE];
+const ENDS_ARE_NO_LOSS: [&str; 3] = [TASK_STDERR, TASK_REINITIALISE, TASK_CONNECTION];
 
 /// The name of the providers supervisor under the domain.
 pub const PROVIDERS: &str = "providers";
@@ -67,7 +68,8 @@ impl Actor for TransportOwner {
             // providers.md §12.1: the transport published its loss.
             OwnerMsg::Event(OwnerEvent::Lost) => Err("transport lost".into()),
             // Tasks whose plain end is no loss (their panic is): a child may close its stderr and live
-            // on, and a re-initialisation ends when it is done (a failed one publishes its own loss).
+            // on, a re-initialisation ends when it is done (a failed one publishes its own loss), and a
+            // pooled HTTP connection ends when it closes.
             OwnerMsg::Event(OwnerEvent::Task(report))
                 if ENDS_ARE_NO_LOSS.contains(&report.task) && report.end == TaskEnd::Returned =>
             {

@@ -20,6 +20,8 @@ use super::super::negotiate::{
 use super::endpoint::Endpoint;
 use super::exchange::{Answer, Ctx};
 use super::headers::{CredentialHeader, EraHeaders, StaticHeaders};
+use ptc_actors::TaskGroup;
+
 use super::pool::Pool;
 use super::session::session_id;
 use super::status::probe_status;
@@ -99,7 +101,7 @@ pub async fn acquire_http(spec: &HttpSpec) -> Result<HttpAcquired, AcquireError>
         .ok_or(failed(FailureClass::McpTransportError))?;
     let statics = StaticHeaders::build(&spec.headers).ok_or(failed(FailureClass::McpTransportError))?;
     let wire = Wire::new(Ctx {
-        pool: Arc::new(Pool::new(endpoint)),
+        pool: Arc::new(Pool::new(endpoint, TaskGroup::new())),
         statics,
         gateway_version: spec.version.clone(),
     });

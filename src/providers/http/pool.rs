@@ -19,8 +19,16 @@ use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
+use ptc_actors::TaskGroup;
+
+use super::super::loss::OwnerEvent;
 use super::endpoint::Endpoint;
 use super::tls;
+use crate::fault::with_task_panic;
+
+/// The names of the pool's tasks, as the transport's owner hears them (`owner.rs`).
+pub(crate) const TASK_POOL_REAPER: &str = "http_pool_reaper";
+pub(crate) const TASK_CONNECTION: &str = "http_connection";
 
 /// Idle connections kept per acquisition (providers.md §5.1, §15).
 pub const MAX_IDLE: usize = 4;
@@ -49,6 +57,9 @@ struct Inner {
     endpoint: Endpoint,
     idle: Mutex<Vec<Idle>>,
     wake: Notify,
+    /// The transport's task group (`loss.rs`): the reaper and every connection driver run in it, so that
+    /// a panic of any of them reaches the transport's owner (providers.md §12.1).
+    tasks: TaskGroup<OwnerEvent>,
 }
 
 impl Inner {
@@ -72,10 +83,22 @@ impl Drop for Pool {
 }
 
 impl Pool {
-    pub fn new(endpoint: Endpoint) -> Pool {
-        let inner = Arc::new(Inner { endpoint, idle: Mutex::new(Vec::new()), wake: Notify::new() });
-        let reaper = tokio::spawn(reap(Arc::downgrade(&inner)));
+    /// A pool whose tasks run in `tasks`, the group of the transport that will own it.
+    pub(crate) fn new(endpoint: Endpoint, tasks: TaskGroup<OwnerEvent>) -> Pool {
+        let inner = Arc::new(Inner {
+            endpoint,
+            idle: Mutex::new(Vec::new()),
+            wake: Notify::new(),
+            tasks: tasks.clone(),
+        });
+        let reaper = with_task_panic(TASK_POOL_REAPER, reap(Arc::downgrade(&inner)));
+        let reaper = tasks.spawn(TASK_POOL_REAPER, reaper);
         Pool { inner, reaper }
+    }
+
+    /// The group the pool's tasks run in (the transport's, `loss.rs`).
+    pub(crate) fn tasks(&self) -> &TaskGroup<OwnerEvent> {
+        &self.inner.tasks
     }
 
     pub fn endpoint(&self) -> &Endpoint {
@@ -104,7 +127,7 @@ impl Pool {
                 None => break,
             }
         }
-        connect(&self.inner.endpoint).await
+        connect(&self.inner.endpoint, &self.inner.tasks).await
     }
 
     /// Return a connection whose exchange completed; kept only if reusable and fewer than 4 are idle.
@@ -121,14 +144,14 @@ impl Pool {
     }
 }
 
-async fn connect(endpoint: &Endpoint) -> std::io::Result<Conn> {
+async fn connect(endpoint: &Endpoint, tasks: &TaskGroup<OwnerEvent>) -> std::io::Result<Conn> {
     let tcp = open_tcp(endpoint).await?;
     let _ = tcp.set_nodelay(true);
     if endpoint.tls {
         let stream = tls::handshake(tcp, endpoint.bare_host()).await?;
-        handshake(TokioIo::new(stream)).await
+        handshake(TokioIo::new(stream), tasks).await
     } else {
-        handshake(TokioIo::new(tcp)).await
+        handshake(TokioIo::new(tcp), tasks).await
     }
 }
 
@@ -145,14 +168,18 @@ async fn open_tcp(endpoint: &Endpoint) -> std::io::Result<TcpStream> {
     Err(last)
 }
 
-async fn handshake<T>(io: TokioIo<T>) -> std::io::Result<Conn>
+async fn handshake<T>(io: TokioIo<T>, tasks: &TaskGroup<OwnerEvent>) -> std::io::Result<Conn>
 where
     T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + Unpin + 'static,
 {
     let (sender, connection) = http1::handshake(io).await.map_err(std::io::Error::other)?;
-    let driver = tokio::spawn(async move {
-        let _ = connection.await;
-    });
+    // A connection ends when it closes (its plain end is no loss); its driver's panic is the transport's.
+    let driver = tasks.spawn(
+        TASK_CONNECTION,
+        with_task_panic(TASK_CONNECTION, async move {
+            let _ = connection.await;
+        }),
+    );
     Ok(Conn { sender, driver })
 }
 
@@ -229,7 +256,7 @@ mod tests {
     async fn at_most_four_connections_stay_idle_and_idle_ones_are_reused() {
         let (port, closed) = server().await;
         let endpoint = Endpoint::parse(&format!("http://127.0.0.1:{port}/"), true).unwrap();
-        let pool = Pool::new(endpoint);
+        let pool = Pool::new(endpoint, TaskGroup::new());
         let mut conns = Vec::new();
         for _ in 0..6 {
             conns.push(pool.checkout().await.unwrap());
@@ -255,7 +282,7 @@ mod tests {
     async fn idle_connections_are_closed_after_30_s_each() {
         let (port, closed) = server().await;
         let endpoint = Endpoint::parse(&format!("http://127.0.0.1:{port}/"), true).unwrap();
-        let pool = Pool::new(endpoint);
+        let pool = Pool::new(endpoint, TaskGroup::new());
         let (mut first, mut second) = (pool.checkout().await.unwrap(), pool.checkout().await.unwrap());
         exchange(&mut first).await;
         exchange(&mut second).await;

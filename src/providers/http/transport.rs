@@ -112,6 +112,8 @@ impl HttpTransport {
         negotiated: Negotiated,
         params: BTreeMap<String, Vec<HeaderParam>>,
     ) -> HttpTransport {
+        // The pool's tasks already run in the transport's group (providers.md §12.1).
+        let life = LossState::with_tasks(wire.ctx.pool.tasks().clone());
         let shared = Shared {
             wire,
             spec,
@@ -122,7 +124,7 @@ impl HttpTransport {
             session: Session::new(negotiated.session),
             slots: Arc::new(Semaphore::new(INFLIGHT_SLOTS)),
             counters: Counters::default(),
-            life: LossState::default(),
+            life,
             reinit: Mutex::new(None),
             unadopted: Mutex::new(None),
         };
