@@ -51,7 +51,8 @@ pub struct Startup {
 impl Startup {
     /// lifecycle.md §5.2: undoes every completed stage in reverse order; after a failure with `code`, the
     /// event log records `startup_failed` before it closes (a stop during startup, lifecycle.md §8.3, is
-    /// no failure and records none). True iff every undo was clean (lifecycle.md §8.3's exit status depends on it).
+    /// no failure and records none). True iff every undo was clean (the exit status of lifecycle.md §8.3
+    /// depends on it).
     pub async fn release(self, failure: Option<StartupCode>) -> bool {
         let Startup { mut stack, events, reason } = self;
         // Without `artifacts` there is no event-log part; a disabled log records nothing anyway.
@@ -204,8 +205,8 @@ fn stage_listener_capacity(docs: &Documents, built: &Built) -> Result<ListenerPo
 }
 
 /// Stage 7: the audit directory, its lock, inventory, recovery, new file, probe and retention
-/// (audit-events.md §2.4–§2.5), then the committer and its owner in the tree, `audit_committer`: a write or
-/// sync failure, or the committer thread's loss, reaches that owner, whose loss stops the domain with
+/// (audit-events.md §2.4–§2.5), then the committer and its owner in the tree, `audit_committer`: a write
+/// or sync failure, or the committer thread's loss, reaches that owner, whose loss stops the domain with
 /// exit 70 (audit-events.md §2.8, lifecycle.md §7.5).
 async fn stage_audit(
     docs: &Documents,
