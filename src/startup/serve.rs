@@ -85,18 +85,7 @@ pub async fn start(args: &GatewayArgs, held: &mut Startup) -> Result<Gateway, St
     let policy = stage_listener_capacity(&docs, &built)?;
     tracing::info!(listener_policy = %crate::json::to_deterministic_string(&policy.to_value()), "stage 6");
     events.stage(StartupStage::Templates, StartupOutcome::Ready);
-    let audit_log = match docs.gateway.private_audit.is_some() {
-        false => None,
-        true => {
-            events.stage(StartupStage::Audit, StartupOutcome::Started);
-            let (log, recovered) = stage_audit(&docs, &domain, held).await?;
-            // audit-events.md §2.5 step 8: repairs and removals are reported before the stage is ready
-            // (at least one count is positive, or nothing is emitted).
-            events.audit_recovered(recovered.removed_bytes, recovered.removed_empty_files);
-            events.stage(StartupStage::Audit, StartupOutcome::Ready);
-            Some(log)
-        }
-    };
+    let audit_log = stage_audit(&docs, &domain, held).await?;
     events.stage(StartupStage::RunAdmission, StartupOutcome::Started);
     let (run_owner, runs) = stage_run_admission(&docs, &domain).await?;
     events.stage(StartupStage::RunAdmission, StartupOutcome::Ready);
@@ -209,6 +198,25 @@ fn stage_listener_capacity(docs: &Documents, built: &Built) -> Result<ListenerPo
 /// or sync failure, or the committer thread's loss, reaches that owner, whose loss stops the domain with
 /// exit 70 (audit-events.md §2.8, lifecycle.md §7.5).
 async fn stage_audit(
+    docs: &Documents,
+    domain: &DomainHandle,
+    held: &mut Startup,
+) -> Result<Option<AuditLog>, StartupCode> {
+    if docs.gateway.private_audit.is_none() {
+        return Ok(None);
+    }
+    let events = held.events.clone();
+    events.stage(StartupStage::Audit, StartupOutcome::Started);
+    let (log, recovered) = start_audit(docs, domain, held).await?;
+    // audit-events.md §2.5 step 8: repairs and removals are reported before the stage is ready (at least
+    // one count is positive, or nothing is emitted).
+    events.audit_recovered(recovered.removed_bytes, recovered.removed_empty_files);
+    events.stage(StartupStage::Audit, StartupOutcome::Ready);
+    Ok(Some(log))
+}
+
+/// Stage 7's work proper: the audit, pushed onto the release stack, and its owner.
+async fn start_audit(
     docs: &Documents,
     domain: &DomainHandle,
     held: &mut Startup,

@@ -10,13 +10,23 @@
 
 use std::sync::{Arc, Mutex};
 
-use ptc_actors::{run_shutdown, StageOutcome, Unclean};
+use ptc_actors::{run_shutdown, AdmissionPool, StageOutcome, Unclean};
 
-use crate::codes::domain::{PlanExt, ShutdownPlan, StageContext};
+use crate::audit::owner::AUDIT_COMMITTER;
+use crate::audit::Audit;
+use crate::codes::domain::{DomainHandle, PlanExt, ShutdownPlan, StageContext};
+use crate::codes::stage::CLEANUP_WINDOW;
 use crate::codes::StageId;
+use crate::events::owner::EVENT_LOGGER;
+use crate::events::EventLog;
 use crate::notify::{Message, Notifier, Status};
+use crate::providers::owner::PROVIDERS;
+use crate::providers::runtime::ProviderRuntime;
+use crate::startup::fault::{self, FaultPoint};
 use crate::startup::gateway::Gateway;
+use crate::startup::listeners::{Stopper, LISTENERS};
 use crate::startup::release::{stop_subtree, CHILD_STOP_BOUND};
+use crate::storage::artifact_root::ArtifactRoot;
 
 /// Runs S1–S8 for `gateway` and returns the exit status (0 or 70). `STOPPING=1` goes out through
 /// `notifier` at the start of S1, for a signal and for an abnormal stop alike (lifecycle.md §9.1, §7.5).
@@ -34,90 +44,30 @@ pub async fn run(gateway: Gateway, notifier: Notifier) -> u8 {
         credentials,
         ..
     } = gateway;
-    let stopper = listeners.stopper();
-    let closer = listeners.stopper();
     // Shared between S7 and the exit path: when the audit itself caused the stop, S7 is skipped
     // (lifecycle.md §7.5) but the lock is still removed on the way out (audit-events.md §1.4).
     let audit = Arc::new(Mutex::new(stack.take_audit()));
     let private_audit = audit.lock().map(|a| a.is_some()).unwrap_or(false);
-    let s7_audit = audit.clone();
     let artifact_root = stack.take_artifact_root();
     // S5 closes the providers and S8 the event log; the root is stopped after S8 by the orchestrator.
     stack.forget_providers();
     stack.forget_event_log();
     let root = stack.take_domain().unwrap_or_else(|| domain.clone());
-    let checkpoint = events.clone();
-    let tails = providers.clone();
-    let (s5_domain, s7_domain, s8_domain) = (domain.clone(), domain.clone(), domain.clone());
-    let s1_domain = domain.clone();
+    let (s1, s5, s7, s8) = (domain.clone(), domain.clone(), domain.clone(), domain);
+    let (stopper, closer) = (listeners.stopper(), listeners.stopper());
+    let (tails, checkpoint, s7_audit) = (providers.clone(), events.clone(), audit.clone());
     let plan = ShutdownPlan::new(run_owner)
-        .with_stage(StageId::StopListeners, move |stage: StageContext| async move {
-            notifier.send(&[Message::Stopping, Message::Status(Status::Draining)]);
-            // Stop the listeners subtree first: the accept loops' end is now expected, not a loss
-            // (lifecycle.md §7.5).
-            let _ = s1_domain.stop_child(crate::startup::listeners::LISTENERS, CHILD_STOP_BOUND).await;
-            if crate::startup::fault::injected(crate::startup::fault::FaultPoint::SlowListenerStop) {
-                tokio::time::sleep(crate::startup::fault::SLOW_LISTENER_STOP).await;
-            }
-            stopper.stop_accepting();
-            // HTTP connections never make S1 unclean (lifecycle.md §7.3); they are waited for until S6.
-            let _ = stage;
-            StageOutcome::Clean
-        })
-        .with_stage(StageId::CheckpointEvents, move |_stage: StageContext| async move {
+        .with_stage(StageId::StopListeners, move |_: StageContext| stop_listeners(s1, stopper, notifier))
+        .with_stage(StageId::CheckpointEvents, move |_: StageContext| async move {
             // S4: only enqueues: the stderr tail of every transport that has none yet, then shutdown mode.
             tails.checkpoint();
             checkpoint.enter_shutdown_mode();
             StageOutcome::Clean
         })
-        .with_stage(StageId::ProviderCleanup, move |stage: StageContext| async move {
-            // S5 (providers.md §13.3): seal, wait for detached requests until the cleanup deadline, then
-            // close every transport concurrently; unclean unless all were reaped, none was unsettled and
-            // admission is idle.
-            let cutoff =
-                stage.cleanup_deadline.unwrap_or(stage.started + crate::codes::stage::CLEANUP_WINDOW);
-            let clean = providers.shut_down(cutoff).await;
-            // Then the providers subtree: each transport's close retired its task group, so the owners'
-            // stop is expected. A subtree already lost (a fence) has nothing left to stop.
-            let stopped = stop_subtree(&s5_domain, crate::providers::owner::PROVIDERS).await;
-            StageOutcome::from_bool(clean && stopped, Unclean::Failed)
-        })
-        .with_stage(StageId::AdmissionClean, move |stage: StageContext| async move {
-            // lifecycle.md §7.3 S1 is clean iff every PCC stream ended by pcc.md's cutoff (pcc.md §15
-            // step 5, the cleanup deadline): a stream still open then is cut, and S1 becomes unclean.
-            let cutoff =
-                stage.cleanup_deadline.unwrap_or(stage.started + crate::codes::stage::CLEANUP_WINDOW);
-            if pcc_streams.wait_until_idle(cutoff).await.is_err() {
-                tracing::warn!("a PCC stream was still open at the cutoff; S1 is unclean");
-                stage.amend(StageId::StopListeners);
-            }
-            closer.close_all();
-            StageOutcome::Clean
-        })
-        .with_stage(StageId::AuditFlush, move |_stage: StageContext| async move {
-            // audit-events.md §2.9: flush the pending batch through the barrier, sync, close, release the
-            // lock.
-            let taken = s7_audit.lock().ok().and_then(|mut a| a.take());
-            match taken {
-                Some(audit) => {
-                    // The owner first: the committer's orderly end is then no loss.
-                    let stopped = stop_subtree(&s7_domain, crate::audit::owner::AUDIT_COMMITTER).await;
-                    StageOutcome::from_bool(audit.close().await && stopped, Unclean::Failed)
-                }
-                None => StageOutcome::Skipped,
-            }
-        })
-        .with_stage(StageId::EventLogClose, move |_stage: StageContext| async move {
-            // audit-events.md §3.10: the log closes (bounded) before its lock is released; only the lock
-            // counts.
-            // The owner first: the writer's orderly end is then no loss (and a lost logger changes nothing).
-            let _ = stop_subtree(&s8_domain, crate::events::owner::EVENT_LOGGER).await;
-            let _ = events.close_async().await;
-            match artifact_root {
-                Some(root) => StageOutcome::from_bool(root.release().is_ok(), Unclean::Failed),
-                None => StageOutcome::Clean,
-            }
-        })
+        .with_stage(StageId::ProviderCleanup, move |stage| provider_cleanup(stage, providers, s5))
+        .with_stage(StageId::AdmissionClean, move |stage| admission_clean(stage, pcc_streams, closer))
+        .with_stage(StageId::AuditFlush, move |_: StageContext| audit_flush(s7_audit, s7))
+        .with_stage(StageId::EventLogClose, move |_: StageContext| event_log_close(events, artifact_root, s8))
         .with_private_audit(private_audit)
         .with_domain(root, CHILD_STOP_BOUND);
     drop(listeners);
@@ -139,4 +89,65 @@ pub async fn run(gateway: Gateway, notifier: Notifier) -> u8 {
         code = 70;
     }
     code
+}
+
+/// S1: `STOPPING=1`, then the listeners subtree (the accept loops' end is then expected, not a loss,
+/// lifecycle.md §7.5), then the loops. HTTP connections never make S1 unclean (lifecycle.md §7.3); they
+/// are waited for until S6, which also decides S1's PCC rule.
+async fn stop_listeners(domain: DomainHandle, stopper: Stopper, notifier: Notifier) -> StageOutcome {
+    notifier.send(&[Message::Stopping, Message::Status(Status::Draining)]);
+    let _ = domain.stop_child(LISTENERS, CHILD_STOP_BOUND).await;
+    if fault::injected(FaultPoint::SlowListenerStop) {
+        tokio::time::sleep(fault::SLOW_LISTENER_STOP).await;
+    }
+    stopper.stop_accepting();
+    StageOutcome::Clean
+}
+
+/// S5 (providers.md §13.3): seal, wait for detached requests until the cleanup deadline, then close every
+/// transport concurrently; unclean unless all were reaped, none was unsettled and admission is idle. Then
+/// the providers subtree: each close retired its transport's task group, so the owners' stop is expected
+/// (a subtree already lost to a fence has nothing left to stop).
+async fn provider_cleanup(
+    stage: StageContext,
+    providers: Arc<ProviderRuntime>,
+    domain: DomainHandle,
+) -> StageOutcome {
+    let cutoff = stage.cleanup_deadline.unwrap_or(stage.started + CLEANUP_WINDOW);
+    let clean = providers.shut_down(cutoff).await;
+    let stopped = stop_subtree(&domain, PROVIDERS).await;
+    StageOutcome::from_bool(clean && stopped, Unclean::Failed)
+}
+
+/// S6's gateway part: lifecycle.md §7.3 S1 is clean iff every PCC stream ended by pcc.md's cutoff
+/// (pcc.md §15 step 5, the cleanup deadline): a stream still open then is cut, and S1 becomes unclean.
+/// Then every connection still open is closed.
+async fn admission_clean(stage: StageContext, pcc_streams: AdmissionPool, closer: Stopper) -> StageOutcome {
+    let cutoff = stage.cleanup_deadline.unwrap_or(stage.started + CLEANUP_WINDOW);
+    if pcc_streams.wait_until_idle(cutoff).await.is_err() {
+        tracing::warn!("a PCC stream was still open at the cutoff; S1 is unclean");
+        stage.amend(StageId::StopListeners);
+    }
+    closer.close_all();
+    StageOutcome::Clean
+}
+
+/// S7 (audit-events.md §2.9): the audit owner first (the committer's orderly end is then no loss), then
+/// flush the pending batch through the barrier, sync, close, release the lock.
+async fn audit_flush(audit: Arc<Mutex<Option<Audit>>>, domain: DomainHandle) -> StageOutcome {
+    let taken = audit.lock().ok().and_then(|mut a| a.take());
+    let Some(audit) = taken else { return StageOutcome::Skipped };
+    let stopped = stop_subtree(&domain, AUDIT_COMMITTER).await;
+    StageOutcome::from_bool(audit.close().await && stopped, Unclean::Failed)
+}
+
+/// S8 (audit-events.md §3.10): the event-log owner first (the writer's orderly end is then no loss), then
+/// the log closes (bounded) before its lock is released; only the lock counts (audit-events.md §1.4).
+async fn event_log_close(events: EventLog, root: Option<ArtifactRoot>, domain: DomainHandle) -> StageOutcome {
+    let _ = stop_subtree(&domain, EVENT_LOGGER).await;
+    let _ = events.close_async().await;
+    match root {
+        Some(root) => StageOutcome::from_bool(root.release().is_ok(), Unclean::Failed),
+        None => StageOutcome::Clean,
+    }
 }

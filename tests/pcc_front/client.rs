@@ -113,8 +113,17 @@ pub async fn try_open(port: u16, metadata: &[(&str, &str)]) -> Result<Conv, Opti
         let key: tonic::metadata::MetadataKey<tonic::metadata::Ascii> = name.parse().unwrap();
         request.metadata_mut().append(key, MetadataValue::try_from(*value).unwrap());
     }
-    let response = client.create_mcp_transport(request).await.map_err(Some)?;
+    let response = client.create_mcp_transport(request).await.map_err(server_status)?;
     Ok(Conv { tx: Some(tx), rx: response.into_inner() })
+}
+
+/// A status the server sent, or `None` when the connection itself failed under the client (a connection
+/// the kernel had queued and that the closing listener then reset: no stream reached the server, which is
+/// the same fact as a refused connection).
+fn server_status(status: Status) -> Option<Status> {
+    let transport = std::error::Error::source(&status)
+        .is_some_and(|source| source.downcast_ref::<tonic::transport::Error>().is_some());
+    (!transport).then_some(status)
 }
 
 /// The bearer metadata of every vector unless stated.
