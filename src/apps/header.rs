@@ -3,7 +3,7 @@
 //!
 //! Owns the six projection rules (placement, path length, type, suffix, uniqueness, count) and the order
 //! of the result. Does not own the parameter type, the expected header values (`crate::mcp_param`) or the
-//! run-time matching of header values (`crate::mcp::params`).
+//! run-time matching of header values (`mcp::params`).
 
 use std::collections::BTreeSet;
 

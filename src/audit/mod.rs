@@ -5,7 +5,7 @@
 //! ([`record`], [`time`]), the committer's store over the audit directory ([`store`]), and [`Audit`], the
 //! stage-7 resource that serves the call driver ([`AuditLog`]) and is released at S7 or by a failed start.
 //! Does not own the directory policy and lock (`crate::storage::audit_dir`), the generic group committer
-//! (`ptc_actors::committer`), when a record is written (`crate::exec::driver`) or the event log.
+//! (`ptc_actors::committer`), when a record is written (`exec::driver`) or the event log.
 
 pub mod owner;
 pub mod record;

@@ -5,7 +5,7 @@
 //! abnormal stop or an unregistered child's loss records, which fence counts for the exit status, the
 //! drain window, and the S1–S8 table of lifecycle.md §7.3 with the bounds of lifecycle.md §7.2), and the
 //! aliases through which the rest of the crate names the runtime's generic types. It does not decide
-//! what a stage does (`crate::startup::shutdown`) or when a cause applies (the owners).
+//! what a stage does (`startup::shutdown`) or when a cause applies (the owners).
 
 use std::time::Duration;
 

@@ -2,8 +2,8 @@
 //! in the `/mcp` and PCC results and in audit records.
 //!
 //! Owns the variants and their wire spellings. It does not own their precedence or the fixed texts
-//! (`crate::exec::outcome`), nor decide which outcome a call gets (the call driver of `crate::exec`). Here
-//! rather than in `crate::exec` because the audit records (`crate::audit`) name the same codes.
+//! (`exec::outcome`), nor decide which outcome a call gets (the call driver of `exec`). Here
+//! rather than in `exec` because the audit records (`audit`) name the same codes.
 
 /// The ten outcome codes of execution.md §6.1. The set is closed; the same codes appear in audit records.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

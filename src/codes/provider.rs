@@ -3,7 +3,7 @@
 //!
 //! Owns the wire spelling of every class, its fixed message, whether it is retryable and where it can
 //! occur (the columns of providers.md §14). It does not decide *when* a class applies: the transport,
-//! negotiation and listing code of `crate::providers` do. Here rather than in `crate::providers` because the
+//! negotiation and listing code of `providers` do. Here rather than in `providers` because the
 //! event records and the application runtime name the same classes.
 
 /// Per upstream request: did any byte of it leave the gateway, and was an answer received (providers.md §1)?

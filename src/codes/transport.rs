@@ -1,8 +1,8 @@
 //! The closed `fault` of the one `transport` event record (providers.md §12.2).
 //!
 //! Owns the variants, their precedence order and their wire spelling. It does not decide which fault a
-//! transport's end gets (the transport owner of `crate::providers` does). Here rather than in
-//! `crate::providers` because the event records (`crate::events`) name the same codes.
+//! transport's end gets (the transport owner of `providers` does). Here rather than in
+//! `providers` because the event records (`events`) name the same codes.
 
 /// The `fault` of the one `transport` record (providers.md §12.2), in precedence order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -61,7 +61,7 @@ impl Executor {
         Executor { shared: Arc::new(Shared { built, runs, run_owner, runner, audit, events }) }
     }
 
-    /// What every call shares; the PCC front runs its calls over the same (`crate::pcc::call`).
+    /// What every call shares; the PCC front runs its calls over the same (`pcc::call`).
     pub fn shared(&self) -> Arc<Shared> {
         self.shared.clone()
     }

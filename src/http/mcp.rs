@@ -2,7 +2,7 @@
 //!
 //! The router hands every request whose path is `/mcp` to an [`McpEndpoint`], for every method, with the
 //! body unread. Owns only that contract and step M1, which every endpoint shares. The full validation
-//! table (M2–M17, C1–C4) is the MCP front's (`crate::mcp::McpFront`, wired at stage 11), and the
+//! table (M2–M17, C1–C4) is the MCP front's (`mcp::McpFront`, wired at stage 11), and the
 //! `tools/call` stream is execution's. [`MethodOnly`] stays the listener's default endpoint for
 //! in-process listener tests that need no front: it answers M1 exactly and refuses every `POST`.
 

@@ -3,7 +3,7 @@
 //!
 //! Owns everything between the router's hand-over (step M1 has passed) and the hand-over of an admitted
 //! `tools/call` to execution ([`call::CallExecutor`]). It does not own the HTTP transport (`crate::http`),
-//! what a call does after C4 (input contract, run reservation, the event stream: `crate::exec`), or the
+//! what a call does after C4 (input contract, run reservation, the event stream: `exec`), or the
 //! tool templates (`crate::apps`).
 //!
 //! The steps, in order, each in its module: M1 `crate::http::mcp::method_rule`; M2 [`size`]; M3

@@ -2,7 +2,7 @@
 //! and its stop.
 //!
 //! Owns the server's settings and the accept loop's lifetime. It does not own the service (`service`)
-//! or the supervision of the loop (`crate::startup::listeners`).
+//! or the supervision of the loop (`startup::listeners`).
 
 use std::time::Duration;
 

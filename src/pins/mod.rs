@@ -6,7 +6,7 @@
 //! comparisons with their closed startup codes (`compare`). Does not own the hash primitives or `TCJ`
 //! (`crate::json::canonical`), the projection's default insertion (`crate::config::host`, from the schema
 //! that validated the document), the content pin (`crate::apps::content_pin`), acquiring anything
-//! (`crate::providers`) or the order of the startup stages (`crate::startup`).
+//! (`crate::providers`) or the order of the startup stages (`startup`).
 
 use std::collections::BTreeMap;
 

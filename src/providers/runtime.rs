@@ -5,7 +5,7 @@
 //! Owns one provider call from "the alias resolved to a site" to its reply (steps 2–8 of providers.md §8.1)
 //! and the background work it leaves (a detached request's settlement holds its admission slot), and S5's
 //! orderly close of every site. A transport's loss is its owner's (`owner.rs`): the owner fails, and its
-//! supervisor fences and closes. Does not own grants or Luau (the borrow, `crate::exec::borrow`),
+//! supervisor fences and closes. Does not own grants or Luau (the borrow, `exec::borrow`),
 //! acquisition (`startup::providers`) or the transports themselves.
 
 use std::future::Future;

@@ -3,7 +3,7 @@
 //! Owns: R-ANC and R-DIR on `private_audit.directory`, R-LOCK under the audit policy, the inventory of
 //! audit-events.md §2.4, and the mapping of every failure onto `audit_unavailable` with its `reason_class`
 //! (audit-events.md §4.1). Does not own: crash recovery, the new numbered file, the probe, retention or the
-//! committer (steps 4–8 and audit-events.md §2.6–§2.9 are `crate::audit`), which build on the handle returned
+//! committer (steps 4–8 and audit-events.md §2.6–§2.9 are `audit`), which build on the handle returned
 //! here.
 
 use std::fmt;

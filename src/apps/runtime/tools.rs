@@ -4,7 +4,7 @@
 //! Owns the [`ToolPort`] contract (one blocking upstream call per `tool`, issued by the mission named in
 //! it: the grant check, the deadline, admission and dispatch are the port's) and the conversion of a
 //! [`ToolReply`] into `{ ok = true, value, content }` / `{ ok = false, error = {…}, content }`. Does not
-//! own any provider logic: the gateway's port lives in `crate::exec::borrow`.
+//! own any provider logic: the gateway's port lives in `exec::borrow`.
 
 use mlua::{Lua, Table};
 
