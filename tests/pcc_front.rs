@@ -23,6 +23,7 @@
 //! | V52, V54 (black-box) | `drain::drain_answers_a_call_that_ends_before_the_deadline` |
 //! | V53 | `drain::drain_answers_the_call_in_flight_with_its_real_outcome` |
 //! | lifecycle.md §7.3 S1 (a stream cut at the cutoff, exit 70) | `drain::a_stream_cut_at_the_cutoff_makes_the_exit_70` |
+//! | execution.md §6.2 (a run lost outside Luau, over the stream) | `writes::a_run_lost_outside_luau_is_audited_answered_and_fences` |
 //! | V54 (exact status) | `pcc_inproc::a_new_stream_during_a_drain_is_refused_draining` |
 //! | V56 | `drain::half_close_waits_for_the_call_in_flight` |
 //! | V58 (not the upstream part) | `writes::connect_metadata_never_leaves_the_stream` |

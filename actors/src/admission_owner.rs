@@ -108,12 +108,9 @@ impl Actor for AdmissionOwner {
             OwnerMsg::Report(reply) => {
                 let _ = reply.send(pools.iter().map(AdmissionPool::snapshot).collect());
             }
-            OwnerMsg::WorkLost => {
-                pools.iter().for_each(|p| {
-                    p.fence();
-                });
-                return Err("a linked task was lost before its work settled".into());
-            }
+            // The pools were fenced by the reporter already, and the supervisor's loss hook fences them
+            // again before readiness changes.
+            OwnerMsg::WorkLost => return Err("a linked task was lost before its work settled".into()),
             OwnerMsg::Panic => return Err("injected fault: a panic in an admission owner".into()),
         }
         Ok(())

@@ -209,7 +209,7 @@ async fn probe(transport: &StdioTransport, version: &str, until: Instant) -> Pro
         Err(FailureClass::McpProtocolError) => ProbeEvent::Violation,
         Err(_) => {
             // Distinguish a violation recorded by the loss from an exit or end of file.
-            match *transport.events().loss.borrow() {
+            match transport.life().fault() {
                 Some(LossFault::ProtocolError) => ProbeEvent::Violation,
                 _ => ProbeEvent::Exited,
             }

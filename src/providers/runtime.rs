@@ -135,7 +135,7 @@ impl ProviderRuntime {
         };
         // providers.md §12.1 step 1: a request that waited while its transport was lost fails as the loss
         // did, unsent.
-        if let Some(fault) = *site.upstream.events().loss.borrow() {
+        if let Some(fault) = site.upstream.life().fault() {
             return refused(match fault {
                 LossFault::ProtocolError => FailureClass::McpProtocolError,
                 _ => FailureClass::McpTransportError,

@@ -54,11 +54,7 @@ impl Startup {
     /// no failure and records none). True iff every undo was clean (the exit status of lifecycle.md §8.3
     /// depends on it).
     pub async fn release(self, failure: Option<StartupCode>) -> bool {
-        let Startup { mut stack, events, reason } = self;
-        // Without `artifacts` there is no event-log part; a disabled log records nothing anyway.
-        if !events.is_enabled() {
-            stack.forget_event_log();
-        }
+        let Startup { stack, reason, .. } = self;
         stack.release(failure.map(|code| (code, reason))).await
     }
 }

@@ -137,3 +137,41 @@ async fn connect_metadata_never_leaves_the_stream() {
         }
     }
 }
+
+/// execution.md §6.2 over the PCC stream: a run task that panics outside the Luau call (the
+/// `panic_in_run` fault point) is a run lost before it settled. Its owner classifies the write call
+/// `internal_error`, writes its audit record with `cleanup_status` `"uncertain"` before anything is
+/// published, answers with the write-effects text, and run admission's owner is lost: readiness is
+/// fenced within 1 s and the exit is 70 (lifecycle.md §7.4).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_lost_outside_luau_is_audited_answered_and_fences() {
+    let d = deployment(64, 4);
+    let mut command = d.command();
+    command.env("PTC_FAULT", "panic_in_run");
+    let gw = support::Gateway::start(command, crate::fixture::http_addr(&d));
+    let mut conv = ready_stream(d.pcc_port).await;
+    conv.send(&call(r#""call-1""#, "delta", "{}")).await;
+    assert_eq!(
+        conv.next().await,
+        Out::Json(
+            r#"{"id":"call-1","jsonrpc":"2.0","result":{"content":[{"text":"Operation may have changed data; do not retry automatically","type":"text"}],"isError":true,"structuredContent":{"outcome":"internal_error"}}}"#
+                .to_owned()
+        )
+    );
+    let records = audit_records(&d, 1).await;
+    assert_eq!(summary(&records[0]), ("delta", "internal_error", false));
+    assert_eq!(records[0]["cleanup_status"], "uncertain");
+    assert_eq!(records[0]["dispatch_state"], "unknown");
+    let addr = crate::fixture::http_addr(&d);
+    let deadline = Instant::now() + Duration::from_secs(1);
+    while support::http_get(addr, "/health/ready").unwrap().status != 503 {
+        assert!(Instant::now() < deadline, "run admission's loss fences within 1 s");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let (code, _, _, _) = tokio::task::spawn_blocking(move || {
+        gw.signal_and_wait(nix::sys::signal::Signal::SIGTERM, Duration::from_secs(40))
+    })
+    .await
+    .unwrap();
+    assert_eq!(code, Some(70));
+}
