@@ -15,6 +15,8 @@ pub fn install() {
         let installed = tracing_subscriber::fmt()
             .with_env_filter(filter)
             .with_writer(std::io::stderr)
+            // Colour codes only on a terminal: under systemd or launchd stderr is a journal or a file.
+            .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
             .with_target(true)
             .try_init()
             .is_ok();

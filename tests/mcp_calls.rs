@@ -71,6 +71,22 @@ fn apps() -> Vec<App> {
             limits: json!({"run_duration_ms": 6500}),
         },
         App {
+            // issue 14: a string loop whose every `gsub` tries 131,072 positions. It must end `cancelled` at
+            // its deadline after one heartbeat (execution.md §5.1, §12.8), not exhaust the interrupt budget.
+            name: "churn",
+            luau: "local M = {}\nfunction M.run(input)\n  local s = string.rep('ab', 65536)\n  while true do s = string.gsub(s, 'a', 'a') end\nend\nreturn M\n",
+            input: ANY,
+            result: ANY,
+            limits: json!({"run_duration_ms": 6500}),
+        },
+        App {
+            name: "hog",
+            luau: "local M = {}\nfunction M.run(input) local t = {} for i = 1, 1e7 do t[i] = string.rep('x', 64) .. i end end\nreturn M\n",
+            input: ANY,
+            result: ANY,
+            limits: json!({"memory_bytes": 2097152}),
+        },
+        App {
             name: "hang",
             luau: "local M = {}\nfunction M.run(input) while true do local s = string.rep('x', 1000) end end\nreturn M\n",
             input: ANY,
@@ -178,26 +194,64 @@ fn every_outcome_has_its_exact_event_stream() {
     }
 }
 
+/// Runs silent for longer than one heartbeat interval and then cancelled by their 6,500 ms deadline:
+/// `slow` allocates, `churn` substitutes in a 128 KiB string (issue 14).
 #[test]
 fn a_silent_run_gets_a_heartbeat_within_five_and_a_half_seconds() {
-    let d = deployment(1);
+    let d = deployment(2);
     let gw = start(&d);
-    let s = call(gw.addr, "slow", json!({}), 7);
-    assert_committed_head(&s);
-    assert!(s.ended);
-    let accepted = s.chunks[0].0;
-    assert_eq!(s.chunks[0].1, b": accepted\n\n");
-    assert_eq!(s.chunks[1].1, b": heartbeat\n\n");
-    let after = s.chunks[1].0.duration_since(accepted);
-    assert!(
-        after >= Duration::from_millis(4_900) && after <= Duration::from_millis(5_500),
-        "heartbeat after {after:?}"
-    );
-    assert_eq!(s.chunks.len(), 3, "one heartbeat, then the event");
-    assert_eq!(
-        String::from_utf8(s.chunks[2].1.clone()).unwrap(),
-        tool_error(7, &["Tool execution was cancelled"])[12..]
-    );
+    let runs: Vec<_> = ["slow", "churn"]
+        .into_iter()
+        .map(|tool| {
+            let addr = gw.addr;
+            (tool, std::thread::spawn(move || call(addr, tool, json!({}), 7)))
+        })
+        .collect();
+    for (tool, run) in runs {
+        let s = run.join().unwrap();
+        assert_committed_head(&s);
+        assert!(s.ended, "{tool}");
+        let accepted = s.chunks[0].0;
+        assert_eq!(s.chunks[0].1, b": accepted\n\n", "{tool}");
+        assert_eq!(s.chunks[1].1, b": heartbeat\n\n", "{tool}");
+        let after = s.chunks[1].0.duration_since(accepted);
+        assert!(
+            after >= Duration::from_millis(4_900) && after <= Duration::from_millis(5_500),
+            "{tool}: heartbeat after {after:?}"
+        );
+        assert_eq!(s.chunks.len(), 3, "{tool}: one heartbeat, then the event");
+        assert_eq!(
+            String::from_utf8(s.chunks[2].1.clone()).unwrap(),
+            tool_error(7, &["Tool execution was cancelled"])[12..],
+            "{tool}"
+        );
+        let ended = s.chunks[2].0.duration_since(accepted);
+        assert!(ended >= Duration::from_millis(6_400), "{tool}: ended after {ended:?}, before its deadline");
+    }
+}
+
+/// issue 14: with `PTC_LOG=debug` the log line of a failed run names its cause class, never a value.
+#[test]
+fn the_debug_log_names_the_cause_class_of_a_failed_run() {
+    let d = deployment(1);
+    let mut cmd = d.command();
+    cmd.env("PTC_LOG", "ptc_gateway=debug");
+    let gw = Gateway::start(cmd, format!("127.0.0.1:{}", d.port).parse().unwrap());
+    let calls = [("boom", json!({})), ("refuse", json!({"text": "a secret detail"})), ("hog", json!({}))];
+    for (tool, arguments) in calls {
+        let s = call(gw.addr, tool, arguments, 1);
+        assert!(String::from_utf8(s.body()).unwrap().contains("Tool execution failed"), "{tool}");
+    }
+    let (_, _, _, stderr) = gw.signal_and_wait(nix::sys::signal::Signal::SIGTERM, Duration::from_secs(20));
+    let stderr = String::from_utf8(stderr).unwrap();
+    let causes: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("run failed"))
+        .filter_map(|l| l.split("cause=").nth(1))
+        .map(|rest| rest.split_whitespace().next().unwrap_or(""))
+        .collect();
+    assert_eq!(causes, ["uncaught_error", "fail", "memory"], "{stderr}");
+    assert!(!stderr.contains("secret"), "no value reaches the log: {stderr}");
 }
 
 #[test]

@@ -75,7 +75,11 @@ fn luau_run(
         let ran = match task.await {
             Ok(Some(RunEnd::Returned(value))) => Ran::Returned(value),
             Ok(Some(RunEnd::NotConvertible)) => Ran::NotConvertible,
-            Ok(Some(RunEnd::Failed { detail })) => Ran::Failed { detail },
+            Ok(Some(RunEnd::Failed { detail, cause })) => {
+                // The class only: a `fail` detail or an error message may carry the run's data.
+                tracing::debug!(cause = %cause.as_str(), "run failed");
+                Ran::Failed { detail }
+            }
             Ok(Some(RunEnd::Cancelled)) => Ran::Cancelled,
             Ok(None) | Err(_) => Ran::Lost,
         };

@@ -119,11 +119,26 @@ impl Budget {
 
     /// Counts one interrupt point.
     pub fn charge(&self) -> Result<(), Exhaustion> {
+        self.tick(true)
+    }
+
+    /// Checks like [`Budget::charge`] without spending a point: for the interrupts Luau raises inside its
+    /// library functions, which are not interrupt points of execution.md §12.8.
+    pub fn pass(&self) -> Result<(), Exhaustion> {
+        self.tick(false)
+    }
+
+    fn tick(&self, spend: bool) -> Result<(), Exhaustion> {
         if let Some(e) = self.exhausted() {
             return Err(e);
         }
         self.check_cancel()?;
-        if self.remaining.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |r| r.checked_sub(1)).is_err() {
+        if spend
+            && self
+                .remaining
+                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |r| r.checked_sub(1))
+                .is_err()
+        {
             self.exhausted.store(1, Ordering::Relaxed);
             return Err(Exhaustion::Interrupts);
         }
@@ -299,7 +314,14 @@ impl Sandbox {
             if state.is_halted() {
                 return Err(runtime("the invocation has ended"));
             }
-            match budget.charge() {
+            // Luau also calls the interrupt from inside its pattern matcher (`string.gsub`, `find`,
+            // `match`, `gmatch`: once per position tried), where the running function is the C library
+            // function. Those are not the interrupt points of execution.md §12.8 (function calls and loop
+            // back-edges): they check the halt, the clock and cancellation, so a long match still ends at
+            // the deadline, but spend no budget; charging them made a string loop exhaust 100,000,000
+            // points in seconds (issue 14).
+            let charged = if in_library_function(lua) { budget.pass() } else { budget.charge() };
+            match charged {
                 Ok(()) => {
                     reclaim(lua, &state.0);
                     Ok(VmState::Continue)
@@ -333,6 +355,12 @@ impl Sandbox {
     pub fn require(&self, id: &str) -> mlua::Result<Table> {
         load_module(&self.lua, &self.env, &self.modules, id)
     }
+}
+
+/// Whether the innermost running function is a C function: true only for the interrupts Luau raises from
+/// inside its library code, never for the VM's own (those run in the frame of a Luau function).
+fn in_library_function(lua: &Lua) -> bool {
+    lua.inspect_stack(0, |frame| frame.source().what == "C").unwrap_or(false)
 }
 
 /// Removes every global outside the allow-list, and `math.random`/`math.randomseed`.

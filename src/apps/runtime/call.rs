@@ -14,7 +14,7 @@ use mlua::{Function, Lua, Value as LuaValue};
 use super::missions::MissionSandbox;
 use super::outcome::{self, Finished};
 use super::tools::ToolPort;
-use super::{host, CallLimits, CancelToken, RunEnd};
+use super::{host, CallLimits, CancelToken, FailCause, RunEnd};
 use crate::apps::luau::convert::{to_json, to_lua};
 use crate::apps::luau::sandbox::{Budget, Sandbox};
 use crate::apps::luau::{CompiledLuau, Environment};
@@ -111,7 +111,7 @@ pub(super) fn run(
         return RunEnd::Cancelled;
     }
     let (Some(env), Some(entry)) = (&luau.workflow, &luau.entry) else {
-        return RunEnd::Failed { detail: None };
+        return RunEnd::Failed { detail: None, cause: FailCause::UncaughtError };
     };
     let run = Arc::new(Run {
         budget,

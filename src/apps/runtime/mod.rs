@@ -107,15 +107,41 @@ pub enum RunEnd {
     NotConvertible,
     /// `execution_failed`: uncaught error, `fail` in the workflow, unhandled mission failure, interrupt
     /// budget, uncaught memory error. `detail` is `Some` only for `fail(s)` with a string of 1..=1024 bytes
-    /// of valid UTF-8.
-    Failed { detail: Option<String> },
+    /// of valid UTF-8; `cause` says which of these it was, for the operator's log.
+    Failed { detail: Option<String>, cause: FailCause },
     /// The deadline passed or the token was cancelled before the outcome was classified.
     Cancelled,
 }
 
+/// Why a run ended `execution_failed` (execution.md §12.8, §12.5): a class for the operator's debug log,
+/// never a value of the run (a `fail` detail or an error message could carry data).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FailCause {
+    /// An allocation over `limits.memory_bytes` that nothing caught.
+    Memory,
+    /// The 100,000,000 interrupt points of execution.md §12.8 were spent.
+    InterruptBudget,
+    /// Any other error nothing caught, an unhandled mission failure included.
+    UncaughtError,
+    /// The workflow called `fail`.
+    Fail,
+}
+
+impl FailCause {
+    /// The class as the log writes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FailCause::Memory => "memory",
+            FailCause::InterruptBudget => "interrupt_budget",
+            FailCause::UncaughtError => "uncaught_error",
+            FailCause::Fail => "fail",
+        }
+    }
+}
+
 /// Runs the entry of `luau` with `input` under `limits` until it ends or is cancelled. Blocking: run it
-/// on a blocking thread. A forward application (no workflow) is a caller defect and gives
-/// `Failed { detail: None }`.
+/// on a blocking thread. A forward application (no workflow) is a caller defect and gives an
+/// `UncaughtError` failure.
 pub fn run_workflow(
     luau: &CompiledLuau,
     input: &crate::json::Value,

@@ -7,7 +7,7 @@
 
 use std::time::Instant;
 
-use super::RunEnd;
+use super::{FailCause, RunEnd};
 use crate::apps::luau::convert::NotConvertible;
 use crate::apps::luau::sandbox::{Budget, Exhaustion};
 use crate::json::Value;
@@ -33,15 +33,25 @@ pub(super) fn classify(
         return RunEnd::Cancelled;
     }
     if exhausted == Some(Exhaustion::Interrupts) {
-        return RunEnd::Failed { detail: None };
+        return RunEnd::Failed { detail: None, cause: FailCause::InterruptBudget };
     }
     if let Some(detail) = failed {
-        return RunEnd::Failed { detail };
+        return RunEnd::Failed { detail, cause: FailCause::Fail };
     }
     match finished {
-        Err(_) => RunEnd::Failed { detail: None },
+        Err(e) if is_memory_error(&e) => RunEnd::Failed { detail: None, cause: FailCause::Memory },
+        Err(_) => RunEnd::Failed { detail: None, cause: FailCause::UncaughtError },
         Ok(Err(_)) => RunEnd::NotConvertible,
         Ok(Ok(value)) => RunEnd::Returned(value),
+    }
+}
+
+/// Whether `error` is Luau's memory error, also when it surfaced through a host function.
+fn is_memory_error(error: &mlua::Error) -> bool {
+    match error {
+        mlua::Error::MemoryError(_) => true,
+        mlua::Error::CallbackError { cause, .. } => is_memory_error(cause),
+        _ => false,
     }
 }
 

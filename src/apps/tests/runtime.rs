@@ -8,7 +8,7 @@ use super::luau::{build_with, Source};
 use super::*;
 use crate::apps::luau::sandbox::INTERRUPT_BUDGET;
 use crate::apps::luau::{CompiledLuau, ProbeLimits};
-use crate::apps::runtime::{run_workflow, CallLimits, CancelToken, RunEnd};
+use crate::apps::runtime::{run_workflow, CallLimits, CancelToken, FailCause, RunEnd};
 
 /// Mission `m`'s component `a`: one function per behaviour under test.
 pub(super) const MISSION_A: &str = r#"
@@ -76,12 +76,17 @@ pub(super) fn returned(json: &str) -> RunEnd {
     RunEnd::Returned(parse(json))
 }
 
+/// An uncaught error (a mission failure included).
 pub(super) fn failed() -> RunEnd {
-    RunEnd::Failed { detail: None }
+    failed_by(FailCause::UncaughtError)
+}
+
+pub(super) fn failed_by(cause: FailCause) -> RunEnd {
+    RunEnd::Failed { detail: None, cause }
 }
 
 fn detail(s: &str) -> RunEnd {
-    RunEnd::Failed { detail: Some(s.to_owned()) }
+    RunEnd::Failed { detail: Some(s.to_owned()), cause: FailCause::Fail }
 }
 
 #[test]
@@ -218,13 +223,17 @@ fn host_functions_raise_while_a_workflow_module_loads() {
 fn fail_detail_vectors() {
     let table: &[(&str, &str, RunEnd)] = &[
         ("1 byte", "fail(string.rep('a', 1))", detail("a")),
-        ("1024 bytes", "fail(string.rep('a', 1024))", RunEnd::Failed { detail: Some("a".repeat(1024)) }),
-        ("1025 bytes", "fail(string.rep('a', 1025))", failed()),
-        ("empty", "fail('')", failed()),
-        ("non-string", "fail(42)", failed()),
-        ("table", "fail({'x'})", failed()),
-        ("nil", "fail()", failed()),
-        ("invalid UTF-8", "fail('\\xff')", failed()),
+        (
+            "1024 bytes",
+            "fail(string.rep('a', 1024))",
+            RunEnd::Failed { detail: Some("a".repeat(1024)), cause: FailCause::Fail },
+        ),
+        ("1025 bytes", "fail(string.rep('a', 1025))", failed_by(FailCause::Fail)),
+        ("empty", "fail('')", failed_by(FailCause::Fail)),
+        ("non-string", "fail(42)", failed_by(FailCause::Fail)),
+        ("table", "fail({'x'})", failed_by(FailCause::Fail)),
+        ("nil", "fail()", failed_by(FailCause::Fail)),
+        ("invalid UTF-8", "fail('\\xff')", failed_by(FailCause::Fail)),
         ("multi-byte UTF-8", "fail('\\u{e9}')", detail("é")),
         ("caught by pcall, still ends the run", "pcall(fail, 'caught')\nreturn {}", detail("caught")),
         ("the first fail wins", "pcall(fail, 'first')\nfail('second')", detail("first")),

@@ -5,8 +5,8 @@
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use super::runtime::{app, failed, limits, returned};
-use crate::apps::runtime::{run_workflow, run_workflow_observed, CallLimits, CancelToken, RunEnd};
+use super::runtime::{app, failed_by, limits, returned};
+use crate::apps::runtime::{run_workflow, run_workflow_observed, CallLimits, CancelToken, FailCause, RunEnd};
 
 fn run_with(body: &str, limits: CallLimits) -> RunEnd {
     run_workflow(&app(body), &crate::json::Value::Object(Default::default()), limits, &CancelToken::new())
@@ -29,13 +29,16 @@ const SPINS: &[(&str, &str)] = &[
 fn the_interrupt_budget_ends_the_run() {
     for (what, body) in SPINS {
         let small = CallLimits { interrupts: 10_000, ..limits() };
-        assert_eq!(run_with(body, small), failed(), "{what}");
+        assert_eq!(run_with(body, small), failed_by(FailCause::InterruptBudget), "{what}");
     }
     // One budget across the call: 6,000 iterations in the workflow and 6,000 in the mission fit a
     // budget of 20,000 but not one of 10,000.
     let split = "for _ = 1, 6000 do end\nmission('m'):eval('for _ = 1, 6000 do end')\nreturn {done = true}";
     assert_eq!(run_with(split, CallLimits { interrupts: 20_000, ..limits() }), returned(r#"{"done":true}"#));
-    assert_eq!(run_with(split, CallLimits { interrupts: 10_000, ..limits() }), failed());
+    assert_eq!(
+        run_with(split, CallLimits { interrupts: 10_000, ..limits() }),
+        failed_by(FailCause::InterruptBudget)
+    );
 }
 
 /// execution.md §5.4, §12.8: a passed deadline is `Cancelled`, promptly, whatever the code catches.
@@ -93,7 +96,7 @@ fn memory_vectors() {
             "a workflow hog fails the run",
             "local t = {}\nfor i = 1, 1e7 do t[i] = string.rep('x', 64) .. i end\nreturn {}",
             2 * mib,
-            failed(),
+            failed_by(FailCause::Memory),
         ),
         (
             "a mission hog is a catchable error",
@@ -141,4 +144,41 @@ fn memory_vectors() {
     for (what, body, memory_bytes, want) in table {
         assert_eq!(run_with(body, CallLimits { memory_bytes: *memory_bytes, ..limits() }), *want, "{what}");
     }
+}
+
+/// execution.md §12.8: only function calls and loop back-edges spend the budget. Luau also raises its
+/// interrupt once per position its pattern matcher tries; those check the deadline but cost nothing, so a
+/// string loop is bounded by its own iterations (issue 14: 128 KiB per `gsub` spent 100,000,000 points in
+/// under 800 iterations). With a budget of 10,000, 20 substitutions over 131,072 positions each (2,621,440
+/// matcher interrupts) fit; 20,000 loop iterations do not.
+#[test]
+fn pattern_matching_spends_no_interrupt_points() {
+    let small = CallLimits { interrupts: 10_000, ..limits() };
+    let table: &[(&str, &str, RunEnd)] = &[
+        (
+            "gsub over 128 KiB, 20 times",
+            "local s = string.rep('ab', 65536)\nfor _ = 1, 20 do s = string.gsub(s, 'a', 'a') end\nreturn {n = #s}",
+            returned(r#"{"n":131072}"#),
+        ),
+        (
+            "find and match too",
+            "local s = string.rep('ab', 65536)\nfor _ = 1, 20 do assert(not string.find(s, 'c') and not string.match(s, 'a+c')) end\nreturn {}",
+            returned("{}"),
+        ),
+        ("the loop still counts", "for _ = 1, 20000 do end\nreturn {}", failed_by(FailCause::InterruptBudget)),
+    ];
+    for (what, body, want) in table {
+        assert_eq!(run_with(body, small), *want, "{what}");
+    }
+}
+
+/// execution.md §5.4, §12.8: a string loop without end is cancelled at its deadline, not failed (issue 14):
+/// the matcher's interrupts read the clock.
+#[test]
+fn an_endless_string_loop_is_cancelled_at_its_deadline() {
+    let body = "local s = string.rep('ab', 65536)\nwhile true do s = string.gsub(s, 'a', 'a') end";
+    let started = Instant::now();
+    let near = CallLimits { deadline: started + Duration::from_millis(300), ..limits() };
+    assert_eq!(run_with(body, near), RunEnd::Cancelled);
+    assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
 }
