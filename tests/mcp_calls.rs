@@ -87,6 +87,13 @@ fn apps() -> Vec<App> {
             limits: json!({"memory_bytes": 2097152}),
         },
         App {
+            name: "spin6",
+            luau: "local M = {}\nfunction M.run(input) while true do end end\nreturn M\n",
+            input: ANY,
+            result: ANY,
+            limits: json!({"run_duration_ms": 6500}),
+        },
+        App {
             name: "hang",
             luau: "local M = {}\nfunction M.run(input) while true do local s = string.rep('x', 1000) end end\nreturn M\n",
             input: ANY,
@@ -233,14 +240,15 @@ fn a_silent_run_gets_a_heartbeat_within_five_and_a_half_seconds() {
 /// issue 14: with `PTC_LOG=debug` the log line of a failed run names its cause class, never a value.
 #[test]
 fn the_debug_log_names_the_cause_class_of_a_failed_run() {
-    let d = deployment(1);
+    let d = deployment(4);
     let mut cmd = d.command();
     cmd.env("PTC_LOG", "ptc_gateway=debug");
     let gw = Gateway::start(cmd, format!("127.0.0.1:{}", d.port).parse().unwrap());
     let calls = [("boom", json!({})), ("refuse", json!({"text": "a secret detail"})), ("hog", json!({}))];
     for (tool, arguments) in calls {
         let s = call(gw.addr, tool, arguments, 1);
-        assert!(String::from_utf8(s.body()).unwrap().contains("Tool execution failed"), "{tool}");
+        let body = String::from_utf8(s.body()).unwrap();
+        assert!(body.contains("Tool execution failed"), "{tool}: {body}");
     }
     let (_, _, _, stderr) = gw.signal_and_wait(nix::sys::signal::Signal::SIGTERM, Duration::from_secs(20));
     let stderr = String::from_utf8(stderr).unwrap();
@@ -252,6 +260,61 @@ fn the_debug_log_names_the_cause_class_of_a_failed_run() {
         .collect();
     assert_eq!(causes, ["uncaught_error", "fail", "memory"], "{stderr}");
     assert!(!stderr.contains("secret"), "no value reaches the log: {stderr}");
+}
+
+/// execution.md §12.8 "Fairness": with every run slot executing `while true do end`, `GET /health/live`,
+/// a 429 refusal and the heartbeats of the spinning calls are written within 100 ms of when they are due.
+#[test]
+fn every_run_slot_spinning_stalls_nothing_else() {
+    const SLOTS: u64 = 4;
+    const DUE: Duration = Duration::from_millis(100);
+    let d = deployment(SLOTS as u32);
+    let gw = start(&d);
+    let (committed, commits) = std::sync::mpsc::channel();
+    let spins: Vec<_> = (0..SLOTS)
+        .map(|id| {
+            let (addr, committed) = (gw.addr, committed.clone());
+            std::thread::spawn(move || {
+                let mut s = connect(addr);
+                s.write_all(&call_request(addr, "spin6", &json!({}), id)).unwrap();
+                // The head arrives once the call is committed, holding its run slot.
+                s.peek(&mut [0u8; 1]).unwrap();
+                committed.send(()).unwrap();
+                read_stream(&mut s)
+            })
+        })
+        .collect();
+    for _ in 0..SLOTS {
+        commits.recv_timeout(Duration::from_secs(10)).unwrap();
+    }
+    let refusal = |id: u64| {
+        let started = Instant::now();
+        let r =
+            support::raw_exchange(gw.addr, &call_request(gw.addr, "echo", &json!({"text": "hi"}), id), false)
+                .unwrap();
+        (r.status, started.elapsed())
+    };
+    // While they spin (bounded in count and time, well inside their 6,500 ms deadline).
+    let sampling = Instant::now();
+    let mut samples = 0;
+    while sampling.elapsed() < Duration::from_secs(4) && samples < 2_000 {
+        let started = Instant::now();
+        let live = support::http_get(gw.addr, "/health/live").unwrap();
+        let live_took = started.elapsed();
+        assert_eq!(live.status, 200);
+        assert!(live_took <= DUE, "GET /health/live took {live_took:?}");
+        let (status, refused_took) = refusal(101);
+        assert_eq!(status, 429);
+        assert!(refused_took <= DUE, "the 429 took {refused_took:?}");
+        samples += 1;
+    }
+    for spin in spins {
+        let s = spin.join().unwrap();
+        assert!(s.ended);
+        assert_eq!(s.chunks[1].1, b": heartbeat\n\n");
+        let after = s.chunks[1].0.duration_since(s.chunks[0].0);
+        assert!(after <= Duration::from_secs(5) + DUE, "heartbeat after {after:?}");
+    }
 }
 
 #[test]

@@ -13,7 +13,9 @@ use std::time::Instant;
 
 use super::borrow::Borrow;
 use super::runner::{Activation, Ran, Runner};
-use crate::apps::runtime::{run_workflow, run_workflow_with, CallLimits, CancelToken, RunEnd, ToolReply};
+use crate::apps::runtime::{
+    run_workflow, run_workflow_with, tidy_after_run, CallLimits, CancelToken, RunEnd, ToolReply,
+};
 use crate::apps::template::Run;
 use crate::apps::Built;
 use crate::json::Value;
@@ -63,16 +65,23 @@ fn luau_run(
     borrow: Option<Arc<Borrow>>,
 ) -> Settled {
     let port = borrow.clone();
-    let task = tokio::task::spawn_blocking(move || {
-        let template = built.templates.get(tool)?;
-        let limits = CallLimits::for_application(template.memory_bytes, deadline);
-        Some(match port {
-            Some(port) => run_workflow_with(&template.luau, &input, limits, &token, port),
-            None => run_workflow(&template.luau, &input, limits, &token),
-        })
-    });
+    let (answer, answered) = tokio::sync::oneshot::channel();
+    // The blocking task owns the run; its answer goes out before the task tidies its Luau state, so the
+    // collection is off the call's path. A task that dies before answering drops `answer`: the run is
+    // lost (execution.md §6.2).
+    drop(tokio::task::spawn_blocking(move || {
+        let end = built.templates.get(tool).map(|template| {
+            let limits = CallLimits::for_application(template.memory_bytes, deadline);
+            match port {
+                Some(port) => run_workflow_with(&template.luau, &input, limits, &token, port),
+                None => run_workflow(&template.luau, &input, limits, &token),
+            }
+        });
+        let _ = answer.send(end);
+        tidy_after_run();
+    }));
     Box::pin(async move {
-        let ran = match task.await {
+        let ran = match answered.await {
             Ok(Some(RunEnd::Returned(value))) => Ran::Returned(value),
             Ok(Some(RunEnd::NotConvertible)) => Ran::NotConvertible,
             Ok(Some(RunEnd::Failed { detail, cause })) => {

@@ -4,14 +4,16 @@
 //!
 //! Owns the compiled form a per-call runtime starts from: [`CompiledLuau`] holds, per environment, the
 //! bytecode and dependency list of every component behind an `Arc`, so that a call creates fresh
-//! [`sandbox::Sandbox`]es from it on any thread without compiling again (execution.md §12.6). Does not own
+//! [`sandbox::Sandbox`]es from it in any [`vm::Vm`] without compiling again (execution.md §12.6). Does not own
 //! the run-time host functions, the JSON ↔ Luau mapping (execution.md §14) or call execution.
 
+pub mod budget;
 pub mod convert;
 pub mod graph;
 pub mod json_lib;
 pub mod probe;
 pub mod sandbox;
+pub mod vm;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -138,7 +140,7 @@ impl ProbeLimits {
     /// The limits of execution.md §12.7–§12.8 for an application whose memory limit is `memory_bytes`.
     pub fn for_application(memory_bytes: u64) -> ProbeLimits {
         ProbeLimits {
-            interrupts: sandbox::INTERRUPT_BUDGET,
+            interrupts: budget::INTERRUPT_BUDGET,
             time: STARTUP_TIME_LIMIT,
             memory_bytes: usize::try_from(memory_bytes).unwrap_or(usize::MAX),
         }
@@ -161,14 +163,14 @@ pub fn check_components(manifest: &Manifest) -> Result<(), AppError> {
 /// entry component's existence, and the probe of execution.md §12.7.
 pub fn build(manifest: &Manifest, closure: &Closure, limits: ProbeLimits) -> Result<CompiledLuau, AppError> {
     let started = Instant::now();
-    let budget = sandbox::Budget::new(limits.interrupts, started.checked_add(limits.time));
+    let budget = budget::Budget::new(limits.interrupts, started.checked_add(limits.time));
     check_components(manifest)?;
     let (workflow, entry) = match &manifest.workflow {
         Workflow::Luau { components, entry } => (Some(components.as_slice()), Some(entry.clone())),
         Workflow::Forward { .. } => (None, None),
     };
     let timed_out =
-        |b: &sandbox::Budget| b.check_deadline().map_err(|_| AppError::new(AppErrorKind::LuauTimeExceeded));
+        |b: &budget::Budget| b.check_deadline().map_err(|_| AppError::new(AppErrorKind::LuauTimeExceeded));
     let workflow = match workflow {
         Some(components) => {
             Some(Arc::new(compile_environment(EnvironmentName::Workflow, components, closure)?))

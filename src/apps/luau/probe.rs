@@ -9,23 +9,22 @@
 
 use std::sync::Arc;
 
-use mlua::{Lua, Table, Value};
+use mlua::{Lua, Value};
 
+use super::budget::{Budget, Exhaustion};
 use super::json_lib;
-use super::sandbox::{Budget, Exhaustion, Sandbox};
+use super::sandbox::Sandbox;
+use super::vm::{CallScope, HostGlobals, Role, Vm};
 use super::{CompiledLuau, Environment};
 use crate::apps::error::{fail, AppError, AppErrorKind};
 
-/// Which host globals an environment has (execution.md §12.4).
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Role {
-    Workflow,
-    Mission,
-}
-
-/// Runs the probe over every environment of `app`.
+/// Runs the probe over every environment of `app`, in a state of its own.
 pub fn run(app: &CompiledLuau, memory_bytes: usize, budget: &Arc<Budget>) -> Result<(), AppError> {
-    let outcome = probe_all(app, memory_bytes, budget);
+    let mut vm = Vm::new(install).map_err(|_| AppError::new(AppErrorKind::LuauSandbox))?;
+    let outcome = match vm.begin(budget.clone(), memory_bytes) {
+        Ok(scope) => probe_all(&scope, app),
+        Err(_) => fail(AppErrorKind::LuauSandbox),
+    };
     // However the chunks ended (a `pcall` may have swallowed the budget error), an exhausted budget
     // refuses the application.
     match budget.exhausted() {
@@ -36,9 +35,9 @@ pub fn run(app: &CompiledLuau, memory_bytes: usize, budget: &Arc<Budget>) -> Res
     }
 }
 
-fn probe_all(app: &CompiledLuau, memory_bytes: usize, budget: &Arc<Budget>) -> Result<(), AppError> {
+fn probe_all(scope: &CallScope<'_>, app: &CompiledLuau) -> Result<(), AppError> {
     if let (Some(env), Some(entry)) = (&app.workflow, &app.entry) {
-        let sandbox = probe_sandbox(env, memory_bytes, budget, Role::Workflow)?;
+        let sandbox = probe_sandbox(scope, env, Role::Workflow)?;
         let module =
             sandbox.require(&entry.component).map_err(|_| AppError::new(AppErrorKind::LuauProbeFailed))?;
         // The same lookup a call makes (metamethods included), run under the same budget.
@@ -49,7 +48,7 @@ fn probe_all(app: &CompiledLuau, memory_bytes: usize, budget: &Arc<Budget>) -> R
         }
     }
     for env in app.missions.values().filter(|env| env.components().next().is_some()) {
-        let sandbox = probe_sandbox(env, memory_bytes, budget, Role::Mission)?;
+        let sandbox = probe_sandbox(scope, env, Role::Mission)?;
         for component in env.components() {
             sandbox.require(&component.id).map_err(|_| AppError::new(AppErrorKind::LuauProbeFailed))?;
         }
@@ -57,27 +56,21 @@ fn probe_all(app: &CompiledLuau, memory_bytes: usize, budget: &Arc<Budget>) -> R
     Ok(())
 }
 
-fn probe_sandbox(
-    env: &Arc<Environment>,
-    memory_bytes: usize,
-    budget: &Arc<Budget>,
-    role: Role,
-) -> Result<Sandbox, AppError> {
-    Sandbox::new(env.clone(), memory_bytes, budget.clone(), |lua, globals, _| install(lua, globals, role))
-        .map_err(|_| AppError::new(AppErrorKind::LuauSandbox))
+fn probe_sandbox(scope: &CallScope<'_>, env: &Arc<Environment>, role: Role) -> Result<Sandbox, AppError> {
+    Sandbox::new(scope, env.clone(), role).map_err(|_| AppError::new(AppErrorKind::LuauSandbox))
 }
 
 /// The probe's host globals.
-fn install(lua: &Lua, globals: &Table, role: Role) -> mlua::Result<()> {
-    let refuse = |name: &'static str| {
+fn install(lua: &Lua) -> mlua::Result<HostGlobals> {
+    let refuse = |name: &'static str| -> mlua::Result<Value> {
         lua.create_function(move |_, ()| -> mlua::Result<()> {
             Err(mlua::Error::runtime(format!("{name} is not available while modules load")))
         })
+        .map(Value::Function)
     };
-    match role {
-        Role::Workflow => globals.raw_set("mission", refuse("mission")?)?,
-        Role::Mission => globals.raw_set("tool", refuse("tool")?)?,
-    }
-    globals.raw_set("fail", refuse("fail")?)?;
-    globals.raw_set("json", json_lib::library(lua)?)
+    let json = Value::Table(json_lib::library(lua)?);
+    Ok(HostGlobals {
+        workflow: vec![("mission", refuse("mission")?), ("fail", refuse("fail")?), ("json", json.clone())],
+        mission: vec![("tool", refuse("tool")?), ("fail", refuse("fail")?), ("json", json)],
+    })
 }

@@ -1,11 +1,12 @@
-//! One run (execution.md §12.3, §12.6, §12.8): the fresh workflow sandbox, the state every sandbox of
-//! the call shares, the entry call and the conversion of its first return value.
+//! One run (execution.md §12.3, §12.6, §12.8): the run thread's Luau state, the call scope in it, the
+//! fresh workflow sandbox, the entry call and the conversion of its first return value.
 //!
-//! Owns [`Run`], the per-call state reachable from host functions: the interrupt budget (with the
-//! deadline and the cancellation flag), the memory limit shared by all sandboxes, the mission sandboxes
-//! created so far and the workflow's `fail` detail. Does not own the host functions (`host`), mission
-//! invocations (`missions`) or classification (`outcome`).
+//! Owns [`Run`], the per-call state host functions find in the Luau state while the call is in progress:
+//! the interrupt budget (with the deadline and the cancellation flag), the mission sandboxes created so far
+//! and the workflow's `fail` detail; and the thread's state itself, built at the thread's first run. Does
+//! not own the host functions (`host`), mission invocations (`missions`) or classification (`outcome`).
 
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
@@ -15,16 +16,16 @@ use super::missions::MissionSandbox;
 use super::outcome::{self, Finished};
 use super::tools::ToolPort;
 use super::{host, CallLimits, CancelToken, FailCause, RunEnd};
+use crate::apps::luau::budget::Budget;
 use crate::apps::luau::convert::{to_json, to_lua};
-use crate::apps::luau::sandbox::{Budget, Sandbox};
+use crate::apps::luau::sandbox::Sandbox;
+use crate::apps::luau::vm::{CallScope, Role, Vm};
 use crate::apps::luau::{CompiledLuau, Environment};
 use crate::json::Value;
 
 /// The state of one run, shared by its host functions.
 pub(super) struct Run {
     pub budget: Arc<Budget>,
-    /// `limits.memory_bytes`: all sandboxes of the call together (execution.md §12.8).
-    pub memory_bytes: usize,
     /// The declared missions and their compiled environments.
     pub missions: BTreeMap<String, Arc<Environment>>,
     /// Mission sandboxes, created at the first `:call`/`:eval` of each mission (execution.md §12.6).
@@ -39,6 +40,11 @@ pub(super) struct Run {
 /// workflow's `fail`). Its text never reaches a client.
 pub(super) fn ended() -> mlua::Error {
     mlua::Error::runtime("the run has ended")
+}
+
+/// The run in progress in `lua`, for a host function.
+pub(super) fn current_run(lua: &Lua) -> mlua::Result<Arc<Run>> {
+    lua.app_data_ref::<Arc<Run>>().map(|run| run.clone()).ok_or_else(ended)
 }
 
 impl Run {
@@ -59,42 +65,49 @@ impl Run {
         }
     }
 
-    /// The memory one sandbox may hold while the others hold `others` bytes: the call's limit is shared
-    /// (execution.md §12.8). Only one sandbox of a call runs at a time (the workflow waits inside
-    /// `:call`/`:eval`), so setting the running sandbox's limit to what the others leave is exact. Never 0,
-    /// which mlua reads as "no limit".
-    pub fn limit_beside(&self, others: usize) -> usize {
-        self.memory_bytes.saturating_sub(others).max(1)
-    }
-
-    /// Bytes held beside the sandbox about to run: with `Some((workflow, m))`, the workflow's and every
-    /// mission's but `m`'s (mission `m` is entered); with `None`, every mission's (the workflow resumes).
-    /// When that leaves the running sandbox less than half the call's memory, the idle sandboxes are
-    /// collected first, so that their garbage does not count against it (Luau has no emergency
-    /// collection; see `sandbox::reclaim`).
-    pub fn held_beside(&self, entering: Option<(&Lua, &str)>) -> usize {
-        let held = |collect: bool| {
-            let workflow = entering.map_or(0, |(workflow, _)| {
-                if collect {
-                    let _ = workflow.gc_collect();
-                }
-                workflow.used_memory()
-            });
-            let except = entering.map(|(_, m)| m);
-            let Ok(sandboxes) = self.sandboxes.lock() else { return workflow };
-            let missions: usize = sandboxes
-                .iter()
-                .filter(|(name, _)| Some(name.as_str()) != except)
-                .map(|(_, m)| m.held(collect))
-                .sum();
-            workflow + missions
-        };
-        let first = held(false);
-        if self.limit_beside(first) >= self.memory_bytes / 2 {
-            return first;
+    /// Records mission `name`'s `fail(value)` for the invocation in progress.
+    pub fn record_mission_fail(&self, name: &str, value: Option<Value>) {
+        let mission = self.sandboxes.lock().ok().and_then(|s| s.get(name).cloned());
+        if let Some(mission) = mission {
+            mission.fail.record(value);
         }
-        held(true)
     }
+}
+
+thread_local! {
+    /// The Luau state of this run thread, built at its first run and reused by every later one
+    /// (see `apps::luau::vm` for why that keeps calls apart).
+    static STATE: RefCell<Option<Vm>> = const { RefCell::new(None) };
+}
+
+/// Runs `f` with this thread's Luau state, building it first if needed. A state a panicking run left
+/// behind is dropped and built again.
+fn with_state<R>(f: impl FnOnce(&mut Vm) -> R, unavailable: R) -> R {
+    STATE.with(|cell| {
+        let Ok(mut slot) = cell.try_borrow_mut() else { return unavailable };
+        if slot.as_ref().is_some_and(Vm::is_poisoned) {
+            *slot = None;
+        }
+        if slot.is_none() {
+            *slot = Vm::new(host::globals).ok();
+        }
+        match slot.as_mut() {
+            Some(vm) => f(vm),
+            None => unavailable,
+        }
+    })
+}
+
+/// Collects what finished runs left in this thread's state, when enough has gathered: for after the
+/// answer is on its way.
+pub(super) fn tidy() {
+    STATE.with(|cell| {
+        if let Ok(mut slot) = cell.try_borrow_mut() {
+            if let Some(vm) = slot.as_mut() {
+                vm.tidy();
+            }
+        }
+    });
 }
 
 /// The run behind [`super::run_workflow`].
@@ -115,26 +128,29 @@ pub(super) fn run(
     };
     let run = Arc::new(Run {
         budget,
-        memory_bytes: limits.memory_bytes,
         missions: luau.missions.clone(),
         sandboxes: Mutex::new(BTreeMap::new()),
         failed: Mutex::new(None),
         tools,
     });
-    let finished = execute(&run, env, &entry.component, &entry.function, input, on_entry);
-    let failed = run.failed.lock().map(|f| f.clone()).unwrap_or(Some(None));
-    let end = outcome::classify(&run.budget, limits.deadline, failed, finished);
-    // execution.md §12.6: all sandboxes of the call are destroyed when the run settles (the workflow's went
-    // with `execute`).
-    if let Ok(mut sandboxes) = run.sandboxes.lock() {
-        sandboxes.clear();
-    }
-    end
+    let unavailable = RunEnd::Failed { detail: None, cause: FailCause::UncaughtError };
+    with_state(
+        |vm| {
+            let finished = match vm.begin(run.budget.clone(), limits.memory_bytes) {
+                Ok(scope) => in_scope(&scope, &run, env, &entry.component, &entry.function, input, on_entry),
+                Err(e) => Err(e),
+            };
+            let failed = run.failed.lock().map(|f| f.clone()).unwrap_or(Some(None));
+            outcome::classify(&run.budget, limits.deadline, failed, finished)
+        },
+        unavailable,
+    )
 }
 
-/// Creates the workflow sandbox, loads the entry component, calls the entry with the input table and
-/// converts its first return value.
-fn execute(
+/// The run within its call scope: the run is where host functions find it, and every sandbox of the call
+/// is gone when the scope ends (execution.md §12.6).
+fn in_scope(
+    scope: &CallScope<'_>,
     run: &Arc<Run>,
     env: &Arc<Environment>,
     component: &str,
@@ -142,9 +158,29 @@ fn execute(
     input: &Value,
     on_entry: &dyn Fn(),
 ) -> Finished {
-    let sandbox = Sandbox::new(env.clone(), run.memory_bytes, run.budget.clone(), |lua, globals, state| {
-        host::install_workflow(lua, globals, state, run.clone())
-    })?;
+    let lua = scope.lua();
+    lua.set_app_data(run.clone());
+    let finished = execute(scope, run, env, component, function, input, on_entry);
+    if let Ok(mut sandboxes) = run.sandboxes.lock() {
+        sandboxes.clear();
+    }
+    let _ = lua.remove_app_data::<Arc<Run>>();
+    finished
+}
+
+/// Creates the workflow sandbox, loads the entry component, calls the entry with the input table and
+/// converts its first return value.
+fn execute(
+    scope: &CallScope<'_>,
+    run: &Arc<Run>,
+    env: &Arc<Environment>,
+    component: &str,
+    function: &str,
+    input: &Value,
+    on_entry: &dyn Fn(),
+) -> Finished {
+    let sandbox = Sandbox::new(scope, env.clone(), Role::Workflow)?;
+    let _entered = sandbox.enter()?;
     let lua: &Lua = sandbox.lua();
     // Metamethods included, as the startup probe looked it up (execution.md §12.7).
     let entry: LuaValue = sandbox.require(component)?.get(function)?;

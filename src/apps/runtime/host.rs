@@ -5,21 +5,25 @@
 //! Owns the guards every host function applies first: no acting while a module chunk loads
 //! (execution.md §12.2), and the run's deadline and cancellation at the boundary (execution.md §12.8).
 //! `mission` handles are built by a small Luau shim (compiled once per process) because a mission failure
-//! must be raised as a Luau *table* (`{ kind = … }`), which a Rust callback cannot raise. Does not own
-//! mission invocations (`missions`).
+//! must be raised as a Luau *table* (`{ kind = … }`), which a Rust callback cannot raise. The functions
+//! are made once per Luau state ([`globals`]) and shared by its calls: each looks up the call in progress
+//! ([`current_run`]) and the running sandbox, and keeps nothing of a call. Does not own mission invocations
+//! (`missions`).
 
 use std::sync::{Arc, OnceLock};
 
 use mlua::chunk::{ChunkMode, Compiler};
-use mlua::{Lua, Table, Value as LuaValue};
+use mlua::{Function, Lua, Value as LuaValue};
 
-use super::call::{ended, Run};
-use super::missions::{self, FailSlot, Invocation};
+use super::call::{current_run, ended, Run};
+use super::missions::{self, Invocation};
 use super::outcome::fail_detail;
 use super::tools::ToolReply;
 use crate::apps::luau::convert::to_json;
 use crate::apps::luau::json_lib;
 use crate::apps::luau::sandbox::{SandboxState, HOST_CHUNK_PREFIX};
+use crate::apps::luau::vm::HostGlobals;
+use crate::apps::luau::EnvironmentName;
 use crate::codes::provider::{Dispatch, FailureClass};
 
 /// The mission-handle shim. `raw_*` are the Rust host functions; a handle is a frozen table whose mission
@@ -98,14 +102,49 @@ fn run_shim<R: mlua::FromLuaMulti>(
         .call(args)
 }
 
-/// Replaces `pcall` and `xpcall` with the guard (before the built-ins are frozen).
-fn install_guard(lua: &Lua, globals: &Table, state: SandboxState, run: Arc<Run>) -> mlua::Result<()> {
+/// The host globals of both roles, made once per Luau state (execution.md §12.4): the workflow's `json`,
+/// `fail` and `mission`; a mission's `json`, `fail`, `tool` and guarded `pcall`/`xpcall`.
+pub(super) fn globals(lua: &Lua) -> mlua::Result<HostGlobals> {
+    let json = LuaValue::Table(json_lib::library(lua)?);
+    let (pcall, xpcall) = guard_functions(lua)?;
+    Ok(HostGlobals {
+        workflow: vec![
+            ("json", json.clone()),
+            ("fail", LuaValue::Function(workflow_fail(lua)?)),
+            ("mission", LuaValue::Function(mission_handles(lua)?)),
+        ],
+        mission: vec![
+            ("json", json),
+            ("fail", LuaValue::Function(mission_fail(lua)?)),
+            ("tool", LuaValue::Function(tool(lua)?)),
+            ("pcall", LuaValue::Function(pcall)),
+            ("xpcall", LuaValue::Function(xpcall)),
+        ],
+    })
+}
+
+/// The running sandbox and the run, for a host function called now.
+fn context(lua: &Lua) -> mlua::Result<(SandboxState, Arc<Run>)> {
+    let state = SandboxState::current(lua).ok_or_else(ended)?;
+    Ok((state, current_run(lua)?))
+}
+
+/// The mission a mission sandbox belongs to.
+fn mission_name(state: &SandboxState) -> mlua::Result<String> {
+    match state.environment().name() {
+        EnvironmentName::Mission(name) => Ok(name.clone()),
+        EnvironmentName::Workflow => Err(ended()),
+    }
+}
+
+/// The guarded `pcall` and `xpcall` of missions.
+fn guard_functions(lua: &Lua) -> mlua::Result<(Function, Function)> {
     static GUARD: OnceLock<Result<Vec<u8>, String>> = OnceLock::new();
-    let stopped = lua.create_function(move |_, ()| Ok(state.is_halted() || run.budget.check().is_err()))?;
-    let (pcall, xpcall): (mlua::Function, mlua::Function) =
-        run_shim(lua, &GUARD, GUARD_SHIM, "guard", stopped)?;
-    globals.raw_set("pcall", pcall)?;
-    globals.raw_set("xpcall", xpcall)
+    let stopped = lua.create_function(|lua, ()| {
+        let halted = SandboxState::current(lua).is_none_or(|s| s.is_halted());
+        Ok(halted || current_run(lua).map_or(true, |run| run.budget.check().is_err()))
+    })?;
+    run_shim(lua, &GUARD, GUARD_SHIM, "guard", stopped)
 }
 
 /// execution.md §12.2: host functions that reach outside raise while any module chunk of their sandbox is
@@ -120,76 +159,67 @@ fn guard(state: &SandboxState, name: &str) -> mlua::Result<()> {
     Ok(())
 }
 
-/// The workflow's host globals: `json`, `fail` (ends the run) and `mission`.
-pub(super) fn install_workflow(
-    lua: &Lua,
-    globals: &Table,
-    state: SandboxState,
-    run: Arc<Run>,
-) -> mlua::Result<()> {
-    globals.raw_set("json", json_lib::library(lua)?)?;
-    let (s, r) = (state.clone(), run.clone());
-    let fail = lua.create_function(move |_, value: LuaValue| -> mlua::Result<()> {
-        guard(&s, "fail")?;
-        r.boundary()?;
+/// The workflow's `fail`: ends the run.
+fn workflow_fail(lua: &Lua) -> mlua::Result<Function> {
+    lua.create_function(|lua, value: LuaValue| -> mlua::Result<()> {
+        let (state, run) = context(lua)?;
+        guard(&state, "fail")?;
+        run.boundary()?;
         // execution.md §12.5: the run ends at once; the halt makes every later interrupt point raise, so
         // `pcall` cannot resume it, and `classify` reports the recorded detail whatever the code does next.
-        r.record_fail(fail_detail(&value));
-        s.halt();
+        run.record_fail(fail_detail(&value));
+        state.halt();
         Err(mlua::Error::runtime("fail"))
-    })?;
-    globals.raw_set("fail", fail)?;
-    let (s, r) = (state.clone(), run.clone());
-    let raw_mission = lua.create_function(move |_, name: LuaValue| -> mlua::Result<()> {
-        guard(&s, "mission")?;
-        r.boundary()?;
+    })
+}
+
+/// The workflow's `mission`: the handle shim over the three raw host functions.
+fn mission_handles(lua: &Lua) -> mlua::Result<Function> {
+    let raw_mission = lua.create_function(|lua, name: LuaValue| -> mlua::Result<()> {
+        let (state, run) = context(lua)?;
+        guard(&state, "mission")?;
+        run.boundary()?;
         match &name {
-            LuaValue::String(n) if n.to_str().is_ok_and(|n| r.missions.contains_key(&*n)) => Ok(()),
+            LuaValue::String(n) if n.to_str().is_ok_and(|n| run.missions.contains_key(&*n)) => Ok(()),
             _ => Err(mlua::Error::runtime("mission: not a declared mission")),
         }
     })?;
-    let (s, r) = (state.clone(), run.clone());
-    let raw_call = lua.create_function(move |lua, (name, target, args): (String, LuaValue, LuaValue)| {
-        guard(&s, ":call")?;
-        r.boundary()?;
-        missions::invoke(lua, &s, &r, &name, Invocation::Call { target, args })
+    let raw_call = lua.create_function(|lua, (name, target, args): (String, LuaValue, LuaValue)| {
+        let (state, run) = context(lua)?;
+        guard(&state, ":call")?;
+        run.boundary()?;
+        missions::invoke(lua, &run, &name, Invocation::Call { target, args })
     })?;
-    let (s, r) = (state, run);
-    let raw_eval = lua.create_function(move |lua, (name, source): (String, LuaValue)| {
-        guard(&s, ":eval")?;
-        r.boundary()?;
-        missions::invoke(lua, &s, &r, &name, Invocation::Eval { source })
+    let raw_eval = lua.create_function(|lua, (name, source): (String, LuaValue)| {
+        let (state, run) = context(lua)?;
+        guard(&state, ":eval")?;
+        run.boundary()?;
+        missions::invoke(lua, &run, &name, Invocation::Eval { source })
     })?;
     static HANDLES: OnceLock<Result<Vec<u8>, String>> = OnceLock::new();
-    let make_handle: mlua::Function =
-        run_shim(lua, &HANDLES, HANDLE_SHIM, "mission", (raw_mission, raw_call, raw_eval))?;
-    globals.raw_set("mission", make_handle)
+    run_shim(lua, &HANDLES, HANDLE_SHIM, "mission", (raw_mission, raw_call, raw_eval))
 }
 
-/// A mission's host globals: `json`, `fail` (ends the invocation) and `tool`.
-pub(super) fn install_mission(
-    lua: &Lua,
-    globals: &Table,
-    state: SandboxState,
-    run: Arc<Run>,
-    slot: FailSlot,
-    mission: String,
-) -> mlua::Result<()> {
-    globals.raw_set("json", json_lib::library(lua)?)?;
-    install_guard(lua, globals, state.clone(), run.clone())?;
-    let (s, r) = (state.clone(), run.clone());
-    let fail = lua.create_function(move |lua, value: LuaValue| -> mlua::Result<()> {
-        guard(&s, "fail")?;
-        r.boundary()?;
+/// A mission's `fail`: ends the invocation.
+fn mission_fail(lua: &Lua) -> mlua::Result<Function> {
+    lua.create_function(|lua, value: LuaValue| -> mlua::Result<()> {
+        let (state, run) = context(lua)?;
+        guard(&state, "fail")?;
+        run.boundary()?;
         // execution.md §12.5: copied by value; `nil` in the workflow when not convertible.
-        slot.record(to_json(lua, &value).ok());
-        s.halt();
+        run.record_mission_fail(&mission_name(&state)?, to_json(lua, &value).ok());
+        state.halt();
         Err(mlua::Error::runtime("fail"))
-    })?;
-    globals.raw_set("fail", fail)?;
-    let tool = lua.create_function(move |lua, (alias, arguments): (LuaValue, LuaValue)| {
+    })
+}
+
+/// A mission's `tool` (execution.md §12.5).
+fn tool(lua: &Lua) -> mlua::Result<Function> {
+    lua.create_function(|lua, (alias, arguments): (LuaValue, LuaValue)| {
+        let (state, run) = context(lua)?;
         guard(&state, "tool")?;
         run.boundary()?;
+        let mission = mission_name(&state)?;
         let LuaValue::String(alias) = alias else {
             return Err(mlua::Error::runtime("tool: the alias must be a string"));
         };
@@ -208,6 +238,5 @@ pub(super) fn install_mission(
         // execution.md §5.3: once the run is cancelled, nothing more is done with the answer.
         run.boundary()?;
         reply.table(lua)
-    })?;
-    globals.raw_set("tool", tool)
+    })
 }

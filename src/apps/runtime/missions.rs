@@ -2,22 +2,21 @@
 //! args)` and `handle:eval(source)` from the workflow.
 //!
 //! Owns the lazy creation of one sandbox per mission per call (reused by later invocations of that
-//! call), the by-value crossing in both directions (JSON in between: fresh tables, array marks kept, each
-//! sandbox's own `json.null`), the memory hand-over between sandboxes, and the failure tables
+//! call), the by-value crossing in both directions (JSON in between: fresh tables, array marks kept), the
+//! switch of the running sandbox, and the failure tables
 //! `{ kind = "fail", value = … }` / `{ kind = "error", message = … }`. Cancellation and budget exhaustion
 //! are not mission failures: they surface as the run-ending error (execution.md §12.5). Does not own the host
 //! globals inside a mission (`host`).
 
 use std::sync::{Arc, Mutex};
 
-use mlua::chunk::ChunkMode;
 use mlua::{Function, Lua, Table, Value as LuaValue};
 
 use super::call::Run;
-use super::host;
-use super::outcome::message;
+use super::outcome::{is_memory_error, message};
 use crate::apps::luau::convert::{to_json, to_lua};
-use crate::apps::luau::sandbox::{Sandbox, SandboxState};
+use crate::apps::luau::sandbox::Sandbox;
+use crate::apps::luau::vm::{collect_now, Role};
 use crate::apps::luau::EnvironmentName;
 use crate::json::Value;
 
@@ -45,18 +44,7 @@ impl FailSlot {
 /// One mission's sandbox within one call.
 pub(super) struct MissionSandbox {
     sandbox: Sandbox,
-    fail: FailSlot,
-}
-
-impl MissionSandbox {
-    /// Bytes this sandbox holds, after a full collection when `collect`.
-    pub fn held(&self, collect: bool) -> usize {
-        let lua = self.sandbox.lua();
-        if collect {
-            let _ = lua.gc_collect();
-        }
-        lua.used_memory()
-    }
+    pub fail: FailSlot,
 }
 
 /// What the workflow asked of the mission.
@@ -82,13 +70,12 @@ enum Failure {
 /// the workflow sandbox is out of memory for the answer).
 pub(super) fn invoke(
     workflow: &Lua,
-    workflow_state: &SandboxState,
     run: &Arc<Run>,
     name: &str,
     invocation: Invocation,
 ) -> mlua::Result<(bool, LuaValue)> {
-    let outcome = prepare(workflow, invocation)
-        .and_then(|prepared| in_mission(workflow, workflow_state, run, name, prepared));
+    let outcome =
+        prepare(workflow, invocation).and_then(|prepared| in_mission(workflow, run, name, prepared));
     // execution.md §12.5: cancellation and budget exhaustion end the whole run; they are not mission
     // failures.
     run.boundary()?;
@@ -137,29 +124,26 @@ fn unknown_target() -> Failure {
     Failure::Error(":call: unknown target".into())
 }
 
-/// Runs the prepared invocation in the mission's sandbox, with the memory the workflow and the other
-/// missions leave (execution.md §12.8), and collects its fail record.
+/// Runs the prepared invocation in the mission's sandbox and collects its fail record. The memory of
+/// `limits.memory_bytes` is the state's, shared by every sandbox of the call (execution.md §12.8).
 fn in_mission(
     workflow: &Lua,
-    workflow_state: &SandboxState,
     run: &Arc<Run>,
     name: &str,
     prepared: Prepared,
 ) -> Result<Option<Value>, Failure> {
     let mission = sandbox_of(workflow, run, name)?;
-    let lua = mission.sandbox.lua();
-    let others = run.held_beside(Some((workflow, name)));
-    mission
-        .sandbox
-        .state()
-        .set_memory_limit(lua, run.limit_beside(others))
-        .map_err(|e| Failure::Error(message(&e)))?;
-    let result = execute(&mission, name, prepared);
+    let result = match mission.sandbox.enter() {
+        Ok(_entered) => execute(&mission, name, prepared),
+        Err(e) => Err(e),
+    };
     // The invocation is over: a `fail` stops halting the sandbox, which later invocations reuse.
     let failed = mission.fail.take();
     mission.sandbox.state().resume();
-    // Hand the memory back: the workflow may hold what the missions leave.
-    let _ = workflow_state.set_memory_limit(workflow, run.limit_beside(run.held_beside(None)));
+    if result.as_ref().is_err_and(is_memory_error) {
+        // What the mission dropped must not keep the workflow from building its failure table.
+        collect_now(workflow);
+    }
     match (failed, result) {
         (Some(value), _) => Err(Failure::Fail(value)),
         (None, Err(e)) => Err(Failure::Error(message(&e))),
@@ -184,7 +168,7 @@ fn execute(mission: &MissionSandbox, name: &str, prepared: Prepared) -> mlua::Re
         }
         Prepared::Eval { source } => {
             let chunk = EnvironmentName::Mission(name.to_owned()).eval_chunk_name().unwrap_or_default();
-            lua.load(source).set_name(format!("={chunk}")).set_mode(ChunkMode::Text).call(())?
+            mission.sandbox.load_text(&source, &chunk)?.call(())?
         }
     };
     match result {
@@ -205,19 +189,9 @@ fn sandbox_of(workflow: &Lua, run: &Arc<Run>, name: &str) -> Result<Arc<MissionS
         return Ok(existing.clone());
     }
     let env = run.missions.get(name).ok_or_else(|| Failure::Error("not a declared mission".into()))?;
-    let others: usize = workflow.used_memory() + sandboxes.values().map(|m| m.held(false)).sum::<usize>();
-    let fail = FailSlot::default();
-    let slot = fail.clone();
-    let r = run.clone();
-    let mission_name = name.to_owned();
-    let sandbox = Sandbox::new(
-        env.clone(),
-        run.limit_beside(others),
-        run.budget.clone(),
-        move |lua, globals, state| host::install_mission(lua, globals, state, r, slot, mission_name),
-    )
-    .map_err(|e| Failure::Error(message(&e)))?;
-    let mission = Arc::new(MissionSandbox { sandbox, fail });
+    let sandbox =
+        Sandbox::in_call(workflow, env.clone(), Role::Mission).map_err(|e| Failure::Error(message(&e)))?;
+    let mission = Arc::new(MissionSandbox { sandbox, fail: FailSlot::default() });
     sandboxes.insert(name.to_owned(), mission.clone());
     Ok(mission)
 }

@@ -1,9 +1,10 @@
 //! The per-call Luau runtime (execution.md §12, §14): one run of a Luau application's entry for one
 //! admitted call, synchronous and blocking, meant for `tokio::task::spawn_blocking`.
 //!
-//! * `call` owns the run: the fresh workflow sandbox from startup bytecode (execution.md §12.6), the shared
-//!   interrupt budget, deadline and cancellation (execution.md §12.8), the memory shared by all sandboxes of
-//!   the call, the entry call and the conversion of its first return value (execution.md §8 steps 1–2);
+//! * `call` owns the run: the thread's Luau state (`apps::luau::vm`), the fresh workflow sandbox from
+//!   startup bytecode (execution.md §12.6), the shared interrupt budget, deadline and cancellation
+//!   (execution.md §12.8), the entry call and the conversion of its first return value (execution.md §8
+//!   steps 1–2);
 //! * `missions` owns mission sandboxes (created lazily, one per mission per call), `:call`/`:eval` and the
 //!   by-value crossing of execution.md §14.3, and the failure tables of execution.md §12.5;
 //! * `host` owns the host globals (`mission`, `fail`, `tool`, `json`) of execution.md §12.4–§12.5;
@@ -26,7 +27,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::luau::sandbox::INTERRUPT_BUDGET;
+use super::luau::budget::INTERRUPT_BUDGET;
 use super::luau::CompiledLuau;
 
 /// The bounds of one run.
@@ -160,6 +161,12 @@ pub fn run_workflow_with(
     tools: Arc<dyn ToolPort>,
 ) -> RunEnd {
     call::run(luau, input, limits, cancel, &|| {}, Some(tools))
+}
+
+/// Collects what finished runs left in this thread's Luau state, when enough has gathered. A run thread
+/// calls it after the answer of its run is on its way, so the collection is off the answer's path.
+pub fn tidy_after_run() {
+    call::tidy();
 }
 
 /// [`run_workflow`], calling `on_entry` just before the entry function is called: lets tests cancel a

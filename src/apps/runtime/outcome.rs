@@ -8,8 +8,8 @@
 use std::time::Instant;
 
 use super::{FailCause, RunEnd};
+use crate::apps::luau::budget::{Budget, Exhaustion};
 use crate::apps::luau::convert::NotConvertible;
-use crate::apps::luau::sandbox::{Budget, Exhaustion};
 use crate::json::Value;
 
 /// execution.md §7.2: a `fail` string reaches the client only with 1..=1,024 bytes.
@@ -47,7 +47,7 @@ pub(super) fn classify(
 }
 
 /// Whether `error` is Luau's memory error, also when it surfaced through a host function.
-fn is_memory_error(error: &mlua::Error) -> bool {
+pub(super) fn is_memory_error(error: &mlua::Error) -> bool {
     match error {
         mlua::Error::MemoryError(_) => true,
         mlua::Error::CallbackError { cause, .. } => is_memory_error(cause),

@@ -5,7 +5,9 @@ use std::time::{Duration, Instant};
 use super::*;
 use crate::apps::closure;
 use crate::apps::error::{AppError, AppErrorKind};
-use crate::apps::luau::sandbox::{Budget, Exhaustion, Sandbox};
+use crate::apps::luau::budget::{Budget, Exhaustion};
+use crate::apps::luau::sandbox::{Sandbox, SandboxState};
+use crate::apps::luau::vm::{HostGlobals, Role, Vm};
 use crate::apps::luau::{self, CompiledLuau, ProbeLimits};
 use crate::config::manifest;
 
@@ -300,7 +302,17 @@ fn budget_is_sticky() {
     assert_eq!(past.exhausted(), Some(Exhaustion::Deadline));
 }
 
-/// execution.md §12.6: every sandbox starts fresh from the same bytecode; module state does not leak.
+/// A state whose sandboxes have no host globals but `extra`.
+fn bare_vm(extra: impl Fn(&mlua::Lua) -> mlua::Result<Vec<(&'static str, mlua::Value)>>) -> Vm {
+    Vm::new(|lua| Ok(HostGlobals { workflow: extra(lua)?, mission: extra(lua)? })).unwrap()
+}
+
+fn no_hosts(_: &mlua::Lua) -> mlua::Result<Vec<(&'static str, mlua::Value)>> {
+    Ok(Vec::new())
+}
+
+/// execution.md §12.6: every sandbox starts fresh from the same bytecode; module state does not leak, from
+/// one call to the next in the same state nor between two sandboxes of one call.
 #[test]
 fn sandboxes_are_fresh_and_require_is_restricted() {
     let compiled = build_with(
@@ -318,23 +330,22 @@ fn sandboxes_are_fresh_and_require_is_restricted() {
     )
     .unwrap();
     let workflow = compiled.workflow.clone().unwrap();
+    let mut vm = bare_vm(no_hosts);
     for _ in 0..2 {
-        let sandbox =
-            Sandbox::new(workflow.clone(), 16_777_216, Budget::new(1_000_000, None), |_, _, _| Ok(()))
-                .unwrap();
-        let app = sandbox.require("app").unwrap();
-        let run: mlua::Function = app.get("run").unwrap();
-        assert_eq!(run.call::<i64>(()).unwrap(), 1);
-        assert_eq!(run.call::<i64>(()).unwrap(), 2);
-        // A global created by one sandbox is not seen by the next.
-        assert_eq!(
-            sandbox
-                .lua()
-                .load("local seen = leaked; leaked = 1; return seen")
-                .call::<Option<i64>>(())
-                .unwrap(),
-            None
-        );
+        let scope = vm.begin(Budget::new(1_000_000, None), 16_777_216).unwrap();
+        for _ in 0..2 {
+            let sandbox = Sandbox::new(&scope, workflow.clone(), Role::Workflow).unwrap();
+            let app = sandbox.require("app").unwrap();
+            let run: mlua::Function = app.get("run").unwrap();
+            let _entered = sandbox.enter().unwrap();
+            assert_eq!(run.call::<i64>(()).unwrap(), 1);
+            assert_eq!(run.call::<i64>(()).unwrap(), 2);
+            // A global created by one sandbox is not seen by the next.
+            let leak =
+                sandbox.load_text(b"local seen = leaked; leaked = 1; return seen", "workflow/app").unwrap();
+            assert_eq!(leak.call::<Option<i64>>(()).unwrap(), None);
+            assert_eq!(leak.call::<Option<i64>>(()).unwrap(), Some(1));
+        }
     }
     let mission = compiled.missions.get("m").unwrap().clone();
     assert!(mission.may_require("mission/m/b", "a"));
@@ -343,13 +354,14 @@ fn sandboxes_are_fresh_and_require_is_restricted() {
     assert!(mission.may_require("mission/m/eval", "b"));
     assert!(!mission.may_require("mission/m/eval", "nope"));
     assert!(!mission.may_require("workflow/app", "a"));
-    let sandbox = Sandbox::new(mission, 16_777_216, Budget::new(1_000_000, None), |_, _, _| Ok(())).unwrap();
-    let eval = sandbox.lua().load("return require('b').get()").set_name("=mission/m/eval");
+    let scope = vm.begin(Budget::new(1_000_000, None), 16_777_216).unwrap();
+    let sandbox = Sandbox::new(&scope, mission, Role::Mission).unwrap();
+    let _entered = sandbox.enter().unwrap();
+    let eval = sandbox.load_text(b"return require('b').get()", "mission/m/eval").unwrap();
     assert!(eval.call::<mlua::Table>(()).is_ok());
-    let stranger = sandbox.lua().load("return require('a')").set_name("=somewhere");
+    let stranger = sandbox.load_text(b"return require('a')", "somewhere").unwrap();
     assert!(stranger.call::<mlua::Table>(()).is_err());
-    let load_state = sandbox.state();
-    assert!(!load_state.is_loading());
+    assert!(!sandbox.state().is_loading());
 }
 
 /// Module loading is pure: host functions can ask whether a chunk is running.
@@ -360,12 +372,16 @@ fn load_state_is_visible_to_host_functions() {
     let compiled =
         build_with(&[("app", ECHO_APP, &[]), ("hooked", hooked, &[])], "app.run", &[], limits()).unwrap();
     let workflow = compiled.workflow.unwrap();
-    let sandbox = Sandbox::new(workflow, 16_777_216, Budget::new(1_000_000, None), |lua, globals, state| {
-        globals.raw_set("is_loading", lua.create_function(move |_, ()| Ok(state.is_loading()))?)
-    })
-    .unwrap();
+    let mut vm = bare_vm(|lua| {
+        let is_loading =
+            lua.create_function(|lua, ()| Ok(SandboxState::current(lua).is_some_and(|s| s.is_loading())))?;
+        Ok(vec![("is_loading", mlua::Value::Function(is_loading))])
+    });
+    let scope = vm.begin(Budget::new(1_000_000, None), 16_777_216).unwrap();
+    let sandbox = Sandbox::new(&scope, workflow, Role::Workflow).unwrap();
     assert!(!sandbox.state().is_loading());
     let run: mlua::Function = sandbox.require("hooked").unwrap().get("run").unwrap();
+    let _entered = sandbox.enter().unwrap();
     assert!(!run.call::<bool>(()).unwrap());
 }
 
@@ -379,14 +395,14 @@ fn errors_name_their_chunks() {
         limits(),
     )
     .unwrap();
-    let sandbox =
-        Sandbox::new(compiled.workflow.unwrap(), 16_777_216, Budget::new(1_000_000, None), |_, _, _| Ok(()))
-            .unwrap();
+    let mut vm = bare_vm(no_hosts);
+    let scope = vm.begin(Budget::new(1_000_000, None), 16_777_216).unwrap();
+    let sandbox = Sandbox::new(&scope, compiled.workflow.unwrap(), Role::Workflow).unwrap();
     let run: mlua::Function = sandbox.require("app").unwrap().get("run").unwrap();
     let message = run.call::<()>(()).unwrap_err().to_string();
     assert!(message.contains("workflow/app:3: boom"), "{message}");
     let mission = compiled.missions["m"].clone();
-    let sandbox = Sandbox::new(mission, 16_777_216, Budget::new(1_000_000, None), |_, _, _| Ok(())).unwrap();
+    let sandbox = Sandbox::new(&scope, mission, Role::Mission).unwrap();
     let f: mlua::Function = sandbox.require("files").unwrap().get("f").unwrap();
     let message = f.call::<()>(()).unwrap_err().to_string();
     assert!(message.contains("mission/m/files:1: deep"), "{message}");

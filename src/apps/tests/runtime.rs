@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use super::luau::{build_with, Source};
 use super::*;
-use crate::apps::luau::sandbox::INTERRUPT_BUDGET;
+use crate::apps::luau::budget::INTERRUPT_BUDGET;
 use crate::apps::luau::{CompiledLuau, ProbeLimits};
 use crate::apps::runtime::{run_workflow, CallLimits, CancelToken, FailCause, RunEnd};
 
@@ -423,4 +423,71 @@ fn eval_refuses_bytecode() {
         run(&app("return try(function() return mission('m'):eval('return 1') end)"), "{}"),
         returned(r#"{"ok":true,"value":1}"#)
     );
+}
+
+/// What one call of the isolation tools sees of everything a call could try to change, then tries to
+/// change all of it. `TAG` tells the two tools apart.
+const PROBING_APP: &str = r#"
+local shared = require("shared")
+local function refused(f) return not pcall(f) end
+return {run = function(input)
+  local handle = mission("m")
+  local seen = {
+    global = rawget(_G, "leaked") == nil and leaked == nil,
+    module = shared.n == 0 and shared.tag == nil,
+    string_meta = getmetatable("").__index == string and ("x").tag == nil and string.tag == nil,
+    -- mlua protects the mark: `getmetatable` does not return it.
+    array_mark = type(getmetatable(json.array())) ~= "table" and json.array().tag == nil,
+    libraries = table.tag == nil and math.tag == nil and json.tag == nil,
+    handle_meta = getmetatable(handle).tag == nil,
+    mission = handle:call("a.global_get") == false and handle:call("a.inc") == 1,
+  }
+  leaked = "TAG"
+  shared.n += 1
+  shared.tag = "TAG"
+  local attempts = {
+    refused(function() getmetatable("").tag = "TAG" end),
+    refused(function() getmetatable("").__index = {tag = "TAG"} end),
+    refused(function() string.tag = "TAG" end),
+    refused(function() getmetatable(json.array()).tag = "TAG" end),
+    refused(function() getmetatable(json.array()).__index = {tag = "TAG"} end),
+    refused(function() table.tag = "TAG" end),
+    refused(function() math.tag = "TAG" end),
+    refused(function() json.tag = "TAG" end),
+    refused(function() _G.tag = "TAG" end),
+    refused(function() rawset(_G, "leaked", "TAG") end),
+    refused(function() setmetatable(_G, {}) end),
+    refused(function() getmetatable(handle).tag = "TAG" end),
+  }
+  handle:call("a.global_set")
+  local all = true
+  for _, r in ipairs(attempts) do all = all and r end
+  seen.attempts_refused = all
+  return seen
+end}
+"#;
+
+/// execution.md §12.6, issue 14: 10,000 calls on one thread (so in one Luau state), alternating two tools;
+/// no global, module table or metatable change of one call is visible to any later call.
+#[test]
+fn ten_thousand_alternating_calls_do_not_see_each_other() {
+    let tool = |tag: &str| {
+        let source = PROBING_APP.replace("TAG", tag);
+        build_with(
+            &[("app", &source, &["shared"]), ("shared", "return {n = 0}", &[])],
+            "app.run",
+            MISSION,
+            ProbeLimits::for_application(16_777_216),
+        )
+        .unwrap()
+    };
+    let tools = [tool("a"), tool("b")];
+    let fresh = returned(
+        r#"{"global":true,"module":true,"string_meta":true,"array_mark":true,"libraries":true,
+            "handle_meta":true,"mission":true,"attempts_refused":true}"#,
+    );
+    for i in 0..10_000 {
+        assert_eq!(run(&tools[i % 2], "{}"), fresh, "call {i}");
+        crate::apps::runtime::tidy_after_run();
+    }
 }

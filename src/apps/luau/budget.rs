@@ -1,0 +1,134 @@
+//! The interrupt budget of a call (execution.md §12.8): how many interrupt points it may still pass, its
+//! deadline and its cancellation, shared by every sandbox of the call (or of one startup probe).
+//!
+//! Owns the counting and the sticky exhaustion. Does not own where interrupt points come from (the VM's
+//! interrupt callback, `vm`) nor what an exhausted budget becomes (the runtime's outcome).
+
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// execution.md §12.8: a call may pass at most 100,000,000 interrupt points across its sandboxes.
+pub const INTERRUPT_BUDGET: u64 = 100_000_000;
+
+/// Why a budget refused to continue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Exhaustion {
+    /// More interrupt points than the budget allows (execution.md §12.8).
+    Interrupts,
+    /// The deadline passed (the run's deadline, or the 5,000 ms startup bound of execution.md §12.7).
+    Deadline,
+    /// The run was cancelled from outside (execution.md §5.3: client gone, drain cutoff, front request).
+    Cancelled,
+}
+
+/// The interrupt budget, deadline and cancellation flag shared by every sandbox of one call (or of one
+/// startup probe). Once exhausted it stays exhausted: every later interrupt point raises again, so no loop
+/// can iterate and no function can be entered, whatever `pcall` catches (execution.md §12.8).
+#[derive(Debug)]
+pub struct Budget {
+    remaining: AtomicU64,
+    deadline: Option<Instant>,
+    /// Set from another thread to cancel the run; read at every interrupt point (execution.md §12.8).
+    cancel: Option<Arc<AtomicBool>>,
+    /// 0: running; 1: interrupts exhausted; 2: deadline passed; 3: cancelled.
+    exhausted: AtomicU8,
+    ticks: AtomicU64,
+}
+
+/// The clock is read once per this many interrupt points.
+const CLOCK_EVERY: u64 = 1024;
+
+impl Budget {
+    /// A budget of `interrupts` interrupt points, ending at `deadline` when given.
+    pub fn new(interrupts: u64, deadline: Option<Instant>) -> Arc<Budget> {
+        Budget::build(interrupts, deadline, None)
+    }
+
+    /// A run's budget: like [`Budget::new`], and also exhausted once `cancel` is set.
+    pub fn with_cancel(interrupts: u64, deadline: Instant, cancel: Arc<AtomicBool>) -> Arc<Budget> {
+        Budget::build(interrupts, Some(deadline), Some(cancel))
+    }
+
+    fn build(interrupts: u64, deadline: Option<Instant>, cancel: Option<Arc<AtomicBool>>) -> Arc<Budget> {
+        Arc::new(Budget {
+            remaining: AtomicU64::new(interrupts),
+            deadline,
+            cancel,
+            exhausted: AtomicU8::new(0),
+            ticks: AtomicU64::new(0),
+        })
+    }
+
+    /// Counts one interrupt point.
+    pub fn charge(&self) -> Result<(), Exhaustion> {
+        self.tick(true)
+    }
+
+    /// Checks like [`Budget::charge`] without spending a point: for the interrupts Luau raises inside its
+    /// library functions, which are not interrupt points of execution.md §12.8.
+    pub fn pass(&self) -> Result<(), Exhaustion> {
+        self.tick(false)
+    }
+
+    fn tick(&self, spend: bool) -> Result<(), Exhaustion> {
+        if let Some(e) = self.exhausted() {
+            return Err(e);
+        }
+        self.check_cancel()?;
+        if spend
+            && self
+                .remaining
+                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |r| r.checked_sub(1))
+                .is_err()
+        {
+            self.exhausted.store(1, Ordering::Relaxed);
+            return Err(Exhaustion::Interrupts);
+        }
+        let tick = self.ticks.fetch_add(1, Ordering::Relaxed);
+        if tick % CLOCK_EVERY == 0 {
+            self.check_deadline()?;
+        }
+        Ok(())
+    }
+
+    /// Checks the deadline now (also used between compilation steps).
+    pub fn check_deadline(&self) -> Result<(), Exhaustion> {
+        match self.deadline {
+            Some(deadline) if Instant::now() >= deadline => {
+                let _ = self.exhausted.compare_exchange(0, 2, Ordering::Relaxed, Ordering::Relaxed);
+                self.exhausted().map_or(Ok(()), Err)
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Checks the cancellation flag now (an atomic load, cheap enough for every interrupt point).
+    pub fn check_cancel(&self) -> Result<(), Exhaustion> {
+        if self.cancel.as_ref().is_some_and(|c| c.load(Ordering::Acquire)) {
+            let _ = self.exhausted.compare_exchange(0, 3, Ordering::Relaxed, Ordering::Relaxed);
+            return self.exhausted().map_or(Ok(()), Err);
+        }
+        Ok(())
+    }
+
+    /// Everything at once, for host-function boundaries (execution.md §12.8): sticky state, cancellation, the
+    /// clock.
+    pub fn check(&self) -> Result<(), Exhaustion> {
+        if let Some(e) = self.exhausted() {
+            return Err(e);
+        }
+        self.check_cancel()?;
+        self.check_deadline()
+    }
+
+    /// Whether, and why, the budget is exhausted.
+    pub fn exhausted(&self) -> Option<Exhaustion> {
+        match self.exhausted.load(Ordering::Relaxed) {
+            0 => None,
+            1 => Some(Exhaustion::Interrupts),
+            2 => Some(Exhaustion::Deadline),
+            _ => Some(Exhaustion::Cancelled),
+        }
+    }
+}
