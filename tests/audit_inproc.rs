@@ -61,14 +61,25 @@ async fn write_calls_are_durable_before_publication_and_release() {
 }
 
 /// AU10: 64 concurrent write calls with `max_concurrent_runs` 4.
+///
+/// The committer flushes a batch at once when no sync is in progress (audit-events.md §2.6), so how many
+/// records share a sync depends on how long a sync takes on this disk. To assert group commit without
+/// timing, the first sync is held until all four runs have submitted their records: the three queued
+/// behind it form one batch.
 async fn storm_of_64() {
     let mut d = deployment(4, 64, 1 << 20, 4);
     let gateway = start(&mut d).await;
     let addr = gateway.http_addr();
     let runs = gateway.pools()[0].clone();
     let log = gateway.audit_log().expect("audit configured");
+    hooks::hold_syncs(true);
     let clients: Vec<_> =
         (0..64).map(|id| std::thread::spawn(move || call_until_admitted(addr, id))).collect();
+    wait_until("four records submitted behind the held first sync", Duration::from_secs(20), || {
+        log.stats().submitted() == 4 && log.stats().batches() == 1
+    })
+    .await;
+    hooks::hold_syncs(false);
     let results: Vec<(u16, String)> =
         tokio::task::spawn_blocking(move || clients.into_iter().map(|c| c.join().unwrap()).collect())
             .await
@@ -99,7 +110,7 @@ async fn storm_of_64() {
     assert!(max_overlap(&records) >= 2, "records show concurrent runs");
     assert_eq!(stats.0, 64);
     assert_eq!(stats.1, stats.2, "one sync per batch");
-    assert!(stats.1 < 64, "group commit: {} syncs for 64 records", stats.1);
+    assert!(stats.1 <= 62, "group commit: {} syncs for 64 records", stats.1);
     assert!(!d.path("audit/.gateway-lock").exists(), "S7 released the lock");
 }
 

@@ -1,29 +1,34 @@
 //! A generic durable group committer (audit-events.md §2.6–§2.8, the durability barrier).
 //!
-//! Owns: batching submitted lines (2 ms from a batch's first line, 64 lines, or `L = min(64 KiB,
-//! max_file_bytes)` bytes, whichever comes first), one write and one sync per batch, one sync at a time,
-//! acknowledgements strictly in arrival order and only after the sync, rotation to the next numbered
-//! segment before a batch that would not fit, retention of closed segments oldest first, the permanent
-//! failure state (nothing pending or later is ever acknowledged) with its one loss report, the final flush
-//! on close, and the batch/sync counters. Does not own: what a line means (a validator is handed in), file
-//! names, modes or directory policy (a [`SegmentStore`] is handed in), nor what the domain does on a loss
-//! (a callback is handed in).
+//! Owns: batching submitted lines (a batch is flushed at once when no sync is in progress; it holds at
+//! most 64 lines and, unless one line alone exceeds it, at most `L = min(64 KiB, max_file_bytes)` bytes),
+//! one write and one sync per batch, one sync at a time, acknowledgements strictly in arrival order and
+//! only after the sync, rotation to the next numbered segment before a batch that would not fit, retention
+//! of closed segments oldest first, the permanent failure state (nothing pending or later is ever
+//! acknowledged) with its one loss report, the final flush on close, and the batch/sync counters. Does
+//! not own: what a line means (a validator is handed in), file names, modes or directory policy (a
+//! [`SegmentStore`] is handed in), nor what the domain does on a loss (a callback is handed in).
 //!
 //! The committer runs on one dedicated OS thread: every step is a blocking system call (write, fsync), and
 //! a thread keeps them off the async workers that serve requests. Callers await a `oneshot` answer.
+//!
+//! How batches form (audit-events.md §2.6): submitting is a non-blocking send on an unbounded channel,
+//! which fixes the line's arrival position; a sync in progress never blocks it. The thread waits for work
+//! only when it holds no pending line. The first line that wakes it opens a batch; the lines already
+//! queued behind it join without any wait (within the bounds), and the batch is flushed as soon as the
+//! queue is empty. While that batch is written and synced, new lines queue in the channel in arrival
+//! order: they are the next batch, drained and flushed as soon as the sync returns. No batch ever waits
+//! for a timer, so the 2 ms window of the spec is met by construction.
 
 use std::io;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::mpsc::{self, Receiver, Sender, TryRecvError};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
 
 use tokio::sync::oneshot;
 
-/// audit-events.md §2.6: a batch is flushed at the latest this long after its first line arrived.
-pub const BATCH_WINDOW: Duration = Duration::from_millis(2);
 /// audit-events.md §2.6: a batch is flushed once it holds this many lines.
 pub const BATCH_RECORDS: usize = 64;
 /// audit-events.md §2.6: the byte bound `L` is `min(BATCH_BYTES, max_file_bytes)`.
@@ -83,13 +88,20 @@ pub enum CommitError {
 /// Counters for tests and benches.
 #[derive(Debug, Default)]
 pub struct CommitStats {
+    submitted: AtomicU64,
     batches: AtomicU64,
     syncs: AtomicU64,
     records: AtomicU64,
     rotations: AtomicU64,
+    at_once: AtomicU64,
+    cut_by_bound: AtomicU64,
 }
 
 impl CommitStats {
+    /// Lines handed to the committer (their arrival position fixed), acknowledged or not yet.
+    pub fn submitted(&self) -> u64 {
+        self.submitted.load(Ordering::Acquire)
+    }
     /// Batches written.
     pub fn batches(&self) -> u64 {
         self.batches.load(Ordering::Acquire)
@@ -105,6 +117,16 @@ impl CommitStats {
     /// Rotations to a new segment.
     pub fn rotations(&self) -> u64 {
         self.rotations.load(Ordering::Acquire)
+    }
+    /// Batches written because nothing more was queued (or the committer was closing): flushed at once,
+    /// without waiting for more lines.
+    pub fn at_once(&self) -> u64 {
+        self.at_once.load(Ordering::Acquire)
+    }
+    /// Batches written because they reached 64 lines or `L` bytes, or because the next line would have
+    /// pushed them over `L`.
+    pub fn cut_by_bound(&self) -> u64 {
+        self.cut_by_bound.load(Ordering::Acquire)
     }
 }
 
@@ -179,6 +201,9 @@ impl Committer {
     pub fn enqueue(&self, line: Vec<u8>) -> Ticket {
         let (ack, answer) = oneshot::channel();
         let sent = self.tx.send(Msg::Submit { line, ack }).is_ok();
+        if sent {
+            self.stats.submitted.fetch_add(1, Ordering::AcqRel);
+        }
         Ticket { answer: sent.then_some(answer) }
     }
 
@@ -227,13 +252,20 @@ impl Ticket {
 struct Batch {
     lines: Vec<(Vec<u8>, Ack)>,
     bytes: u64,
-    first_at: Option<Instant>,
+}
+
+/// Why a batch was closed (counted in [`CommitStats`]).
+#[derive(Clone, Copy)]
+enum Cut {
+    /// Nothing more was queued, or the committer is closing.
+    AtOnce,
+    /// 64 lines or `L` bytes, or the next line would exceed `L`.
+    Bound,
 }
 
 impl Batch {
     fn push(&mut self, line: Vec<u8>, ack: Ack) {
         self.bytes += line.len() as u64;
-        self.first_at.get_or_insert_with(Instant::now);
         self.lines.push((line, ack));
     }
 
@@ -266,30 +298,32 @@ impl Worker {
         }
     }
 
+    /// audit-events.md §2.6: a batch is flushed at once when no sync is in progress. Waiting happens only
+    /// with nothing pending; with a pending batch the queue is drained without waiting, and an empty queue
+    /// flushes it. A sync runs on this thread, so lines that arrive meanwhile wait in the channel and form
+    /// the next batch, flushed as soon as the sync returns.
     fn serve(&mut self, rx: &Receiver<Msg>, loss: &mut Option<LossReport>) {
         let mut batch = Batch::default();
         loop {
-            let msg = match batch.first_at {
-                None => rx.recv().ok(),
-                Some(first) => {
-                    let wait = (first + BATCH_WINDOW).saturating_duration_since(Instant::now());
-                    match rx.recv_timeout(wait) {
-                        Ok(msg) => Some(msg),
-                        Err(RecvTimeoutError::Timeout) => {
-                            self.flush(batch.take(), loss);
-                            continue;
-                        }
-                        Err(RecvTimeoutError::Disconnected) => None,
+            let msg = if batch.lines.is_empty() {
+                rx.recv().ok()
+            } else {
+                match rx.try_recv() {
+                    Ok(msg) => Some(msg),
+                    Err(TryRecvError::Empty) => {
+                        self.flush(batch.take(), Cut::AtOnce, loss);
+                        continue;
                     }
+                    Err(TryRecvError::Disconnected) => None,
                 }
             };
             match msg {
                 None => {
-                    self.flush(batch.take(), loss);
+                    self.flush(batch.take(), Cut::AtOnce, loss);
                     return;
                 }
                 Some(Msg::Close { ack }) => {
-                    self.flush(batch.take(), loss);
+                    self.flush(batch.take(), Cut::AtOnce, loss);
                     let _ = ack.send(if self.failed { Err(CommitError::Unavailable) } else { Ok(()) });
                     return;
                 }
@@ -302,7 +336,7 @@ impl Worker {
     /// full batch is flushed at once.
     fn admit(&mut self, batch: &mut Batch, line: Vec<u8>, ack: Ack, loss: &mut Option<LossReport>) {
         if self.failed {
-            self.flush(batch.take(), loss);
+            self.flush(batch.take(), Cut::AtOnce, loss);
             let _ = ack.send(Err(CommitError::Unavailable));
             return;
         }
@@ -315,16 +349,16 @@ impl Worker {
         }
         let limit = self.bounds.batch_bytes();
         if !batch.lines.is_empty() && batch.bytes + len > limit {
-            self.flush(batch.take(), loss);
+            self.flush(batch.take(), Cut::Bound, loss);
         }
         batch.push(line, ack);
         if batch.lines.len() >= BATCH_RECORDS || batch.bytes >= limit {
-            self.flush(batch.take(), loss);
+            self.flush(batch.take(), Cut::Bound, loss);
         }
     }
 
     /// audit-events.md §2.6 "Flush" and "Acknowledgement".
-    fn flush(&mut self, batch: Batch, loss: &mut Option<LossReport>) {
+    fn flush(&mut self, batch: Batch, cut: Cut, loss: &mut Option<LossReport>) {
         if batch.lines.is_empty() {
             return;
         }
@@ -332,6 +366,11 @@ impl Worker {
             answer(batch, Err(CommitError::Unavailable));
             return;
         }
+        let counter = match cut {
+            Cut::AtOnce => &self.stats.at_once,
+            Cut::Bound => &self.stats.cut_by_bound,
+        };
+        counter.fetch_add(1, Ordering::AcqRel);
         match self.write_batch(&batch) {
             Ok(()) => {
                 self.stats.records.fetch_add(batch.lines.len() as u64, Ordering::AcqRel);

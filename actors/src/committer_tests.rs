@@ -3,6 +3,7 @@
 use super::*;
 use std::collections::BTreeMap;
 use std::sync::Condvar;
+use std::time::{Duration, Instant};
 
 /// What the memory store saw, shared with the test.
 #[derive(Default)]
@@ -116,7 +117,7 @@ async fn acknowledged_only_after_the_sync_and_in_order() {
     shared.with(|d| d.hold = true);
     let first = c.enqueue(line(0, 40));
     wait_for("the first batch to be written", || shared.with(|d| d.writes >= 1)).await;
-    // These arrive while the first sync is held: they form the next batches.
+    // These arrive while the first sync is held: they form the next batch.
     let rest: Vec<Ticket> = (1..20).map(|i| c.enqueue(line(i, 40))).collect();
     let order = Arc::new(Mutex::new(Vec::new()));
     let mut tasks = Vec::new();
@@ -135,7 +136,7 @@ async fn acknowledged_only_after_the_sync_and_in_order() {
         assert_eq!(t.await.unwrap(), Ok(()));
     }
     assert_eq!(c.stats().records(), 20);
-    assert!(c.stats().syncs() < 20, "group commit: {} syncs for 20 records", c.stats().syncs());
+    assert_eq!(c.stats().syncs(), 2, "group commit: the lone first record, then the 19 queued behind it");
     assert_eq!(c.stats().syncs(), c.stats().batches());
     let file = shared.with(|d| d.segments[&1].clone());
     let expected: Vec<u8> = (0..20).flat_map(|i| line(i, 40)).collect();
@@ -279,5 +280,79 @@ async fn a_line_larger_than_the_batch_bound_is_flushed_alone() {
     }
     // The pending small line is flushed before the big one joins; the big one forms a batch by itself.
     assert_eq!(shared.with(|d| d.write_sizes.clone()), [40, 40, 70_000, 40]);
+    c.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lone_record_is_flushed_at_once() {
+    // audit-events.md §2.6: with no sync in progress a record is flushed at once. Each record below is
+    // alone (the previous one was acknowledged before it is submitted), so each batch is closed because
+    // nothing more was queued, never by a bound; no timer exists that could close it instead.
+    let shared = Shared::default();
+    let lost = Arc::new(AtomicU64::new(0));
+    let c = start(&shared, BOUNDS, lost.clone());
+    for i in 0..3 {
+        assert_eq!(c.submit(line(i, 40)).await, Ok(()));
+        let s = c.stats();
+        let n = i as u64 + 1;
+        assert_eq!(
+            (s.batches(), s.syncs(), s.records(), s.at_once(), s.cut_by_bound()),
+            (n, n, n, n, 0),
+            "record {i} is a batch of its own, flushed at once"
+        );
+    }
+    assert_eq!(shared.with(|d| d.write_sizes.clone()), [40, 40, 40]);
+    assert_eq!(shared.with(|d| d.synced[&1]), 120);
+    assert_eq!(lost.load(Ordering::Acquire), 0);
+    c.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn records_arriving_during_a_sync_form_one_next_batch() {
+    // audit-events.md §2.6: records that arrive while a sync is in progress form the next batch, flushed
+    // as soon as the sync returns: one write and one sync for all of them.
+    let shared = Shared::default();
+    let lost = Arc::new(AtomicU64::new(0));
+    let c = start(&shared, BOUNDS, lost.clone());
+    shared.with(|d| d.hold = true);
+    let first = c.enqueue(line(0, 40));
+    wait_for("the first batch to be written", || shared.with(|d| d.writes == 1)).await;
+    let during: Vec<Ticket> = (1..=10).map(|i| c.enqueue(line(i, 40))).collect();
+    assert_eq!(shared.with(|d| d.writes), 1, "nothing is written while the sync is held");
+    shared.with(|d| d.hold = false);
+    assert_eq!(first.wait().await, Ok(()));
+    for ticket in during {
+        assert_eq!(ticket.wait().await, Ok(()));
+    }
+    assert_eq!(shared.with(|d| d.write_sizes.clone()), [40, 400]);
+    assert_eq!(shared.with(|d| d.syncs_seen), 2);
+    let s = c.stats();
+    assert_eq!(s.submitted(), 11);
+    assert_eq!((s.batches(), s.syncs(), s.records(), s.at_once(), s.cut_by_bound()), (2, 2, 11, 2, 0));
+    let expected: Vec<u8> = (0..=10).flat_map(|i| line(i, 40)).collect();
+    assert_eq!(shared.with(|d| d.segments[&1].clone()), expected, "file order is arrival order");
+    assert_eq!(lost.load(Ordering::Acquire), 0);
+    c.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_next_batch_is_cut_at_64_records() {
+    // audit-events.md §2.6: the batch forming during a sync still closes at 64 records; the rest forms
+    // the batch after it, flushed at once when the first returns.
+    let shared = Shared::default();
+    let lost = Arc::new(AtomicU64::new(0));
+    let c = start(&shared, BOUNDS, lost);
+    shared.with(|d| d.hold = true);
+    let first = c.enqueue(line(0, 40));
+    wait_for("the first batch to be written", || shared.with(|d| d.writes == 1)).await;
+    let during: Vec<Ticket> = (1..=100).map(|i| c.enqueue(line(i, 40))).collect();
+    shared.with(|d| d.hold = false);
+    assert_eq!(first.wait().await, Ok(()));
+    for ticket in during {
+        assert_eq!(ticket.wait().await, Ok(()));
+    }
+    assert_eq!(shared.with(|d| d.write_sizes.clone()), [40, 64 * 40, 36 * 40]);
+    let s = c.stats();
+    assert_eq!((s.batches(), s.syncs(), s.records(), s.at_once(), s.cut_by_bound()), (3, 3, 101, 2, 1));
     c.close().await.unwrap();
 }

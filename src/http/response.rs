@@ -2,7 +2,8 @@
 //! http-mcp.md §2.5, §4.2, §10.1).
 //!
 //! Owns the exact bytes and headers of every answer the front writes before JSON-RPC: the health and
-//! router bodies, the M1 body of `/mcp`, and the empty-body refusal of a parser limit. It does not decide
+//! router bodies, the M1 body of `/mcp`, and the empty-body refusal of a parser limit; and the fixed body
+//! types every answer is sent in (one buffer, or chunks that share precomputed bytes). It does not decide
 //! *which* answer applies (the router, health and the MCP front do) and it does not own JSON-RPC bodies.
 //!
 //! Every answer built here carries exactly the headers the spec names: `content-type`,
@@ -11,10 +12,14 @@
 //! Nothing here adds `server`, CORS, session, `retry-after`, `set-cookie` or `vary` headers, and hyper
 //! adds none of them either (it adds only `date`, which http-mcp.md §1 allows).
 
+use std::collections::VecDeque;
 use std::convert::Infallible;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 
 use bytes::Bytes;
 use http_body_util::{combinators::BoxBody, BodyExt, Full};
+use hyper::body::{Body, Frame, SizeHint};
 use hyper::header::{HeaderValue, ALLOW, CACHE_CONTROL, CONNECTION, CONTENT_TYPE};
 use hyper::{Response, StatusCode};
 
@@ -40,6 +45,45 @@ impl std::error::Error for BodyAbandoned {}
 /// A complete, fixed body.
 pub fn full(bytes: Bytes) -> ResponseBody {
     Full::new(bytes).map_err(|never: Infallible| match never {}).boxed()
+}
+
+/// A complete, fixed body written as `parts` in order, so that a part shared between answers (bytes
+/// encoded once at startup) is sent without being copied into each body. The size hint stays exact, so
+/// hyper writes `content-length` as for [`full`] (http-mcp.md §10.1).
+pub(crate) fn chunks(parts: impl IntoIterator<Item = Bytes>) -> ResponseBody {
+    let parts: VecDeque<Bytes> = parts.into_iter().filter(|p| !p.is_empty()).collect();
+    let remaining = parts.iter().map(|p| p.len() as u64).sum();
+    Chunks { parts, remaining }.boxed()
+}
+
+/// The body of [`chunks`]: one data frame per non-empty part.
+struct Chunks {
+    parts: VecDeque<Bytes>,
+    remaining: u64,
+}
+
+impl Body for Chunks {
+    type Data = Bytes;
+    type Error = BodyAbandoned;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        _: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, BodyAbandoned>>> {
+        let this = self.get_mut();
+        Poll::Ready(this.parts.pop_front().map(|part| {
+            this.remaining = this.remaining.saturating_sub(part.len() as u64);
+            Ok(Frame::data(part))
+        }))
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.parts.is_empty()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        SizeHint::with_exact(self.remaining)
+    }
 }
 
 /// `application/json; charset=utf-8` (http-mcp.md §4.2, §10.1).

@@ -29,7 +29,7 @@ use crate::mcp::call::{AdmittedCall, CallExecutor};
 use crate::mcp::envelope::{self, Envelope};
 use crate::mcp::method::{self, Method};
 use crate::mcp::refusal::Refusal;
-use crate::mcp::rpc::{result_response, RequestId, RpcError, PROTOCOL_VERSION};
+use crate::mcp::rpc::{RequestId, RpcError, StaticResult, PROTOCOL_VERSION};
 use crate::mcp::{accept, consistency, leased, media, meta, origin, params, size, tool};
 
 /// Everything the front is built with (fixed at startup).
@@ -52,8 +52,11 @@ pub struct FrontSettings {
 pub struct McpFront {
     settings: FrontSettings,
     executor: Arc<dyn CallExecutor>,
-    /// The `server/discover` result (http-mcp.md §10.2), encoded once.
-    discover: String,
+    /// The `server/discover` answer (http-mcp.md §10.2), encoded once but for the id.
+    discover: StaticResult,
+    /// The `tools/list` answer (http-mcp.md §10.3), encoded once but for the id: the served tools are
+    /// fixed when the front is built.
+    listing: StaticResult,
 }
 
 /// What M10–C4 decided.
@@ -68,7 +71,9 @@ impl McpFront {
     /// A front over `settings` that hands admitted calls to `executor` (explicit, so the integrator
     /// passes the real executor; `crate::mcp::call::Unavailable` until it exists).
     pub fn new(settings: FrontSettings, executor: Arc<dyn CallExecutor>) -> McpFront {
-        McpFront { settings, executor, discover: discover_result() }
+        let discover = StaticResult::new(&discover_result());
+        let listing = StaticResult::new(settings.built.catalog.result_json());
+        McpFront { settings, executor, discover, listing }
     }
 
     /// M2–M7: the checks of the head, in order; the first failure answers and no later check runs
@@ -162,11 +167,9 @@ impl McpFront {
         match resolved {
             Err(error) => fail(error),
             // http-mcp.md §5: discover is answered whatever the readiness.
-            Ok(Method::Discover) => Decision::Answer(result_response(&id, &self.discover)),
+            Ok(Method::Discover) => Decision::Answer(self.discover.response(&id)),
             Ok(Method::List) if !ready => fail(RpcError::Unavailable),
-            Ok(Method::List) => {
-                Decision::Answer(result_response(&id, self.settings.built.catalog.result_json()))
-            }
+            Ok(Method::List) => Decision::Answer(self.listing.response(&id)),
             Ok(Method::Call { name, arguments }) => self.check_call(headers, id, &name, arguments),
         }
     }

@@ -5,11 +5,14 @@
 //! `data` member is written in exactly one place. It does not decide *when* an error applies (the
 //! validation steps do) and does not own the fixed `{"error":"<code>"}` bodies of M1–M9.
 
+use std::fmt::Write as _;
+
 use bytes::Bytes;
 use hyper::header::{HeaderValue, CACHE_CONTROL, CONNECTION, CONTENT_TYPE};
 use hyper::{Response, StatusCode};
 
-use crate::http::response::{full, ResponseBody, JSON_UTF8};
+use crate::http::response::{chunks, full, ResponseBody, JSON_UTF8};
+use crate::json::encode::write_string;
 use crate::json::{write_deterministic, Map, Value};
 
 /// The largest JSON response body ever sent (http-mcp.md §10.1); a larger one becomes 500 `-32603`.
@@ -194,9 +197,13 @@ pub fn result_body(id: &RequestId, result_json: &str) -> String {
 }
 
 /// A JSON answer with the headers of http-mcp.md §10.1. A body over [`MAX_RESPONSE_BYTES`] is never
-/// sent: the caller must check first (see [`result_response`]).
+/// sent: the caller must check first (see [`StaticResult::response`]).
 pub fn json_response(status: StatusCode, body: String, close: bool) -> Response<ResponseBody> {
-    let mut response = Response::new(full(Bytes::from(body)));
+    with_json_headers(status, full(Bytes::from(body)), close)
+}
+
+fn with_json_headers(status: StatusCode, body: ResponseBody, close: bool) -> Response<ResponseBody> {
+    let mut response = Response::new(body);
     *response.status_mut() = status;
     let headers = response.headers_mut();
     headers.insert(CONTENT_TYPE, HeaderValue::from_static(JSON_UTF8));
@@ -207,13 +214,53 @@ pub fn json_response(status: StatusCode, body: String, close: bool) -> Response<
     response
 }
 
-/// A 200 result answer, or the 500 `-32603` of http-mcp.md §10.1 when the body would exceed 4,194,304 bytes.
-pub fn result_response(id: &RequestId, result_json: &str) -> Response<ResponseBody> {
-    let body = result_body(id, result_json);
-    if body.len() > MAX_RESPONSE_BYTES {
-        return RpcError::Internal.response(Some(id), false);
+/// The 200 answer of a method whose result is the same for the whole run: `server/discover`
+/// (http-mcp.md §10.2) and `tools/list` (http-mcp.md §10.3, encoded once at startup). Only the id varies,
+/// and in the deterministic encoding it is the first member, so everything after it is encoded once here
+/// and an answer is `{"id":` and the id, followed by those shared bytes. Per request nothing is built or
+/// encoded but the id, and the result is not copied. The bytes equal [`result_body`]'s for every id.
+#[derive(Clone, Debug)]
+pub(crate) struct StaticResult {
+    /// `,"jsonrpc":"2.0","result":<result>}`.
+    tail: Bytes,
+}
+
+/// What every result answer starts with (http-mcp.md §10.1: `"id"` sorts before `"jsonrpc"`).
+const ID_HEAD: &str = "{\"id\":";
+
+impl StaticResult {
+    /// Over `result_json`, already deterministic JSON.
+    pub(crate) fn new(result_json: &str) -> StaticResult {
+        let mut tail = String::with_capacity(result_json.len() + 28);
+        tail.push_str(",\"jsonrpc\":\"2.0\",\"result\":");
+        tail.push_str(result_json);
+        tail.push('}');
+        StaticResult { tail: Bytes::from(tail) }
     }
-    json_response(StatusCode::OK, body, false)
+
+    /// The answer to a request with `id`, or the 500 `-32603` of http-mcp.md §10.1 when the body would
+    /// exceed 4,194,304 bytes (unreachable for a listing bounded at startup).
+    pub(crate) fn response(&self, id: &RequestId) -> Response<ResponseBody> {
+        let mut head = String::with_capacity(ID_HEAD.len() + 24);
+        head.push_str(ID_HEAD);
+        write_id(&mut head, id);
+        if head.len().saturating_add(self.tail.len()) > MAX_RESPONSE_BYTES {
+            return RpcError::Internal.response(Some(id), false);
+        }
+        with_json_headers(StatusCode::OK, chunks([Bytes::from(head), self.tail.clone()]), false)
+    }
+}
+
+/// Appends the id's deterministic JSON (pins.md §2) without building a [`Value`]: the same bytes as
+/// `write_deterministic(out, &id.to_value())`.
+fn write_id(out: &mut String, id: &RequestId) {
+    match id {
+        // An `i64`'s `Display` is the `i128` one of pins.md §2.2 for the same number.
+        RequestId::Integer(i) => {
+            let _ = write!(out, "{i}");
+        }
+        RequestId::String(s) => write_string(out, s),
+    }
 }
 
 #[cfg(test)]
@@ -322,6 +369,119 @@ mod tests {
         for (value, expected) in cases {
             assert_eq!(RequestId::from_value(&value), expected, "{value:?}");
         }
+    }
+
+    /// The ids of the table below: every form http-mcp.md §7.2 admits, at and near its bounds, and strings
+    /// with each escape of pins.md §2.4 and raw non-ASCII.
+    fn id_table() -> Vec<RequestId> {
+        let s = |s: &str| RequestId::String(s.into());
+        vec![
+            RequestId::Integer(0),
+            RequestId::Integer(1),
+            RequestId::Integer(-1),
+            RequestId::Integer(42),
+            RequestId::Integer(-7_000_000_000),
+            RequestId::Integer(MAX_INTEGER_ID),
+            RequestId::Integer(-MAX_INTEGER_ID),
+            RequestId::Integer(i64::MAX),
+            RequestId::Integer(i64::MIN),
+            s("a"),
+            s("1"),
+            s("null"),
+            s("a\"b"),
+            s("back\\slash"),
+            s("\"\\\"\\"),
+            s("line\nfeed\ttab\rreturn\u{8}back\u{c}form"),
+            s("\u{0}\u{1}\u{1f}\u{7f}"),
+            s("/slash/"),
+            s("é日本語😀"),
+            s(&"x".repeat(MAX_STRING_ID_BYTES)),
+            s(&"é".repeat(MAX_STRING_ID_BYTES / 2)),
+            s(&"\u{0}".repeat(MAX_STRING_ID_BYTES)),
+        ]
+    }
+
+    async fn collect(response: Response<ResponseBody>) -> (u16, Option<u64>, Vec<(String, String)>, Vec<u8>) {
+        use http_body_util::BodyExt;
+        use hyper::body::Body;
+        let status = response.status().as_u16();
+        let exact = response.body().size_hint().exact();
+        let mut headers: Vec<(String, String)> = response
+            .headers()
+            .iter()
+            .map(|(n, v)| (n.as_str().to_owned(), v.to_str().unwrap().to_owned()))
+            .collect();
+        headers.sort();
+        let body = response.into_body().collect().await.unwrap().to_bytes().to_vec();
+        (status, exact, headers, body)
+    }
+
+    /// http-mcp.md §10.1–§10.3: the answer spliced from bytes encoded once is byte for byte the answer built
+    /// per request, for every id form: the same bytes as [`result_body`], and as the whole response encoded
+    /// as one JSON tree; the same status and headers; an exact length for `content-length`.
+    #[tokio::test]
+    async fn a_static_result_equals_the_full_build_for_every_id() {
+        use crate::apps::catalog::{self, ListingTool};
+        use crate::config::manifest::Effect;
+        use crate::json::{decode, to_deterministic_string, Limits};
+
+        let schema =
+            decode(br#"{"properties":{"q":{"type":"string"}},"type":"object"}"#, Limits::REQUEST).unwrap();
+        let tools = [
+            ListingTool {
+                name: "alpha",
+                title: "Alpha \"quoted\"",
+                description: "Line one.\nLine two, with a backslash \\ and é.",
+                input_schema: &schema,
+                output_schema: &schema,
+                effect: Effect::Read,
+            },
+            ListingTool {
+                name: "beta",
+                title: "Beta",
+                description: "日本語",
+                input_schema: &schema,
+                output_schema: &schema,
+                effect: Effect::Write,
+            },
+        ];
+        let listing = catalog::build(&tools).unwrap();
+        let results = ["{}", listing.result_json()];
+        for result_json in results {
+            let cached = StaticResult::new(result_json);
+            let result = decode(result_json.as_bytes(), Limits::REQUEST).unwrap();
+            for id in id_table() {
+                let mut tree = Map::new();
+                tree.insert("id".into(), id.to_value());
+                tree.insert("jsonrpc".into(), Value::from("2.0"));
+                tree.insert("result".into(), result.clone());
+                let full = to_deterministic_string(&Value::Object(tree));
+                assert_eq!(result_body(&id, result_json), full, "{id:?}");
+                let built = collect(json_response(StatusCode::OK, full.clone(), false)).await;
+                let spliced = collect(cached.response(&id)).await;
+                assert_eq!(String::from_utf8(spliced.3.clone()).unwrap(), full, "{id:?}");
+                assert_eq!(spliced, built, "{id:?}");
+                assert_eq!(spliced.1, Some(full.len() as u64), "{id:?}: exact length");
+            }
+        }
+    }
+
+    /// http-mcp.md §10.1: a body of exactly 4,194,304 bytes is sent; one byte more is the 500 `-32603`
+    /// with the id.
+    #[tokio::test]
+    async fn a_static_result_over_the_response_bound_is_an_internal_error() {
+        let id = RequestId::Integer(1);
+        // `{"id":1` + `,"jsonrpc":"2.0","result":` + result + `}`.
+        let envelope = 7 + 26 + 1;
+        let sized = |len: usize| format!("\"{}\"", "x".repeat(len - envelope - 2));
+        let at = collect(StaticResult::new(&sized(MAX_RESPONSE_BYTES)).response(&id)).await;
+        assert_eq!((at.0, at.1, at.3.len()), (200, Some(MAX_RESPONSE_BYTES as u64), MAX_RESPONSE_BYTES));
+        let over = collect(StaticResult::new(&sized(MAX_RESPONSE_BYTES + 1)).response(&id)).await;
+        assert_eq!(over.0, 500);
+        assert_eq!(
+            String::from_utf8(over.3).unwrap(),
+            r#"{"error":{"code":-32603,"message":"Internal error"},"id":1,"jsonrpc":"2.0"}"#
+        );
     }
 
     #[test]
