@@ -14,7 +14,8 @@ use std::time::Instant;
 use super::borrow::Borrow;
 use super::runner::{Activation, Ran, Runner};
 use crate::apps::runtime::{
-    run_workflow, run_workflow_with, tidy_after_run, CallLimits, CancelToken, RunEnd, ToolReply,
+    run_workflow, run_workflow_with, tidy_after_run, try_workflow_here, CallLimits, CancelToken, RunEnd,
+    ToolReply, HERE_SLICE,
 };
 use crate::apps::template::Run;
 use crate::apps::Built;
@@ -64,36 +65,63 @@ fn luau_run(
     token: CancelToken,
     borrow: Option<Arc<Borrow>>,
 ) -> Settled {
-    let port = borrow.clone();
-    let (answer, answered) = tokio::sync::oneshot::channel();
-    // The blocking task owns the run; its answer goes out before the task tidies its Luau state, so the
-    // collection is off the call's path. A task that dies before answering drops `answer`: the run is
-    // lost (execution.md §6.2).
-    drop(tokio::task::spawn_blocking(move || {
-        let end = built.templates.get(tool).map(|template| {
-            let limits = CallLimits::for_application(template.memory_bytes, deadline);
-            match port {
-                Some(port) => run_workflow_with(&template.luau, &input, limits, &token, port),
-                None => run_workflow(&template.luau, &input, limits, &token),
-            }
-        });
-        let _ = answer.send(end);
-        tidy_after_run();
-    }));
     Box::pin(async move {
-        let ran = match answered.await {
-            Ok(Some(RunEnd::Returned(value))) => Ran::Returned(value),
-            Ok(Some(RunEnd::NotConvertible)) => Ran::NotConvertible,
-            Ok(Some(RunEnd::Failed { detail, cause })) => {
+        let Some(template) = built.templates.get(tool) else { return Ran::Lost };
+        let limits = CallLimits::for_application(template.memory_bytes, deadline);
+        // A run with no upstream reaches nothing outside its sandboxes, so it is first tried here, on the
+        // async worker, for a slice short enough not to hold up the worker's other work; most finish
+        // within it and save the hand-off to a run thread and back. One that does not is abandoned and
+        // runs from the start on a run thread (execution.md §12.8 "Fairness").
+        // A panic of the runtime here is this run's loss, as on a run thread, not the worker's.
+        let tried = match borrow {
+            None => std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                try_workflow_here(&template.luau, &input, limits, &token, HERE_SLICE)
+            }))
+            .ok(),
+            Some(_) => Some(RunEnd::Unfinished),
+        };
+        let end = match tried {
+            Some(RunEnd::Unfinished) => {
+                on_run_thread(built.clone(), tool, input, limits, token, borrow.clone()).await
+            }
+            end => end,
+        };
+        let ran = match end {
+            Some(RunEnd::Returned(value)) => Ran::Returned(value),
+            Some(RunEnd::NotConvertible) => Ran::NotConvertible,
+            Some(RunEnd::Failed { detail, cause }) => {
                 // The class only: a `fail` detail or an error message may carry the run's data.
                 tracing::debug!(cause = %cause.as_str(), "run failed");
                 Ran::Failed { detail }
             }
-            Ok(Some(RunEnd::Cancelled)) => Ran::Cancelled,
-            Ok(None) | Err(_) => Ran::Lost,
+            Some(RunEnd::Cancelled) => Ran::Cancelled,
+            Some(RunEnd::Unfinished) | None => Ran::Lost,
         };
         end_borrow(borrow, ran).await
     })
+}
+
+/// The run on a run thread of the blocking pool. Its answer goes out before the thread tidies its Luau
+/// state, so the collection is off the call's path. A thread that dies before answering drops `answer`:
+/// `None`, a lost run (execution.md §6.2).
+async fn on_run_thread(
+    built: Arc<Built>,
+    tool: usize,
+    input: Value,
+    limits: CallLimits,
+    token: CancelToken,
+    port: Option<Arc<Borrow>>,
+) -> Option<RunEnd> {
+    let (answer, answered) = tokio::sync::oneshot::channel();
+    drop(tokio::task::spawn_blocking(move || {
+        let end = built.templates.get(tool).map(|template| match port {
+            Some(port) => run_workflow_with(&template.luau, &input, limits, &token, port),
+            None => run_workflow(&template.luau, &input, limits, &token),
+        });
+        let _ = answer.send(end);
+        tidy_after_run();
+    }));
+    answered.await.ok().flatten()
 }
 
 /// execution.md §13: one upstream call with the decoded arguments; no Luau.

@@ -20,6 +20,9 @@ pub enum Exhaustion {
     Deadline,
     /// The run was cancelled from outside (execution.md §5.3: client gone, drain cutoff, front request).
     Cancelled,
+    /// The slice of a run tried on the calling thread ended (see [`Budget::with_slice`]): the run is
+    /// abandoned and runs again from the start on a run thread. Never the end of a run.
+    SliceEnded,
 }
 
 /// The interrupt budget, deadline and cancellation flag shared by every sandbox of one call (or of one
@@ -31,7 +34,9 @@ pub struct Budget {
     deadline: Option<Instant>,
     /// Set from another thread to cancel the run; read at every interrupt point (execution.md §12.8).
     cancel: Option<Arc<AtomicBool>>,
-    /// 0: running; 1: interrupts exhausted; 2: deadline passed; 3: cancelled.
+    /// When a run tried on the calling thread must give up (see [`Budget::with_slice`]).
+    slice_end: Option<Instant>,
+    /// 0: running; 1: interrupts exhausted; 2: deadline passed; 3: cancelled; 4: slice ended.
     exhausted: AtomicU8,
     ticks: AtomicU64,
 }
@@ -50,14 +55,34 @@ impl Budget {
         Budget::build(interrupts, Some(deadline), Some(cancel))
     }
 
+    /// [`Budget::with_cancel`] for a run tried on the calling thread: it also ends, as
+    /// [`Exhaustion::SliceEnded`], once `slice_end` passes. Only a run without effects outside its
+    /// sandboxes may be tried so: abandoning it and running it again from the start is then
+    /// indistinguishable from having run it once.
+    pub fn with_slice(
+        interrupts: u64,
+        deadline: Instant,
+        cancel: Arc<AtomicBool>,
+        slice_end: Instant,
+    ) -> Arc<Budget> {
+        let mut budget = Budget::unshared(interrupts, Some(deadline), Some(cancel));
+        budget.slice_end = Some(slice_end);
+        Arc::new(budget)
+    }
+
     fn build(interrupts: u64, deadline: Option<Instant>, cancel: Option<Arc<AtomicBool>>) -> Arc<Budget> {
-        Arc::new(Budget {
+        Arc::new(Budget::unshared(interrupts, deadline, cancel))
+    }
+
+    fn unshared(interrupts: u64, deadline: Option<Instant>, cancel: Option<Arc<AtomicBool>>) -> Budget {
+        Budget {
             remaining: AtomicU64::new(interrupts),
             deadline,
             cancel,
+            slice_end: None,
             exhausted: AtomicU8::new(0),
             ticks: AtomicU64::new(0),
-        })
+        }
     }
 
     /// Counts one interrupt point.
@@ -92,15 +117,22 @@ impl Budget {
         Ok(())
     }
 
-    /// Checks the deadline now (also used between compilation steps).
+    /// Checks the deadline (and the slice's end) now (also used between compilation steps).
     pub fn check_deadline(&self) -> Result<(), Exhaustion> {
-        match self.deadline {
-            Some(deadline) if Instant::now() >= deadline => {
-                let _ = self.exhausted.compare_exchange(0, 2, Ordering::Relaxed, Ordering::Relaxed);
-                self.exhausted().map_or(Ok(()), Err)
-            }
-            _ => Ok(()),
+        if self.deadline.is_none() && self.slice_end.is_none() {
+            return Ok(());
         }
+        let now = Instant::now();
+        let passed = |at: Option<Instant>| at.is_some_and(|at| now >= at);
+        let code = if passed(self.deadline) {
+            2
+        } else if passed(self.slice_end) {
+            4
+        } else {
+            return Ok(());
+        };
+        let _ = self.exhausted.compare_exchange(0, code, Ordering::Relaxed, Ordering::Relaxed);
+        self.exhausted().map_or(Ok(()), Err)
     }
 
     /// Checks the cancellation flag now (an atomic load, cheap enough for every interrupt point).
@@ -128,7 +160,8 @@ impl Budget {
             0 => None,
             1 => Some(Exhaustion::Interrupts),
             2 => Some(Exhaustion::Deadline),
-            _ => Some(Exhaustion::Cancelled),
+            3 => Some(Exhaustion::Cancelled),
+            _ => Some(Exhaustion::SliceEnded),
         }
     }
 }

@@ -30,7 +30,9 @@ pub fn run(app: &CompiledLuau, memory_bytes: usize, budget: &Arc<Budget>) -> Res
     match budget.exhausted() {
         Some(Exhaustion::Interrupts) => fail(AppErrorKind::LuauBudgetExhausted),
         // The probe's budget has no cancellation flag; a deadline is the only other end.
-        Some(Exhaustion::Deadline | Exhaustion::Cancelled) => fail(AppErrorKind::LuauTimeExceeded),
+        Some(Exhaustion::Deadline | Exhaustion::Cancelled | Exhaustion::SliceEnded) => {
+            fail(AppErrorKind::LuauTimeExceeded)
+        }
         None => outcome,
     }
 }

@@ -221,7 +221,10 @@ impl Drop for CallScope<'_> {
         let lua = &self.vm.lua;
         let _ = lua.remove_app_data::<Active>();
         let _ = lua.set_memory_limit(0);
-        self.vm.busy = false;
+        // A call that ends in a panic leaves the state busy, so it is never used again.
+        if !std::thread::panicking() {
+            self.vm.busy = false;
+        }
     }
 }
 
@@ -278,6 +281,7 @@ fn interrupt(lua: &Lua) -> mlua::Result<VmState> {
         Err(Exhaustion::Interrupts) => Err(runtime("interrupt budget exhausted")),
         Err(Exhaustion::Deadline) => Err(runtime("deadline passed")),
         Err(Exhaustion::Cancelled) => Err(runtime("cancelled")),
+        Err(Exhaustion::SliceEnded) => Err(runtime("slice ended")),
     }
 }
 

@@ -9,6 +9,7 @@
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use mlua::{Function, Lua, Value as LuaValue};
 
@@ -118,24 +119,32 @@ pub(super) fn run(
     cancel: &CancelToken,
     on_entry: &dyn Fn(),
     tools: Option<Arc<dyn ToolPort>>,
+    slice: Option<Duration>,
 ) -> RunEnd {
-    let budget = Budget::with_cancel(limits.interrupts, limits.deadline, cancel.flag());
-    if budget.check().is_err() {
+    if cancel.is_cancelled() || Instant::now() >= limits.deadline {
         return RunEnd::Cancelled;
     }
     let (Some(env), Some(entry)) = (&luau.workflow, &luau.entry) else {
         return RunEnd::Failed { detail: None, cause: FailCause::UncaughtError };
     };
-    let run = Arc::new(Run {
-        budget,
-        missions: luau.missions.clone(),
-        sandboxes: Mutex::new(BTreeMap::new()),
-        failed: Mutex::new(None),
-        tools,
-    });
     let unavailable = RunEnd::Failed { detail: None, cause: FailCause::UncaughtError };
     with_state(
         |vm| {
+            // A slice counts from here: building the thread's state at its first run is not the run's.
+            let budget = match slice {
+                Some(slice) => {
+                    let end = Instant::now() + slice;
+                    Budget::with_slice(limits.interrupts, limits.deadline, cancel.flag(), end)
+                }
+                None => Budget::with_cancel(limits.interrupts, limits.deadline, cancel.flag()),
+            };
+            let run = Arc::new(Run {
+                budget,
+                missions: luau.missions.clone(),
+                sandboxes: Mutex::new(BTreeMap::new()),
+                failed: Mutex::new(None),
+                tools,
+            });
             let finished = match vm.begin(run.budget.clone(), limits.memory_bytes) {
                 Ok(scope) => in_scope(&scope, &run, env, &entry.component, &entry.function, input, on_entry),
                 Err(e) => Err(e),

@@ -25,7 +25,7 @@ pub use tools::{ToolPort, ToolReply};
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use super::luau::budget::INTERRUPT_BUDGET;
 use super::luau::CompiledLuau;
@@ -112,6 +112,9 @@ pub enum RunEnd {
     Failed { detail: Option<String>, cause: FailCause },
     /// The deadline passed or the token was cancelled before the outcome was classified.
     Cancelled,
+    /// Only from [`try_workflow_here`]: the slice ended first. Nothing of the run is kept; it is run
+    /// again from the start, on a run thread.
+    Unfinished,
 }
 
 /// Why a run ended `execution_failed` (execution.md §12.8, §12.5): a class for the operator's debug log,
@@ -149,7 +152,28 @@ pub fn run_workflow(
     limits: CallLimits,
     cancel: &CancelToken,
 ) -> RunEnd {
-    call::run(luau, input, limits, cancel, &|| {}, None)
+    call::run(luau, input, limits, cancel, &|| {}, None, None)
+}
+
+/// How long a run tried on the calling thread may take before it is abandoned ([`try_workflow_here`]):
+/// short enough that the thread's other work (an async worker's) waits no longer than this, long
+/// enough for the trivial runs that make up most calls.
+pub const HERE_SLICE: Duration = Duration::from_micros(500);
+
+/// [`run_workflow`] for a run with no upstream (no provider port: nothing it does reaches outside its
+/// sandboxes), tried on the calling thread for at most `slice` ([`HERE_SLICE`] in the gateway), counted
+/// from when the thread's Luau state is ready. Saves the two thread hand-offs of
+/// a run thread for the short runs most calls are. `Unfinished` means the slice ended first: the caller
+/// runs it again with [`run_workflow`] on a run thread, which a pure run cannot tell from one run (its
+/// interrupt budget starts afresh there; its deadline is the same).
+pub fn try_workflow_here(
+    luau: &CompiledLuau,
+    input: &crate::json::Value,
+    limits: CallLimits,
+    cancel: &CancelToken,
+    slice: Duration,
+) -> RunEnd {
+    call::run(luau, input, limits, cancel, &|| {}, None, Some(slice))
 }
 
 /// [`run_workflow`] with the provider runtime's port behind `tool` (execution.md §12.5).
@@ -160,7 +184,7 @@ pub fn run_workflow_with(
     cancel: &CancelToken,
     tools: Arc<dyn ToolPort>,
 ) -> RunEnd {
-    call::run(luau, input, limits, cancel, &|| {}, Some(tools))
+    call::run(luau, input, limits, cancel, &|| {}, Some(tools), None)
 }
 
 /// Collects what finished runs left in this thread's Luau state, when enough has gathered. A run thread
@@ -179,5 +203,5 @@ pub(crate) fn run_workflow_observed(
     cancel: &CancelToken,
     on_entry: &dyn Fn(),
 ) -> RunEnd {
-    call::run(luau, input, limits, cancel, on_entry, None)
+    call::run(luau, input, limits, cancel, on_entry, None, None)
 }

@@ -32,6 +32,11 @@ pub(super) fn classify(
     if Instant::now() >= deadline || matches!(exhausted, Some(Exhaustion::Deadline | Exhaustion::Cancelled)) {
         return RunEnd::Cancelled;
     }
+    // A run tried on the calling thread that did not finish within its slice is abandoned, whatever it
+    // did after (an exhausted budget ends everything; only straight-line code after a `pcall` could run).
+    if exhausted == Some(Exhaustion::SliceEnded) {
+        return RunEnd::Unfinished;
+    }
     if exhausted == Some(Exhaustion::Interrupts) {
         return RunEnd::Failed { detail: None, cause: FailCause::InterruptBudget };
     }

@@ -6,7 +6,9 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use super::runtime::{app, failed_by, limits, returned};
-use crate::apps::runtime::{run_workflow, run_workflow_observed, CallLimits, CancelToken, FailCause, RunEnd};
+use crate::apps::runtime::{
+    run_workflow, run_workflow_observed, try_workflow_here, CallLimits, CancelToken, FailCause, RunEnd,
+};
 
 fn run_with(body: &str, limits: CallLimits) -> RunEnd {
     run_workflow(&app(body), &crate::json::Value::Object(Default::default()), limits, &CancelToken::new())
@@ -181,4 +183,32 @@ fn an_endless_string_loop_is_cancelled_at_its_deadline() {
     let near = CallLimits { deadline: started + Duration::from_millis(300), ..limits() };
     assert_eq!(run_with(body, near), RunEnd::Cancelled);
     assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+}
+
+/// A run tried on the calling thread (`try_workflow_here`) finishes there when it is short, and is
+/// abandoned as `Unfinished` when its slice ends, whatever it catches or however it loops.
+#[test]
+fn a_run_tried_here_is_abandoned_at_the_end_of_its_slice() {
+    let input = crate::json::Value::Object(Default::default());
+    let here = |body: &str, slice: Duration| {
+        try_workflow_here(&app(body), &input, limits(), &CancelToken::new(), slice)
+    };
+    // Slices generous for an unoptimised build; the gateway's is `HERE_SLICE`.
+    let short = Duration::from_millis(200);
+    assert_eq!(here("return {n = 1}", short), returned(r#"{"n":1}"#));
+    assert_eq!(
+        here("fail('no')", short),
+        RunEnd::Failed { detail: Some("no".into()), cause: FailCause::Fail }
+    );
+    let long = [
+        "while true do end",
+        "pcall(function() while true do end end)\nreturn {}",
+        "local s = string.rep('ab', 65536)\nwhile true do s = string.gsub(s, 'a', 'a') end",
+        "pcall(function() mission('m'):call('a.spin') end)\nreturn {}",
+    ];
+    for body in long {
+        let started = Instant::now();
+        assert_eq!(here(body, short), RunEnd::Unfinished, "{body}");
+        assert!(started.elapsed() < Duration::from_secs(2), "{body}: {:?}", started.elapsed());
+    }
 }
