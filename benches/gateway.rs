@@ -467,7 +467,11 @@ fn render(r: &Results) -> String {
     out.push_str(
         "and one fsync per batch) before the result is published. Their baseline is one `write` plus one\n",
     );
-    out.push_str("`fsync` per 256-byte record on a file in the same directory tree, by as many threads as connections.\n");
+    out.push_str("`fsync` per 256-byte record on a file in the same directory tree, by as many threads as connections;\n");
+    out.push_str("it measures the disk's flush latency at that moment, which other work writing to the same disk moves\n");
+    out.push_str(
+        "far more than it moves HTTP rows, so the write goals (G3, G4) are the most load-sensitive.\n",
+    );
     out.push_str(&format!(
         "`sandbox ready (fresh state)` is measured in-process ({} runs after {} unmeasured ones; see\n\
          \"Sandbox ready\" below).\n\n",
@@ -476,9 +480,9 @@ fn render(r: &Results) -> String {
     ));
     out.push_str(&format!("Machine: {}.\n\n", r.machine));
     out.push_str(&format!(
-        "Load averages (1, 5, 15 minutes): {} when the run began, {} when it ended. The machine may be\n\
-         shared with other work, which lowers absolute rates and widens p99s; the goals compare figures of the\n\
-         same run, which such load skews less.\n\n",
+        "Load averages (1, 5, 15 minutes): {} when the run began, {} when it ended.\n\
+         The machine may be shared with other work, which lowers absolute rates and widens p99s; the goals\n\
+         compare figures of the same run, which such load skews less.\n\n",
         r.load_before, r.load_after
     ));
     out.push_str("| workload | concurrency | req/s | p50 ms | p99 ms | ratio to baseline |\n");

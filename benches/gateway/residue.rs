@@ -168,8 +168,12 @@ pub fn section(r: &Results) -> String {
         "is read. All calls go over one keep-alive connection, which stays open across `warm` and `after`\n",
     );
     out.push_str("(so both count its descriptor). Residue per call = (RSS after − RSS warm) / measured calls: growth\n");
-    out.push_str("that the warm-up does not explain, i.e. what each call leaves behind. RSS has page granularity (4 KiB),\n");
-    out.push_str("so a residue of a few bytes per call is within one or two pages over the run.\n\n");
+    out.push_str("that the warm-up does not explain, i.e. what each call leaves behind. RSS is counted in whole 4 KiB\n");
+    out.push_str(&format!(
+        "pages, so one page more or less over {} calls moves the residue by {:.1} B per call.\n\n",
+        count(CALLS),
+        4096.0 / CALLS as f64
+    ));
     match r {
         Ok(r) => {
             out.push_str("| reading | calls so far | RSS MiB | open descriptors | threads |\n");
@@ -180,7 +184,8 @@ pub fn section(r: &Results) -> String {
                 ("after", r.warm_calls + r.calls, r.after),
             ] {
                 out.push_str(&format!(
-                    "| {name} | {calls} | {} | {} | {} |\n",
+                    "| {name} | {} | {} | {} | {} |\n",
+                    count(calls),
                     mib(s.rss_bytes),
                     s.fds,
                     s.threads
