@@ -9,10 +9,14 @@
 //! The library's surface is one function: [`main`], the whole `ptc` process (the binary is a one-line
 //! shell over it). Everything else is internal; its structure is described in `docs/architecture.md`.
 //! The black-box and in-process tests reach the internals through [`testing`], which exists only with
-//! the `fault-injection` feature that the test command enables and release builds never do.
+//! the `fault-injection` feature that the test command enables and release builds never do. The one
+//! doc-hidden module, `bench_hooks`, exists only so that `cargo bench --bench gateway` can time a fresh
+//! sandbox in-process (docs/decisions.md); it is not part of the surface.
 
 mod apps;
 mod audit;
+#[doc(hidden)]
+pub mod bench_hooks;
 mod calendar;
 mod call;
 mod cli;

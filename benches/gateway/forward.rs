@@ -1,74 +1,136 @@
-//! The forward-tool row (issue 5): the latency a forward tool adds over calling the same stdio upstream
-//! directly, both measured in one run.
+//! The forward-tool rows (issue 5; issue 14, goal G5): the latency a forward tool adds over calling the
+//! same stdio upstream directly, and the same upstream behind a widely used relay, all measured in one run.
 //!
 //! Baseline: the stdio fault fixture (`tests/fixtures/mcp_fixture.py`, mode `modern`) spoken to by a
 //! minimal client of this file (one JSON-RPC line out, one line back, the same `tools/call` line the
 //! gateway sends, providers.md §4.2, §8.1), `ROUNDS` sequential `tools/call echo` round trips: the
-//! upstream's own cost, with no gateway code in the loop. Gateway: the same fixture behind the forward tool `fwd` (→ `fx.echo`) of
-//! `support::providers::Fx`, pins from `--print-pins`, `ROUNDS` sequential `POST /mcp` tools/call over one
-//! keep-alive connection. Both sides share the fixture's per-request marker write, so the difference is
-//! the gateway's own path (HTTP front, admission, forward dispatch, result shaping). Owns only this row;
-//! the HTTP client helpers are the parent module's. Nothing here asserts a threshold.
+//! upstream's own cost, with no gateway code in the loop. Gateway: the same fixture behind the forward
+//! tool `fwd` (→ `fx.echo`) of `support::providers::Fx`, pins from `--print-pins`, `ROUNDS` sequential
+//! `POST /mcp` tools/call over one keep-alive connection. Relay: the same fixture behind `mcp-proxy`
+//! (`relay`), the same count over its Streamable HTTP endpoint. All sides share the fixture's per-request
+//! marker write, so each difference is the front's own path. Owns only these rows; the HTTP client
+//! helpers are the parent module's. Nothing here asserts a threshold.
 
 use std::net::SocketAddr;
 use std::path::Path;
 use std::process::Stdio;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
 
-use super::{mcp_request, ms, read_response, wait_listening, Measured, Reaped};
+use super::{count, mcp_request, ms, read_response, relay, wait_listening, Measured, Reaped};
 use crate::support;
 
 /// Round trips measured per side, after `WARM_UP_ROUNDS` unmeasured ones.
-const ROUNDS: usize = 2_000;
-const WARM_UP_ROUNDS: usize = 200;
+pub const ROUNDS: usize = 2_000;
+pub const WARM_UP_ROUNDS: usize = 200;
+/// One side's whole loop ends within this, or the side failed.
+pub const SIDE_DEADLINE: Duration = Duration::from_secs(180);
 const TRACEPARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
 
-/// The row's table, in the same columns as the others plus the added latency.
-pub async fn rows() -> String {
-    let direct = direct().await;
-    let forward = through_gateway().await;
+/// The three sides of one run.
+pub struct Results {
+    pub direct: Measured,
+    pub forward: Measured,
+    /// The relay side, or why it was not measured.
+    pub relay: Result<Measured, String>,
+}
+
+pub async fn measure() -> Results {
+    let direct =
+        tokio::time::timeout(SIDE_DEADLINE, direct()).await.expect("direct side within its deadline");
+    let forward = tokio::time::timeout(SIDE_DEADLINE, through_gateway())
+        .await
+        .expect("forward side within its deadline");
+    let relay = relay::measure().await;
+    if let Err(reason) = &relay {
+        eprintln!("relay row not measured: {reason}");
+    }
+    Results { direct, forward, relay }
+}
+
+/// The section of `docs/benchmarks.md`.
+pub fn section(r: &Results) -> String {
     let mut out = String::new();
-    out.push_str("\n## Forward tool against the same stdio upstream called directly\n\n");
+    out.push_str(
+        "\n## Forward tool against the same stdio upstream called directly and behind a relay (G5)\n\n",
+    );
     out.push_str(&format!(
-        "{ROUNDS} sequential `tools/call echo` round trips per side after {WARM_UP_ROUNDS} unmeasured ones, one\n"
+        "{} sequential `tools/call echo` round trips per side after {} unmeasured ones, one\n",
+        count(ROUNDS),
+        count(WARM_UP_ROUNDS)
     ));
-    out.push_str("client, concurrency 1. `direct` is a minimal line client (benches/gateway/forward.rs) on the stdio\n");
-    out.push_str("fixture `tests/fixtures/mcp_fixture.py`; `forward` is `POST /mcp` (one keep-alive connection) to the\n");
+    out.push_str("client, concurrency 1, all on the stdio fixture `tests/fixtures/mcp_fixture.py`. `direct` is a minimal\n");
     out.push_str(
-        "forward tool `fwd` → `fx.echo` over the same fixture. `added` is forward − direct at the same\n",
+        "line client (benches/gateway/forward.rs) on the fixture's pipes; `forward` is `POST /mcp` (one\n",
     );
-    out.push_str("percentile; `ratio` is forward / direct.\n\n");
-    out.push_str("Numbers from one run on the machine above. At concurrency 1 the p99 is dominated by scheduling noise from\n");
+    out.push_str("keep-alive connection) to the gateway's forward tool `fwd` → `fx.echo`; `relay` is the same fixture\n");
+    out.push_str(&format!(
+        "behind `mcp-proxy` {} (PyPI), the widely used stdio-to-HTTP relay, driven over its Streamable HTTP\n",
+        relay::version()
+    ));
+    out.push_str("endpoint on loopback by a minimal client (benches/gateway/relay.rs: `initialize`, then one session,\n");
     out.push_str(
-        "other work on the machine, so an added p99 near or below zero is noise, not a speed-up.\n\n",
+        "one keep-alive connection, JSON responses). `added` is the side − direct at the same percentile;\n",
     );
-    out.push_str("| percentile | direct ms | forward ms | added ms | ratio |\n");
-    out.push_str("| --- | ---: | ---: | ---: | ---: |\n");
+    out.push_str("`ratio` is the side / direct.\n\n");
+    out.push_str(
+        "The relay is installed by the bench itself when missing: `bash benches/relay/install.sh` creates\n",
+    );
+    out.push_str("`target/bench-relay/venv` and runs `pip install --require-hashes --no-deps` of\n");
+    out.push_str("`benches/relay/requirements.txt`, which pins `mcp-proxy` and its whole closure by exact version and\n");
+    out.push_str("hash (generated from `benches/relay/requirements.in` by `pip-compile --generate-hashes`). Nothing is\n");
+    out.push_str(
+        "cached outside the repository's `target/`; a stamp makes the next run reach no registry. If the\n",
+    );
+    out.push_str("install or the relay fails, the relay row says `not measured` with the reason, and the bench goes on.\n");
+    out.push_str("The fixture runs with its `tools_cap` flag there (it then advertises the `tools` capability, without\n");
+    out.push_str("which an SDK-based relay serves no `tools/call`); the other sides ignore the flag.\n\n");
+    out.push_str(
+        "At concurrency 1 the p99 is dominated by scheduling noise from other work on the machine, so an\n",
+    );
+    out.push_str("added p99 near or below zero is noise, not a speed-up.\n\n");
+    out.push_str("| percentile | direct ms | forward ms | forward added ms | forward ratio | relay ms | relay added ms | relay ratio |\n");
+    out.push_str("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
     for (name, p) in [("p50", 0.5), ("p99", 0.99)] {
-        let (d, f) = (direct.percentile(p), forward.percentile(p));
+        let (d, f) = (r.direct.percentile(p), r.forward.percentile(p));
+        let relay = match &r.relay {
+            Ok(relay) => {
+                let x = relay.percentile(p);
+                format!("{} | {} | {:.3}", ms(x), signed_ms(x, d), ratio(x, d))
+            }
+            Err(_) => "not measured | | ".to_owned(),
+        };
         out.push_str(&format!(
-            "| {name} | {} | {} | {} | {:.3} |\n",
+            "| {name} | {} | {} | {} | {:.3} | {relay} |\n",
             ms(d),
             ms(f),
-            signed_ms(f.as_secs_f64() - d.as_secs_f64()),
-            f.as_secs_f64() / d.as_secs_f64().max(f64::MIN_POSITIVE)
+            signed_ms(f, d),
+            ratio(f, d)
         ));
+    }
+    if let Err(reason) = &r.relay {
+        out.push_str(&format!("\nRelay not measured: {reason}.\n"));
     }
     out
 }
 
-fn signed_ms(seconds: f64) -> String {
-    format!("{:.3}", seconds * 1_000.0)
+/// `a − b` in milliseconds, signed.
+fn signed_ms(a: Duration, b: Duration) -> String {
+    format!("{:.3}", (a.as_secs_f64() - b.as_secs_f64()) * 1_000.0)
+}
+
+fn ratio(a: Duration, b: Duration) -> f64 {
+    a.as_secs_f64() / b.as_secs_f64().max(f64::MIN_POSITIVE)
 }
 
 fn python() -> String {
     support::providers::python()
 }
 
-fn script() -> String {
+/// The stdio fixture's path.
+pub fn script() -> String {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp_fixture.py").display().to_string()
 }
 
@@ -125,8 +187,9 @@ async fn direct() -> Measured {
         }
     }
     drop(stdin);
-    let _ = child.wait().await;
-    Measured { requests: ROUNDS as u64, elapsed: latencies.iter().sum(), latencies }
+    let _ = tokio::time::timeout(Duration::from_secs(10), child.wait()).await;
+    let _ = child.kill().await;
+    Measured::sequential(latencies)
 }
 
 /// The forward tool over the same fixture, through the real `ptc` gateway.
@@ -159,5 +222,5 @@ async fn through_gateway() -> Measured {
             latencies.push(elapsed);
         }
     }
-    Measured { requests: ROUNDS as u64, elapsed: latencies.iter().sum(), latencies }
+    Measured::sequential(latencies)
 }

@@ -194,8 +194,8 @@ pub fn tidy_after_run() {
 }
 
 /// [`run_workflow`], calling `on_entry` just before the entry function is called: lets tests cancel a
-/// run that is known to be executing Luau, without sleeping.
-#[cfg(test)]
+/// run that is known to be executing Luau, without sleeping, and lets the bench hook time a fresh
+/// sandbox up to that instant (issue 14, goal G7).
 pub(crate) fn run_workflow_observed(
     luau: &CompiledLuau,
     input: &crate::json::Value,
