@@ -51,10 +51,11 @@ pub fn answer(shared: &Arc<Shared>, call: AdmittedCall) -> hyper::Response<Respo
     // C5 (execution.md §3.1): invalid input is committed and answered without a run slot, even while every
     // slot is used.
     if !template.input.is_valid(&call.arguments) {
-        let (response, writer) = stream::open(progress, call.http10);
+        let (response, mut writer) = stream::open(progress, call.http10);
+        let queued = stream::queue_commit(&mut writer);
         let text = fixed_text(template.effect, Dispatch::False, Outcome::InvalidInput);
         let event = message_event(&tool_error_response(&call.id, text, None));
-        tokio::spawn(publish_only(writer, event, call.lease));
+        tokio::spawn(publish_only(writer, queued, event, call.lease));
         return response;
     }
     // A write tool is served only with its audit (config.md: `private_audit` is present iff a tool may
@@ -69,7 +70,9 @@ pub fn answer(shared: &Arc<Shared>, call: AdmittedCall) -> hyper::Response<Respo
         Err(Refusal::Quiescing | Refusal::Unavailable) => return refuse(RpcError::Unavailable, call),
     };
     let deadline = Instant::now() + Duration::from_millis(template.run_duration_ms);
-    let (response, writer) = stream::open(progress, call.http10);
+    let (response, mut writer) = stream::open(progress, call.http10);
+    // Queued now, so the comment leaves with the head; the run still waits until it was written.
+    let queued = stream::queue_commit(&mut writer);
     let shared = shared.clone();
     // Linked to the run-admission owner: a panic of this task anywhere is that owner's loss
     // (lifecycle.md §6.3), even one that left the call unanswered.
@@ -78,7 +81,7 @@ pub fn answer(shared: &Arc<Shared>, call: AdmittedCall) -> hyper::Response<Respo
         let AdmittedCall { tool, arguments, id, lease, .. } = call;
         // execution.md §3.4: the call id, after the granted reservation and before the commit.
         let call = Call { tool, id: &id, call_id: CallId::random(), run: &run, deadline };
-        let settlement = drive(&shared, call, arguments, writer).await;
+        let settlement = drive(&shared, call, arguments, queued, writer).await;
         tracing::debug!(
             outcome = settlement.outcome.as_str(),
             dispatch = settlement.dispatch.as_str(),
@@ -99,11 +102,16 @@ fn refuse(error: RpcError, call: AdmittedCall) -> hyper::Response<ResponseBody> 
 }
 
 /// The invalid-input path (execution.md §3.1, §4.3): commit, the event, the end; nothing was dispatched.
-async fn publish_only(mut writer: StreamWriter, event: String, lease: Lease) {
+async fn publish_only(
+    mut writer: StreamWriter,
+    queued: Result<(), stream::Gone>,
+    event: String,
+    lease: Lease,
+) {
     let written = tokio::time::timeout(WRITE_BOUND, async {
-        stream::commit(&mut writer).await?;
-        writer.write(Bytes::from(event)).await?;
-        writer.finish().await
+        queued?;
+        stream::committed(&mut writer).await?;
+        writer.finish_with(Bytes::from(event)).await
     })
     .await;
     if written.is_err() {
@@ -130,12 +138,17 @@ async fn drive(
     shared: &Arc<Shared>,
     call: Call<'_>,
     arguments: crate::json::Value,
+    queued: Result<(), stream::Gone>,
     mut writer: StreamWriter,
 ) -> Settlement {
     let Call { tool, id, call_id, run, deadline } = call;
     // execution.md §4.2: nothing runs before the commit is written; a failed or late commit dispatches
     // nothing.
-    match tokio::time::timeout(WRITE_BOUND, stream::commit(&mut writer)).await {
+    let committed = async {
+        queued?;
+        stream::committed(&mut writer).await
+    };
+    match tokio::time::timeout(WRITE_BOUND, committed).await {
         Ok(Ok(())) => {}
         Ok(Err(stream::Gone)) | Err(_) => {
             writer.abandon();
@@ -190,8 +203,7 @@ async fn drive(
         if fault::injected(FaultPoint::PublicationWrite) {
             return Err(stream::Gone);
         }
-        writer.write(Bytes::from(message_event(&response))).await?;
-        writer.finish().await
+        writer.finish_with(Bytes::from(message_event(&response))).await
     })
     .await;
     if matches!(published, Ok(Ok(()))) {

@@ -39,7 +39,12 @@ impl Runner for LuauRunner {
         trace: TraceId,
     ) -> Activation {
         let token = CancelToken::new();
-        let borrow = self.providers.as_ref().and_then(|runtime| {
+        // A tool whose missions are granted no alias reaches no upstream (every `tool` is
+        // `tool_not_granted`, the same answer the port would give after its grant check): it needs no
+        // borrow, and its run is pure, so it may be tried on this thread (`luau_run`).
+        let grants =
+            built.templates.get(tool).is_some_and(|t| t.selections.missions.values().any(|g| !g.is_empty()));
+        let borrow = self.providers.as_ref().filter(|_| grants).and_then(|runtime| {
             let deadline = tokio::time::Instant::from_std(deadline);
             Borrow::new(runtime.clone(), built.clone(), tool, trace, deadline, token.clone()).map(Arc::new)
         });

@@ -173,6 +173,22 @@ impl StreamWriter {
         Ok(())
     }
 
+    /// Queues `bytes` as one chunk at once, without waiting for room: for the first piece of a stream,
+    /// queued before hyper polls the body so that the head and that piece leave in one write.
+    pub fn queue(&mut self, bytes: Bytes) -> Result<(), Gone> {
+        let pieces = self.pieces.as_ref().ok_or(Gone)?;
+        pieces.try_send(Piece::Bytes(bytes)).map_err(|_| Gone)?;
+        self.sent += 1;
+        Ok(())
+    }
+
+    /// Queues `bytes` as the last chunk and ends the body, then waits until everything was written: the
+    /// event and the chunked terminator leave in one write.
+    pub async fn finish_with(&mut self, bytes: Bytes) -> Result<(), Gone> {
+        self.send(bytes).await?;
+        self.finish().await
+    }
+
     /// Ends the body (the chunked terminator) and waits until everything was written.
     pub async fn finish(&mut self) -> Result<(), Gone> {
         if self.pieces.take().is_none() {
@@ -245,6 +261,18 @@ pub fn open(progress: Option<Arc<WriteProgress>>, http10: bool) -> (Response<Res
 /// Writes the `: accepted` comment: the commit (execution.md §4.2). The head goes out with it.
 pub async fn commit(writer: &mut StreamWriter) -> Result<(), Gone> {
     writer.write(Bytes::from_static(ACCEPTED)).await
+}
+
+/// Queues the commit comment on a stream nothing was written to yet (execution.md §4.2); [`committed`]
+/// then waits until it was written. Queued before the response goes to hyper, the comment leaves with
+/// the head.
+pub fn queue_commit(writer: &mut StreamWriter) -> Result<(), Gone> {
+    writer.queue(Bytes::from_static(ACCEPTED))
+}
+
+/// Waits until everything queued so far, the commit comment included, was written.
+pub async fn committed(writer: &mut StreamWriter) -> Result<(), Gone> {
+    writer.written().await
 }
 
 #[cfg(test)]
