@@ -297,6 +297,25 @@ mod tests {
         assert_eq!(got, b": accepted\n\nevent: message\ndata: {}\n\n");
     }
 
+    /// The queued commit is the body's first frame before anyone polls it, and `committed` waits until
+    /// it was taken; the event queued with the end is the last frame, then the end.
+    #[tokio::test]
+    async fn a_queued_commit_is_ready_before_the_first_poll_and_the_event_leaves_with_the_end() {
+        let (response, mut writer) = open(None, false);
+        queue_commit(&mut writer).unwrap();
+        let mut body = response.into_body();
+        let first = body.frame().await.unwrap().unwrap().into_data().unwrap();
+        assert_eq!(&first[..], b": accepted\n\n");
+        committed(&mut writer).await.unwrap();
+        let finished = tokio::spawn(async move {
+            writer.finish_with(Bytes::from_static(b"event: message\ndata: {}\n\n")).await
+        });
+        let event = body.frame().await.unwrap().unwrap().into_data().unwrap();
+        assert_eq!(&event[..], b"event: message\ndata: {}\n\n");
+        assert!(body.frame().await.is_none(), "the end follows the event at once");
+        assert_eq!(finished.await.unwrap(), Ok(()));
+    }
+
     #[tokio::test]
     async fn a_body_dropped_after_its_end_waits_for_the_flush_not_a_gone_client() {
         // hyper's order: take the end, drop the body, then flush the terminator.
@@ -349,6 +368,7 @@ mod tests {
         drop(response);
         assert!(writer.is_gone());
         assert_eq!(commit(&mut writer).await, Err(Gone));
+        assert_eq!(queue_commit(&mut writer), Err(Gone));
         tokio::time::timeout(std::time::Duration::from_secs(5), writer.gone()).await.unwrap();
     }
 

@@ -130,7 +130,9 @@ pub(super) fn run(
     let unavailable = RunEnd::Failed { detail: None, cause: FailCause::UncaughtError };
     with_state(
         |vm| {
-            // A slice counts from here: building the thread's state at its first run is not the run's.
+            // A slice counts from here: building the thread's state at its first run, or collecting what
+            // earlier runs left in it, is not the run's.
+            vm.tidy();
             let budget = match slice {
                 Some(slice) => {
                     let end = Instant::now() + slice;

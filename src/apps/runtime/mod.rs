@@ -157,8 +157,8 @@ pub fn run_workflow(
 
 /// How long a run tried on the calling thread may take before it is abandoned ([`try_workflow_here`]):
 /// short enough that the thread's other work (an async worker's) waits no longer than this, long
-/// enough for the trivial runs that make up most calls.
-pub const HERE_SLICE: Duration = Duration::from_micros(500);
+/// enough for the trivial runs that make up most calls, also when the thread is preempted once.
+pub const HERE_SLICE: Duration = Duration::from_millis(1);
 
 /// [`run_workflow`] for a run with no upstream (no provider port: nothing it does reaches outside its
 /// sandboxes), tried on the calling thread for at most `slice` ([`HERE_SLICE`] in the gateway), counted
