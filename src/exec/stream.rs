@@ -232,9 +232,9 @@ impl StreamWriter {
     }
 }
 
-/// The commit's response head (execution.md §4.1) with its stream, and the writer for it. The first
-/// piece, `: accepted`, is queued already; the commit is complete once [`StreamWriter::written`] says so
-/// (the driver calls [`commit`]). `http10` gives `connection: close` instead of chunked coding.
+/// The commit's response head (execution.md §4.1) with its stream, and the writer for it. The driver
+/// queues `: accepted` with [`queue_commit`] before handing the response to hyper and waits with
+/// [`committed`]. `http10` gives `connection: close` instead of chunked coding.
 pub fn open(progress: Option<Arc<WriteProgress>>, http10: bool) -> (Response<ResponseBody>, StreamWriter) {
     // Two pieces in flight at most: a heartbeat and the event, or the event and the end.
     let (tx, rx) = mpsc::channel(4);
@@ -256,11 +256,6 @@ pub fn open(progress: Option<Arc<WriteProgress>>, http10: bool) -> (Response<Res
         headers.insert(CONNECTION, HeaderValue::from_static("close"));
     }
     (response, StreamWriter { pieces: Some(tx), shared, sent: 0 })
-}
-
-/// Writes the `: accepted` comment: the commit (execution.md §4.2). The head goes out with it.
-pub async fn commit(writer: &mut StreamWriter) -> Result<(), Gone> {
-    writer.write(Bytes::from_static(ACCEPTED)).await
 }
 
 /// Queues the commit comment on a stream nothing was written to yet (execution.md §4.2); [`committed`]
@@ -290,7 +285,8 @@ mod tests {
             }
             got
         });
-        commit(&mut writer).await.unwrap();
+        queue_commit(&mut writer).unwrap();
+        committed(&mut writer).await.unwrap();
         writer.write(Bytes::from_static(b"event: message\ndata: {}\n\n")).await.unwrap();
         writer.finish().await.unwrap();
         let got = reader.await.unwrap();
@@ -333,7 +329,8 @@ mod tests {
             tokio::time::sleep(std::time::Duration::from_millis(50)).await;
             flusher.record_flush();
         });
-        commit(&mut writer).await.unwrap();
+        queue_commit(&mut writer).unwrap();
+        committed(&mut writer).await.unwrap();
         writer.write(Bytes::from_static(b"event: message\ndata: {}\n\n")).await.unwrap();
         assert_eq!(writer.finish().await, Ok(()), "the end was written: the publication succeeded");
         hyper.await.unwrap();
@@ -354,7 +351,8 @@ mod tests {
             drop(body);
             connection.record_closed();
         });
-        commit(&mut writer).await.unwrap();
+        queue_commit(&mut writer).unwrap();
+        committed(&mut writer).await.unwrap();
         writer.write(Bytes::from_static(b"event: message\ndata: {}\n\n")).await.unwrap();
         // The last frame's flush was recorded above, the end's never is: only the close ends the wait.
         let finished = tokio::time::timeout(std::time::Duration::from_secs(5), writer.finish()).await;
@@ -367,7 +365,6 @@ mod tests {
         let (response, mut writer) = open(None, false);
         drop(response);
         assert!(writer.is_gone());
-        assert_eq!(commit(&mut writer).await, Err(Gone));
         assert_eq!(queue_commit(&mut writer), Err(Gone));
         tokio::time::timeout(std::time::Duration::from_secs(5), writer.gone()).await.unwrap();
     }

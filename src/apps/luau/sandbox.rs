@@ -31,7 +31,6 @@ enum Slot {
 /// What host functions and the interrupt callback know of one sandbox.
 pub(super) struct Core {
     env: Arc<Environment>,
-    role: Role,
     /// The sandbox's globals: the environment of every chunk it loads.
     globals: Table,
     slots: Mutex<BTreeMap<String, Slot>>,
@@ -48,7 +47,7 @@ impl Core {
     }
 }
 
-/// The sandbox state host functions see: which environment and role, whether a module chunk is running
+/// The sandbox state host functions see: which environment, whether a module chunk is running
 /// (execution.md §12.2: module loading is pure), and the halt that makes `fail` uncatchable
 /// (execution.md §12.5).
 #[derive(Clone)]
@@ -83,11 +82,6 @@ impl SandboxState {
     /// The environment the sandbox loads components from.
     pub fn environment(&self) -> &Arc<Environment> {
         &self.0.env
-    }
-
-    /// The sandbox's role.
-    pub fn role(&self) -> Role {
-        self.0.role
     }
 }
 
@@ -135,7 +129,6 @@ impl Sandbox {
         globals.set_metatable(Some(meta))?;
         let core = Core {
             env,
-            role,
             globals,
             slots: Mutex::new(BTreeMap::new()),
             loading: AtomicUsize::new(0),
@@ -147,11 +140,6 @@ impl Sandbox {
     /// The Luau state, for the runtime that calls into it.
     pub fn lua(&self) -> &Lua {
         &self.lua
-    }
-
-    /// The environment whose components this sandbox loads.
-    pub fn environment(&self) -> &Arc<Environment> {
-        &self.core.env
     }
 
     /// The state host functions see: loading, halt.

@@ -162,11 +162,6 @@ impl Vm {
         Ok(Vm { lua, live_base, busy: false })
     }
 
-    /// The state, for loading and calling.
-    pub fn lua(&self) -> &Lua {
-        &self.lua
-    }
-
     /// Whether a call began here and never ended: the state may hold that call's values and is dropped.
     pub fn is_poisoned(&self) -> bool {
         self.busy
@@ -178,7 +173,6 @@ impl Vm {
         if self.busy {
             return Err(runtime("the Luau state is still in use"));
         }
-        self.tidy();
         let memory_limit = self.live_base.saturating_add(memory_bytes).max(1);
         let used = self.lua.used_memory();
         let active = Active {
@@ -194,7 +188,7 @@ impl Vm {
     }
 
     /// Collects the garbage of finished calls once it passes [`GARBAGE_SLACK`], and re-measures the base.
-    /// Runs between calls, off the path of any answer.
+    /// Runs between calls: after a run thread's answer, and before a run starts (outside its slice).
     pub fn tidy(&mut self) {
         if self.busy || self.lua.used_memory().saturating_sub(self.live_base) <= GARBAGE_SLACK {
             return;

@@ -22,6 +22,7 @@ use crate::apps::luau::convert::{to_json, to_lua};
 use crate::apps::luau::sandbox::Sandbox;
 use crate::apps::luau::vm::{CallScope, Role, Vm};
 use crate::apps::luau::{CompiledLuau, Environment};
+use crate::config::manifest::Entry;
 use crate::json::Value;
 
 /// The state of one run, shared by its host functions.
@@ -124,10 +125,8 @@ pub(super) fn run(
     if cancel.is_cancelled() || Instant::now() >= limits.deadline {
         return RunEnd::Cancelled;
     }
-    let (Some(env), Some(entry)) = (&luau.workflow, &luau.entry) else {
-        return RunEnd::Failed { detail: None, cause: FailCause::UncaughtError };
-    };
     let unavailable = RunEnd::Failed { detail: None, cause: FailCause::UncaughtError };
+    let (Some(env), Some(entry)) = (&luau.workflow, &luau.entry) else { return unavailable };
     with_state(
         |vm| {
             // A slice counts from here: building the thread's state at its first run, or collecting what
@@ -148,7 +147,7 @@ pub(super) fn run(
                 tools,
             });
             let finished = match vm.begin(run.budget.clone(), limits.memory_bytes) {
-                Ok(scope) => in_scope(&scope, &run, env, &entry.component, &entry.function, input, on_entry),
+                Ok(scope) => in_scope(&scope, &run, env, entry, input, on_entry),
                 Err(e) => Err(e),
             };
             let failed = run.failed.lock().map(|f| f.clone()).unwrap_or(Some(None));
@@ -164,14 +163,13 @@ fn in_scope(
     scope: &CallScope<'_>,
     run: &Arc<Run>,
     env: &Arc<Environment>,
-    component: &str,
-    function: &str,
+    entry: &Entry,
     input: &Value,
     on_entry: &dyn Fn(),
 ) -> Finished {
     let lua = scope.lua();
     lua.set_app_data(run.clone());
-    let finished = execute(scope, run, env, component, function, input, on_entry);
+    let finished = execute(scope, run, env, entry, input, on_entry);
     if let Ok(mut sandboxes) = run.sandboxes.lock() {
         sandboxes.clear();
     }
@@ -185,8 +183,7 @@ fn execute(
     scope: &CallScope<'_>,
     run: &Arc<Run>,
     env: &Arc<Environment>,
-    component: &str,
-    function: &str,
+    entry: &Entry,
     input: &Value,
     on_entry: &dyn Fn(),
 ) -> Finished {
@@ -194,7 +191,7 @@ fn execute(
     let _entered = sandbox.enter()?;
     let lua: &Lua = sandbox.lua();
     // Metamethods included, as the startup probe looked it up (execution.md §12.7).
-    let entry: LuaValue = sandbox.require(component)?.get(function)?;
+    let entry: LuaValue = sandbox.require(&entry.component)?.get(entry.function.as_str())?;
     let LuaValue::Function(entry) = entry else {
         return Err(mlua::Error::runtime("the entry is not a function"));
     };

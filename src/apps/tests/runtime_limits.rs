@@ -212,3 +212,16 @@ fn a_run_tried_here_is_abandoned_at_the_end_of_its_slice() {
         assert!(started.elapsed() < Duration::from_secs(2), "{body}: {:?}", started.elapsed());
     }
 }
+
+/// execution.md §12.8: a run abandoned at the end of its slice runs again from the start with a budget of
+/// its own and the same limits (what the runner does with `Unfinished`): 6,000 iterations fit a budget of
+/// 10,000 on the second run whatever the first spent.
+#[test]
+fn an_abandoned_run_runs_again_with_a_budget_of_its_own() {
+    let input = crate::json::Value::Object(Default::default());
+    let compiled = app("for _ = 1, 6000 do end\nreturn {done = true}");
+    let small = CallLimits { interrupts: 10_000, ..limits() };
+    let token = CancelToken::new();
+    assert_eq!(try_workflow_here(&compiled, &input, small, &token, Duration::ZERO), RunEnd::Unfinished);
+    assert_eq!(run_workflow(&compiled, &input, small, &token), returned(r#"{"done":true}"#));
+}
