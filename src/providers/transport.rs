@@ -39,6 +39,11 @@ pub const SETTLEMENT_DEADLINE: Duration = Duration::from_millis(10_000);
 // spec gap: the two are observed by different syscalls and the spec gives no window.
 const EOF_EXIT_GRACE: Duration = Duration::from_millis(200);
 
+/// How long the close waits, once the group is reaped, for the stderr drain to read the pipe's end, so
+/// the tail holds everything the child wrote before it was reaped (providers.md §12.1 step 4). Only a
+/// process that left the group can still hold the pipe open; the wait is bounded for it.
+const STDERR_EOF_GRACE: Duration = Duration::from_millis(200);
+
 /// The names of a stdio transport's tasks, as its owner hears them (`owner.rs`).
 pub(crate) const TASK_WRITER: &str = "stdio_writer";
 pub(crate) const TASK_READER: &str = "stdio_reader";
@@ -93,6 +98,8 @@ enum Outgoing {
 struct Shared {
     table: Mutex<Table>,
     stderr: Mutex<StderrRing>,
+    /// True once the stderr drain has read the pipe's end (or failed reading it).
+    stderr_eof: watch::Sender<bool>,
     /// Loss, cleanup failure, closing, and the owner that hears every task's end (`loss.rs`).
     life: LossState,
     counters: Counters,
@@ -210,6 +217,7 @@ impl StdioTransport {
         let shared = Arc::new(Shared {
             table: Mutex::new(Table::default()),
             stderr: Mutex::new(StderrRing::default()),
+            stderr_eof: watch::Sender::new(false),
             life: LossState::default(),
             counters: Counters::default(),
         });
@@ -414,6 +422,8 @@ impl StdioTransport {
             return self.end(TransportFault::Close, Exit::Unknown, reaped);
         }
         let (step, exit) = child.close(stdin).await;
+        let mut stderr_eof = self.shared.stderr_eof.subscribe();
+        let _ = tokio::time::timeout(STDERR_EOF_GRACE, stderr_eof.wait_for(|eof| *eof)).await;
         let fault = match (self.shared.life.fault(), step) {
             _ if self.shared.life.cleanup_failed() => TransportFault::TransportError,
             (_, CloseStep::Failed) => TransportFault::TransportError,
@@ -583,8 +593,9 @@ async fn drain_stderr(shared: Arc<Shared>, mut stderr: ChildStderr) {
     let mut buf = vec![0u8; 8192];
     while let Ok(n) = stderr.read(&mut buf).await {
         if n == 0 {
-            return;
+            break;
         }
         shared.stderr.lock().unwrap_or_else(|p| p.into_inner()).push(&buf[..n]);
     }
+    shared.stderr_eof.send_replace(true);
 }
