@@ -69,3 +69,6 @@ pub mod startup {
 pub mod storage {
     pub use crate::storage::*;
 }
+pub mod traces {
+    pub use crate::traces::*;
+}

@@ -4,7 +4,8 @@
 //! * `dir` owns one artifact directory: creating a run's file and retention, oldest first;
 //! * `file` owns one run's file: order, ceiling, and silence after a failed write;
 //! * `record` owns the exact trace records and value fields;
-//! * `run` owns a run's trace, `inspection` its inspection file.
+//! * `run` owns a run's trace, `inspection` its inspection file;
+//! * `hist` owns the cold tools that read another gateway's traces back (traces.md §9).
 //!
 //! [`RunArtifacts`] is what the call path holds: the run references and the reservation before the commit
 //! (traces.md §4). Nothing here has a task of its own: each run writes its own files, on the thread that
@@ -14,6 +15,7 @@
 
 mod dir;
 mod file;
+pub mod hist;
 mod inspection;
 pub mod record;
 mod run;
