@@ -8,6 +8,7 @@
 //! [`Selections`].
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
 
 use super::error::{fail, AppError, AppErrorKind};
 use crate::config::host::{HostConfig, InstallationKind, McpInstallation, McpTransport, Source, ToolEffect};
@@ -21,9 +22,10 @@ pub const MAX_DECLARATIONS: usize = 128;
 pub struct Grant {
     /// The `providers.mission` declaration (an `install` alias) that reaches it.
     pub declaration: String,
-    /// The upstream tool name the installation maps to this alias (config.md §5.4.3).
+    /// The upstream tool name the installation maps to this alias (config.md §5.4.3); for a snapshot,
+    /// the `hist` tool's name (`runs`, `open`, `read`, `counters`, traces.md §9.1).
     pub upstream_tool: String,
-    /// The operator's declared effect of the upstream tool.
+    /// The operator's declared effect of the upstream tool; `read` for a snapshot.
     pub effect: ToolEffect,
 }
 
@@ -32,9 +34,43 @@ pub struct Grant {
 pub struct Selections {
     /// Per mission (every mission of the manifest, possibly with no grants): alias → grant (S7).
     pub missions: BTreeMap<String, BTreeMap<String, Grant>>,
-    /// The `providers.mission` declaration names, in ascending byte order: the sites acquired at stage 9
-    /// (`mission/<alias>`).
+    /// The `providers.mission` declaration names of `mcp` installations, in ascending byte order: the
+    /// sites acquired at stage 9 (`mission/<alias>`).
     pub declarations: Vec<String>,
+    /// The `ptc_trace_snapshot` declarations of a cold tool and their anchored directories (traces.md
+    /// §9.1): read anew by every call, never acquired.
+    pub snapshots: BTreeMap<String, PathBuf>,
+}
+
+impl Selections {
+    /// Every `providers.mission` declaration, acquired or snapshot, in ascending byte order: what the
+    /// installation pins cover (pins.md §7.2) and the descriptor budget counts (lifecycle.md §10.1).
+    pub fn all_declarations(&self) -> Vec<&str> {
+        let mut all: Vec<&str> =
+            self.declarations.iter().chain(self.snapshots.keys()).map(String::as_str).collect();
+        all.sort_unstable();
+        all
+    }
+}
+
+/// The four aliases a snapshot declaration reaches, with their `hist` tool names (traces.md §9.1).
+pub const HIST_ALIASES: [(&str, &str); 4] =
+    [("hist.counters", "counters"), ("hist.open", "open"), ("hist.read", "read"), ("hist.runs", "runs")];
+
+/// What a mission declaration names, once S1 and S2 hold.
+#[derive(Clone, Copy)]
+enum Reached<'h> {
+    Mcp(&'h McpInstallation),
+    Snapshot(&'h Path),
+}
+
+/// The installation a mission declaration names, when it is of a source missions accept.
+fn reached<'h>(host: &'h HostConfig, name: &str) -> Option<Reached<'h>> {
+    match host.install.get(name).map(|i| &i.kind) {
+        Some(InstallationKind::Mcp(mcp)) => Some(Reached::Mcp(mcp)),
+        Some(InstallationKind::TraceSnapshot { directory }) => Some(Reached::Snapshot(directory)),
+        _ => None,
+    }
 }
 
 /// The `mcp` installation a declaration names, when it names one.
@@ -58,6 +94,29 @@ fn reachable(decl: &Selection, mcp: &McpInstallation) -> Vec<(String, Grant)> {
         .collect()
 }
 
+/// S7 for a snapshot declaration (traces.md §9.1): the four `hist` aliases, or those `config.allow` keeps.
+fn reachable_hist(decl: &Selection) -> Vec<(String, Grant)> {
+    HIST_ALIASES
+        .iter()
+        .filter(|(alias, _)| decl.allow.as_ref().is_none_or(|allow| allow.iter().any(|a| a == alias)))
+        .map(|(alias, tool)| {
+            let grant = Grant {
+                declaration: decl.name.clone(),
+                upstream_tool: (*tool).to_owned(),
+                effect: ToolEffect::Read,
+            };
+            ((*alias).to_owned(), grant)
+        })
+        .collect()
+}
+
+fn reachable_of(decl: &Selection, reached: Reached<'_>) -> Vec<(String, Grant)> {
+    match reached {
+        Reached::Mcp(mcp) => reachable(decl, mcp),
+        Reached::Snapshot(_) => reachable_hist(decl),
+    }
+}
+
 /// config.md §6.6, checked in stage 5e before S1–S11 have run: whether `tool` is in the grant set of
 /// `mission`, computed over whatever already resolves (declarations naming an `mcp` installation); a
 /// declaration that does not resolve contributes nothing, and the rules of stage 5f refuse it later.
@@ -65,19 +124,20 @@ pub fn forward_target_granted(manifest: &Manifest, host: &HostConfig, mission: &
     let Some(m) = manifest.missions.get(mission) else { return false };
     m.providers.iter().any(|p| {
         let Some(decl) = manifest.mission_providers.iter().find(|d| d.name == *p) else { return false };
-        mcp(host, &decl.name).is_some_and(|mcp| reachable(decl, mcp).iter().any(|(alias, _)| alias == tool))
+        reached(host, &decl.name)
+            .is_some_and(|r| reachable_of(decl, r).iter().any(|(alias, _)| alias == tool))
     })
 }
 
 /// Runs S1–S11 in order (config.md §6.5).
 pub fn check(manifest: &Manifest, host: &HostConfig) -> Result<Selections, AppError> {
     check_lists(manifest, host)?;
-    // After S1 and S2 every mission declaration names an `mcp` installation.
-    let installations: Vec<(&Selection, &McpInstallation)> = manifest
+    // After S1 and S2 every mission declaration names an `mcp` or `ptc_trace_snapshot` installation.
+    let installations: Vec<(&Selection, Reached<'_>)> = manifest
         .mission_providers
         .iter()
         .map(|d| {
-            mcp(host, &d.name).map(|m| (d, m)).ok_or(AppError::new(AppErrorKind::SelectionSourceRefused))
+            reached(host, &d.name).map(|r| (d, r)).ok_or(AppError::new(AppErrorKind::SelectionSourceRefused))
         })
         .collect::<Result<_, _>>()?;
     check_allow(&installations)?;
@@ -95,23 +155,37 @@ pub fn check(manifest: &Manifest, host: &HostConfig) -> Result<Selections, AppEr
     if manifest.mission_providers.iter().chain(&manifest.workflow_providers).any(oauth) {
         return fail(AppErrorKind::OauthSelected);
     }
-    // S11: snapshots never mix with live providers (S1 already refuses every snapshot selection in this
-    // version), and every workflow declaration names a source served later (`llm`).
-    if !manifest.workflow_providers.is_empty() {
+    // S11: snapshots never mix with live providers (traces.md §9.1), and every workflow declaration names
+    // a source served later (`llm`).
+    let snapshots: BTreeMap<String, PathBuf> = installations
+        .iter()
+        .filter_map(|(d, r)| match r {
+            Reached::Snapshot(dir) => Some((d.name.clone(), dir.to_path_buf())),
+            Reached::Mcp(_) => None,
+        })
+        .collect();
+    let mixed = !snapshots.is_empty() && snapshots.len() < installations.len();
+    if mixed || !manifest.workflow_providers.is_empty() {
         return fail(AppErrorKind::SourceServedLater);
     }
-    let mut declarations: Vec<String> = manifest.mission_providers.iter().map(|d| d.name.clone()).collect();
+    let mut declarations: Vec<String> = installations
+        .iter()
+        .filter(|(_, r)| matches!(r, Reached::Mcp(_)))
+        .map(|(d, _)| d.name.clone())
+        .collect();
     declarations.sort();
-    Ok(Selections { missions: granted, declarations })
+    Ok(Selections { missions: granted, declarations, snapshots })
 }
 
 /// S1–S4: sources fit their lists, names resolve and are unique, grants and declarations match.
 fn check_lists(manifest: &Manifest, host: &HostConfig) -> Result<(), AppError> {
     let missions = &manifest.mission_providers;
     let workflow = &manifest.workflow_providers;
-    // S1: a named installation's source fits its list (`mcp` for missions, `llm` for the workflow).
+    // S1: a named installation's source fits its list (`mcp` or `ptc_trace_snapshot` for missions, `llm`
+    // for the workflow).
     let source = |d: &Selection| host.install.get(&d.name).map(|i| i.source);
-    if missions.iter().any(|d| source(d).is_some_and(|s| s != Source::Mcp))
+    let mission_source = |s: Source| matches!(s, Source::Mcp | Source::PtcTraceSnapshot);
+    if missions.iter().any(|d| source(d).is_some_and(|s| !mission_source(s)))
         || workflow.iter().any(|d| source(d).is_some_and(|s| s != Source::Llm))
     {
         return fail(AppErrorKind::SelectionSourceRefused);
@@ -140,15 +214,21 @@ fn check_lists(manifest: &Manifest, host: &HostConfig) -> Result<(), AppError> {
 
 /// S5 (`config` holds at most `allow`: structural, stage 5a; every `allow` entry is a mapped alias) and
 /// S6 (an installation mapping a `write` tool needs `config.allow`).
-fn check_allow(installations: &[(&Selection, &McpInstallation)]) -> Result<(), AppError> {
-    for (d, mcp) in installations {
-        let mapped = |a: &String| mcp.tools.values().any(|t| t.alias == *a);
+fn check_allow(installations: &[(&Selection, Reached<'_>)]) -> Result<(), AppError> {
+    for (d, r) in installations {
+        let mapped = |a: &String| match r {
+            Reached::Mcp(mcp) => mcp.tools.values().any(|t| t.alias == *a),
+            Reached::Snapshot(_) => HIST_ALIASES.iter().any(|(alias, _)| alias == a),
+        };
         if d.allow.as_ref().is_some_and(|allow| !allow.iter().all(mapped)) {
             return fail(AppErrorKind::AllowNotMapped);
         }
     }
-    let writes = |mcp: &McpInstallation| mcp.tools.values().any(|t| t.effect == ToolEffect::Write);
-    if installations.iter().any(|(d, mcp)| d.allow.is_none() && writes(mcp)) {
+    let writes = |r: &Reached<'_>| match r {
+        Reached::Mcp(mcp) => mcp.tools.values().any(|t| t.effect == ToolEffect::Write),
+        Reached::Snapshot(_) => false,
+    };
+    if installations.iter().any(|(d, r)| d.allow.is_none() && writes(r)) {
         return fail(AppErrorKind::AllowRequired);
     }
     Ok(())
@@ -158,10 +238,10 @@ fn check_allow(installations: &[(&Selection, &McpInstallation)]) -> Result<(), A
 /// be pairwise distinct.
 fn grant_sets(
     manifest: &Manifest,
-    installations: &[(&Selection, &McpInstallation)],
+    installations: &[(&Selection, Reached<'_>)],
 ) -> Result<BTreeMap<String, BTreeMap<String, Grant>>, AppError> {
     let by_name: BTreeMap<&str, Vec<(String, Grant)>> =
-        installations.iter().map(|(d, mcp)| (d.name.as_str(), reachable(d, mcp))).collect();
+        installations.iter().map(|(d, r)| (d.name.as_str(), reachable_of(d, *r))).collect();
     let mut granted = BTreeMap::new();
     for (name, mission) in &manifest.missions {
         let mut grants = BTreeMap::new();

@@ -6,6 +6,7 @@
 //! Owns [`Borrow`], the gateway's [`ToolPort`]. Does not own the provider call's steps (the runtime's) or
 //! Luau (`apps::runtime`).
 
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use tokio::runtime::Handle;
@@ -18,6 +19,7 @@ use crate::json::Value;
 use crate::providers::runtime::ProviderRuntime;
 use crate::providers::trace::TraceId;
 use crate::providers::{Dispatch, FailureClass};
+use crate::traces::hist::{self, HistFailure, HistTool};
 use crate::traces::RunInspection;
 
 /// What identifies the run a borrow serves.
@@ -82,6 +84,10 @@ impl Borrow {
         let Some(arguments) = arguments else {
             return unsent(ToolReply::failed(FailureClass::McpRequestInvalid, Dispatch::False));
         };
+        let snapshot = self.built.templates.get(self.tool).and_then(|t| t.selections.snapshots.get(&grant.declaration));
+        if let Some(directory) = snapshot {
+            return unsent(self.hist(directory.clone(), &grant.upstream_tool, arguments).await);
+        }
         let Some(site) = self.runtime.site(self.tool, &grant.declaration) else {
             return unsent(ToolReply::failed(FailureClass::ProviderUnavailable, Dispatch::False));
         };
@@ -106,6 +112,40 @@ impl Borrow {
         ToolAnswer { reply, request_id: called.request_id }
     }
 
+    /// A `hist` tool of a cold tool (traces.md §9.3–§9.4): a capture of its own on a blocking thread. The
+    /// call owns the thread: it awaits its end, or, when the run is cancelled first, hands it to the borrow
+    /// end, which awaits it like a detached request (the capture is bounded by traces.md §9.3).
+    async fn hist(&self, directory: PathBuf, name: &str, input: Value) -> ToolReply {
+        let Some(tool) = HistTool::from_name(name) else {
+            return ToolReply::failed(FailureClass::ProviderUnavailable, Dispatch::False);
+        };
+        let mut capture = tokio::task::spawn_blocking(move || hist::call(&directory, tool, &input));
+        let joined = tokio::select! {
+            joined = &mut capture => joined,
+            () = self.cancel.cancelled() => {
+                let settles = tokio::spawn(async move { capture.await.is_ok() });
+                self.settling.lock().unwrap_or_else(|p| p.into_inner()).push(settles);
+                return ToolReply::failed(FailureClass::McpCancelled, Dispatch::False);
+            }
+        };
+        match joined {
+            Ok(Ok(value)) => ToolReply::Ok { value: Some(value), content: Value::Array(Vec::new()) },
+            Ok(Err(HistFailure::InvalidInput)) => {
+                ToolReply::failed(FailureClass::McpRequestInvalid, Dispatch::False)
+            }
+            Ok(Err(HistFailure::UnknownRun)) => ToolReply::Failed {
+                class: FailureClass::McpToolError,
+                dispatch: Dispatch::True,
+                content: Some(unknown_run()),
+            },
+            Ok(Err(HistFailure::Unavailable)) => {
+                ToolReply::failed(FailureClass::ProviderUnavailable, Dispatch::False)
+            }
+            // The capture thread panicked: nothing of it reached the script.
+            Err(_) => ToolReply::failed(FailureClass::ProviderUnavailable, Dispatch::Unknown),
+        }
+    }
+
     /// providers.md §10.3: the run has ended; wait until every detached request settled or missed its
     /// settlement deadline. True iff all settled (false is the outcome `cleanup_failed`).
     pub async fn end(&self) -> bool {
@@ -116,6 +156,14 @@ impl Borrow {
         }
         settled
     }
+}
+
+/// traces.md §9.4: the content of `mcp_tool_error` for a run reference the capture does not hold.
+fn unknown_run() -> Value {
+    let mut block = crate::json::Map::new();
+    block.insert("text".to_owned(), Value::String("unknown run".to_owned()));
+    block.insert("type".to_owned(), Value::String("text".to_owned()));
+    Value::Array(vec![Value::Object(block)])
 }
 
 impl ToolPort for Borrow {

@@ -61,8 +61,8 @@ fn start_environment() -> BTreeMap<String, String> {
 
 /// `installation_config_pins` expected for `template` (pins.md §7.2).
 fn expected_installation_pins(host: &HostConfig, template: &Template) -> Result<PinMap, StartupCode> {
-    let aliases = template.selections.declarations.iter().map(String::as_str);
-    pins::expected_installation_map(aliases, host).map_err(|e| e.code())
+    // A cold tool's snapshot installations are pinned like any other (pins.md §9.4).
+    pins::expected_installation_map(template.selections.all_declarations(), host).map_err(|e| e.code())
 }
 
 /// pins.md §9.2 and §9.3 step 1, for every tool in name order, before any site is acquired.
@@ -179,13 +179,27 @@ async fn acquire_into(
             }
             actual.insert(key, pin);
         }
-        // pins.md §9.3: after the tool's last site, no configured key may name none of its sites.
+        // pins.md §9.3: after the tool's last site, no configured key may name none of its sites. A cold
+        // tool has none, so its map must be `{}` (pins.md §9.4).
         if purpose == Purpose::Serve {
             pins::check_no_extra_sites(configured, actual.keys().map(String::as_str))?;
+            validate_snapshots(template)?;
         }
         let expected = expected_installation_pins(&docs.host, template)?;
         acquired.installation_pins.insert(template.name.clone(), expected);
         acquired.snapshot_pins.insert(template.name.clone(), actual);
+    }
+    Ok(())
+}
+
+/// traces.md §9.2: every snapshot directory of a cold tool is a directory that opens and lists, before
+/// any listener is bound; nothing of it is kept.
+fn validate_snapshots(template: &Template) -> Result<(), Refused> {
+    for directory in template.selections.snapshots.values() {
+        if let Err(error) = crate::traces::hist::validate_directory(directory) {
+            tracing::debug!(tool = %template.name, %error, "snapshot directory refused");
+            return Err(Refused { code: StartupCode::ProviderRuntimeUnavailable, reason: None });
+        }
     }
     Ok(())
 }

@@ -30,7 +30,7 @@ pub fn build(docs: &Documents, mode: Mode) -> Result<Built, StartupCode> {
 
 /// `D` of lifecycle.md §10.1: provider declarations over all served tools, counted per tool.
 pub fn declaration_count(built: &Built) -> u64 {
-    built.templates.iter().map(|t| t.selections.declarations.len() as u64).sum()
+    built.templates.iter().map(|t| t.selections.all_declarations().len() as u64).sum()
 }
 
 /// Every installation alias some served tool selects, sorted, without repetition.
