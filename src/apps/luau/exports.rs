@@ -68,7 +68,7 @@ enum Definition<'a> {
 fn identifier(s: &str) -> Option<(&str, &str)> {
     s.bytes().next().filter(|b| b.is_ascii_alphabetic() || *b == b'_')?;
     let end = s.bytes().position(|b| !(b.is_ascii_alphanumeric() || b == b'_')).unwrap_or(s.len());
-    Some((&s[..end], &s[end..]))
+    Some((s.get(..end)?, s.get(end..)?))
 }
 
 /// `s` without the leading spaces and tabs.

@@ -4,8 +4,10 @@
 //!
 //! Owns the compiled form a per-call runtime starts from: [`CompiledLuau`] holds, per environment, the
 //! bytecode and dependency list of every component behind an `Arc`, so that a call creates fresh
-//! [`sandbox::Sandbox`]es from it in any [`vm::Vm`] without compiling again (execution.md §12.6). Does not own
-//! the run-time host functions, the JSON ↔ Luau mapping (execution.md §14) or call execution.
+//! [`sandbox::Sandbox`]es from it in any [`vm::Vm`] without compiling again (execution.md §12.6), and, per
+//! mission, the exported functions with their docs that `handle:api()` shows (scanned by `exports`,
+//! execution.md §12.5). Does not own the run-time host functions, the JSON ↔ Luau mapping
+//! (execution.md §14) or call execution.
 
 pub mod budget;
 pub mod convert;

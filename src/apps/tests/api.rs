@@ -1,5 +1,6 @@
-//! execution.md §12.5 `handle:api()`: the vectors API1–API8 through `run_workflow`/`run_workflow_with`
-//! (the exact value, its order, the doc bound, the tools part, and that no mission code runs for it).
+//! execution.md §12.5 `handle:api()`: the vectors API1–API7 and API9 through `run_workflow` and
+//! `run_workflow_with` (the exact value, its order, the bounds, the tools part, and that no mission code
+//! runs for it). API8 is the gateway's (`tests/providers_gateway.rs`).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -54,6 +55,10 @@ return setmetatable(M, {__index = {hidden = function() end}})
 /// Component `spin`: its top-level code spends 50,000 interrupt points whenever it runs.
 const SPIN: &str = "for _ = 1, 50000 do end\nreturn {f = function() return 1 end}\n";
 
+/// Component `a` with 300 exported functions `f000`…`f299`, made in a loop (so none has a doc).
+const MANY: &str =
+    "local M = {}\nfor i = 299, 0, -1 do M[string.format('f%03d', i)] = function() end end\nreturn M\n";
+
 /// Builds an application whose workflow runs `body` (a mission `m` of `mission`), with component `lib`
 /// in the workflow for the loading vector.
 fn app(body: &str, mission: &[Source]) -> CompiledLuau {
@@ -91,7 +96,10 @@ const API1: &str = concat!(
     r#"{"name":"b.undocumented"}],"mission":"m","tools":[]}"#
 );
 
-/// API1–API3, API5–API7: the value without a provider port (no tools), and how it is obtained.
+/// (what, workflow body, mission components, interrupt budget, exact JSON returned or how the run ended).
+type Row<'a> = (&'a str, &'a str, Vec<Source<'a>>, u64, Result<String, RunEnd>);
+
+/// API1–API3, API5–API7, API9: the value without a provider port (no tools), and how it is obtained.
 #[test]
 fn api_vectors() {
     let two: &[Source] = &[("b", B, &[]), ("a", A, &[])];
@@ -104,7 +112,7 @@ fn api_vectors() {
         "é".repeat(2047)
     );
     let spin: &[Source] = &[("spin", SPIN, &[])];
-    let table: Vec<(&str, &str, Vec<Source>, u64, Result<String, RunEnd>)> = vec![
+    let table: Vec<Row> = vec![
         ("API1 the exact value", "return mission('m'):api()", two.to_vec(), 100_000_000, Ok(API1.into())),
         (
             "API2 byte order of whole names ('.' before '_')",
@@ -148,6 +156,13 @@ fn api_vectors() {
             spin.to_vec(),
             100_000_000,
             Ok(r#"{"ok":false,"table":false}"#.into()),
+        ),
+        (
+            "API9 at most 256 functions, the first in byte order",
+            "local f = mission('m'):api().functions\nreturn {n = #f, first = f[1].name, last = f[256].name}",
+            vec![("a", MANY, &[])],
+            100_000_000,
+            Ok(r#"{"first":"a.f000","last":"a.f255","n":256}"#.into()),
         ),
     ];
     for (what, body, mission, interrupts, want) in table {
