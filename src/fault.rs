@@ -42,6 +42,8 @@ pub enum FaultPoint {
     /// but stays open until the cutoff cuts it, so that S1's rule "every PCC stream ended by pcc.md's
     /// cutoff" (lifecycle.md §7.3) can be seen failing.
     StreamOutlivesDrain,
+    /// While serving: creating a run's trace file fails with `EMFILE` (traces.md §4.2, vector T10).
+    TraceDescriptors,
 }
 
 /// How long [`FaultPoint::SlowListenerStop`] holds S1.
@@ -61,6 +63,7 @@ impl FaultPoint {
             FaultPoint::PanicInRun => "panic_in_run",
             FaultPoint::PanicInOrchestration => "panic_in_orchestration",
             FaultPoint::StreamOutlivesDrain => "stream_outlives_drain",
+            FaultPoint::TraceDescriptors => "trace_descriptors",
         }
     }
 }

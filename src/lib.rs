@@ -38,6 +38,7 @@ mod providers;
 mod signals;
 mod startup;
 mod storage;
+mod traces;
 
 #[cfg(feature = "fault-injection")]
 pub mod testing;

@@ -117,6 +117,7 @@ fn request(
         traceparent: TRACEPARENT,
         deadline: tokio::time::Instant::now() + Duration::from_millis(timeout_ms),
         max_result_bytes: max,
+        inspect: None,
     }
 }
 

@@ -12,8 +12,8 @@ use std::path::{Path, PathBuf};
 
 use regex::Regex;
 
-const DOCS: [&str; 8] =
-    ["audit-events", "config", "execution", "http-mcp", "lifecycle", "pcc", "pins", "providers"];
+const DOCS: [&str; 9] =
+    ["audit-events", "config", "execution", "http-mcp", "lifecycle", "pcc", "pins", "providers", "traces"];
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

@@ -109,12 +109,29 @@ pub struct EventsConfig {
     pub stderr: bool,
 }
 
+/// `artifacts.trace` or `artifacts.inspection` when enabled (traces.md §2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RunArtifactsConfig {
+    pub max_file_bytes: u64,
+    pub max_retained_files: u32,
+}
+
+impl RunArtifactsConfig {
+    /// traces.md §2: what `true` means.
+    pub const DEFAULT: RunArtifactsConfig =
+        RunArtifactsConfig { max_file_bytes: 1_048_576, max_retained_files: 1_000 };
+}
+
 /// `artifacts`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Artifacts {
     /// Anchored at the gateway document's directory.
     pub root: PathBuf,
     pub events: Option<EventsConfig>,
+    /// `artifacts.trace` (traces.md §2): `None` when absent or `false`.
+    pub trace: Option<RunArtifactsConfig>,
+    /// `artifacts.inspection` (traces.md §2): `None` when absent or `false`.
+    pub inspection: Option<RunArtifactsConfig>,
 }
 
 /// `pcc`.
@@ -257,6 +274,8 @@ fn build(doc: &Value, dir: PathBuf) -> Option<GatewayConfig> {
                     stderr: bool_at(events, &["stderr"])?,
                 }),
             },
+            trace: run_artifacts(at(artifacts, &["trace"]))?,
+            inspection: run_artifacts(at(artifacts, &["inspection"]))?,
         }),
     };
     let pcc = match at(doc, &["pcc"]) {
@@ -310,6 +329,27 @@ fn tool(t: &Value, dir: &Path) -> Option<ToolConfig> {
         installation_config_pins: pins("installation_config_pins")?,
         provider_snapshot_pins: pins("provider_snapshot_pins")?,
     })
+}
+
+/// `artifacts.trace` or `artifacts.inspection`, already valid against the schema (traces.md §2): `Some(None)`
+/// when absent or `false`, the defaults for `true`, the object's bounds (each defaulted) otherwise.
+fn run_artifacts(value: Option<&Value>) -> Option<Option<RunArtifactsConfig>> {
+    let defaults = RunArtifactsConfig::DEFAULT;
+    match value {
+        None | Some(Value::Bool(false)) => Some(None),
+        Some(Value::Bool(true)) => Some(Some(defaults)),
+        Some(object @ Value::Object(_)) => Some(Some(RunArtifactsConfig {
+            max_file_bytes: match at(object, &["max_file_bytes"]) {
+                None => defaults.max_file_bytes,
+                Some(_) => int_at(object, &["max_file_bytes"])?,
+            },
+            max_retained_files: match at(object, &["max_retained_files"]) {
+                None => defaults.max_retained_files,
+                Some(_) => int_at(object, &["max_retained_files"])?,
+            },
+        })),
+        Some(_) => None,
+    }
 }
 
 #[cfg(test)]

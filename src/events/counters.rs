@@ -93,7 +93,7 @@ impl Counters {
     pub fn new(tools: Vec<String>) -> Counters {
         let mut slots = Vec::new();
         for kind in CounterKind::ALL {
-            if kind == CounterKind::PublicationFailed {
+            if kind.per_tool() {
                 // Report order within a kind is by tool name; tools are already in name byte order.
                 slots.extend((0..tools.len()).map(|t| Slot {
                     kind,
@@ -136,6 +136,13 @@ impl Counters {
     /// index is ignored: the slot table is fixed (audit-events.md §3.7).
     pub fn publication_failed(&self, tool: usize) {
         if let Some(slot) = self.find(CounterKind::PublicationFailed, Some(tool)) {
+            Counters::bump(slot);
+        }
+    }
+
+    /// A run of served tool `tool` whose trace failed (traces.md §7). An unknown index is ignored.
+    pub fn artifact_failed(&self, tool: usize) {
+        if let Some(slot) = self.find(CounterKind::ArtifactFailed, Some(tool)) {
             Counters::bump(slot);
         }
     }

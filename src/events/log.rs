@@ -155,6 +155,13 @@ impl EventLog {
         }
     }
 
+    /// A run of `tool` whose trace failed (traces.md §7).
+    pub fn artifact_failed(&self, tool: usize) {
+        if let Some(inner) = &self.inner {
+            inner.counters.artifact_failed(tool);
+        }
+    }
+
     /// The per-acquisition counter slots of (tool, provider), registered once at stage 9
     /// (audit-events.md §3.7).
     pub fn pair(&self, tool: &str, provider: &str) -> Arc<PairSlots> {

@@ -130,18 +130,27 @@ pub enum CounterKind {
     Detached,
     SettlementTimeout,
     PublicationFailed,
+    /// A run's trace could not be created or written, or its reservation was refused (traces.md §7).
+    ArtifactFailed,
     DroppedEvents,
 }
 
 impl CounterKind {
-    pub const ALL: [CounterKind; 6] = [
+    pub const ALL: [CounterKind; 7] = [
         CounterKind::Busy,
         CounterKind::ProviderBusy,
         CounterKind::Detached,
         CounterKind::SettlementTimeout,
         CounterKind::PublicationFailed,
+        CounterKind::ArtifactFailed,
         CounterKind::DroppedEvents,
     ];
+
+    /// Whether the kind has one slot per served tool (tool, `null`) instead of pairs
+    /// (audit-events.md §3.7).
+    pub fn per_tool(self) -> bool {
+        matches!(self, CounterKind::PublicationFailed | CounterKind::ArtifactFailed)
+    }
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -150,6 +159,7 @@ impl CounterKind {
             CounterKind::Detached => "detached",
             CounterKind::SettlementTimeout => "settlement_timeout",
             CounterKind::PublicationFailed => "publication_failed",
+            CounterKind::ArtifactFailed => "artifact_failed",
             CounterKind::DroppedEvents => "dropped_events",
         }
     }

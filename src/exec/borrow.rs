@@ -12,12 +12,22 @@ use tokio::runtime::Handle;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
-use crate::apps::runtime::{ApiTool, CancelToken, ToolPort, ToolReply};
+use crate::apps::runtime::{ApiTool, CancelToken, ToolAnswer, ToolPort, ToolReply};
 use crate::apps::Built;
 use crate::json::Value;
 use crate::providers::runtime::ProviderRuntime;
 use crate::providers::trace::TraceId;
 use crate::providers::{Dispatch, FailureClass};
+use crate::traces::RunInspection;
+
+/// What identifies the run a borrow serves.
+pub struct Borrowed {
+    pub tool: usize,
+    pub trace: TraceId,
+    pub run_deadline: Instant,
+    /// The run's inspection file (traces.md §8), when inspection is configured.
+    pub inspection: Option<Arc<RunInspection>>,
+}
 
 /// The provider work of one run.
 pub struct Borrow {
@@ -26,6 +36,7 @@ pub struct Borrow {
     tool: usize,
     trace: TraceId,
     run_deadline: Instant,
+    inspection: Option<Arc<RunInspection>>,
     cancel: CancelToken,
     handle: Handle,
     settling: Mutex<Vec<JoinHandle<bool>>>,
@@ -36,26 +47,28 @@ impl Borrow {
     pub fn new(
         runtime: Arc<ProviderRuntime>,
         built: Arc<Built>,
-        tool: usize,
-        trace: TraceId,
-        run_deadline: Instant,
+        call: Borrowed,
         cancel: CancelToken,
     ) -> Option<Borrow> {
         let handle = Handle::try_current().ok()?;
+        let Borrowed { tool, trace, run_deadline, inspection } = call;
         Some(Borrow {
             runtime,
             built,
             tool,
             trace,
             run_deadline,
+            inspection,
             cancel,
             handle,
             settling: Mutex::new(Vec::new()),
         })
     }
 
-    /// One `tool(alias, arguments)` of `mission` (providers.md §8.1).
-    pub async fn call_async(&self, mission: &str, alias: &str, arguments: Option<Value>) -> ToolReply {
+    /// One `tool(alias, arguments)` of `mission` (providers.md §8.1), with the upstream request's id when
+    /// one was sent.
+    pub async fn call_async(&self, mission: &str, alias: &str, arguments: Option<Value>) -> ToolAnswer {
+        let unsent = |reply| ToolAnswer { reply, request_id: None };
         // Step 1: only the mission's reachable aliases (config.md §6.5 S7), before anything else.
         let grant = self
             .built
@@ -64,33 +77,33 @@ impl Borrow {
             .and_then(|t| t.selections.missions.get(mission))
             .and_then(|grants| grants.get(alias));
         let Some(grant) = grant else {
-            return ToolReply::failed(FailureClass::ToolNotGranted, Dispatch::False);
+            return unsent(ToolReply::failed(FailureClass::ToolNotGranted, Dispatch::False));
         };
         let Some(arguments) = arguments else {
-            return ToolReply::failed(FailureClass::McpRequestInvalid, Dispatch::False);
+            return unsent(ToolReply::failed(FailureClass::McpRequestInvalid, Dispatch::False));
         };
         let Some(site) = self.runtime.site(self.tool, &grant.declaration) else {
-            return ToolReply::failed(FailureClass::ProviderUnavailable, Dispatch::False);
+            return unsent(ToolReply::failed(FailureClass::ProviderUnavailable, Dispatch::False));
         };
         let cancel = || {
             let token = self.cancel.clone();
             async move { token.cancelled().await }
         };
-        let called = self
-            .runtime
-            .call(site, &grant.upstream_tool, arguments, self.run_deadline, self.trace, cancel)
-            .await;
+        let inspection = self.inspection.as_deref().map(|file| (file, alias));
+        let run = (self.run_deadline, self.trace, inspection);
+        let called = self.runtime.call(site, &grant.upstream_tool, arguments, run, cancel).await;
         if let Some(settling) = called.settling {
             self.settling.lock().unwrap_or_else(|p| p.into_inner()).push(settling);
         }
-        match called.result {
+        let reply = match called.result {
             Ok(success) => ToolReply::Ok { value: success.value, content: Value::Array(success.content) },
             Err(error) => ToolReply::Failed {
                 class: error.failure.class,
                 dispatch: error.failure.dispatch,
                 content: error.tool_content.map(Value::Array),
             },
-        }
+        };
+        ToolAnswer { reply, request_id: called.request_id }
     }
 
     /// providers.md §10.3: the run has ended; wait until every detached request settled or missed its
@@ -106,7 +119,7 @@ impl Borrow {
 }
 
 impl ToolPort for Borrow {
-    fn call(&self, mission: &str, alias: &str, arguments: Option<Value>) -> ToolReply {
+    fn call(&self, mission: &str, alias: &str, arguments: Option<Value>) -> ToolAnswer {
         // The run's blocking thread waits here; the call itself runs on the gateway's runtime.
         self.handle.block_on(self.call_async(mission, alias, arguments))
     }

@@ -18,7 +18,7 @@ use super::outcome::{fixed_text, Dispatch, Outcome};
 use super::result::{message_event, success_response, tool_error_response};
 use super::runner::Ran;
 use super::stream::{self, StreamWriter, HEARTBEAT};
-use super::Shared;
+use super::{trace, Shared};
 use crate::audit::{AuditRecord, CallId};
 use crate::config::manifest::Effect;
 use crate::fault::{self, FaultPoint};
@@ -26,6 +26,8 @@ use crate::http::response::ResponseBody;
 use crate::mcp::call::AdmittedCall;
 use crate::mcp::leased::hold_until_written;
 use crate::mcp::rpc::{RequestId, RpcError};
+use crate::providers::trace::TraceId;
+use crate::traces::RunFiles;
 
 /// execution.md §5.1: a heartbeat after this much silence.
 pub const HEARTBEAT_INTERVAL: Duration = Duration::from_millis(5_000);
@@ -70,6 +72,21 @@ pub fn answer(shared: &Arc<Shared>, call: AdmittedCall) -> hyper::Response<Respo
         Err(Refusal::Quiescing | Refusal::Unavailable) => return refuse(RpcError::Unavailable, call),
     };
     let deadline = Instant::now() + Duration::from_millis(template.run_duration_ms);
+    // execution.md §3.4: the call id and the trace id, after the granted reservation and before the
+    // commit; then the run's artifacts (traces.md §4.2), whose failure refuses the call before it runs.
+    let (call_id, trace_id) = (CallId::random(), TraceId::fresh());
+    let start = trace::Start {
+        tool: call.tool,
+        front: trace::Front::Mcp,
+        call_id: &call_id,
+        trace_id: &trace_id,
+        deadline_ms: template.run_duration_ms,
+        input: &call.arguments,
+    };
+    let Ok(traced) = trace::reserve(shared, start) else {
+        drop(run);
+        return refuse(RpcError::ArtifactUnavailable, call);
+    };
     let (response, mut writer) = stream::open(progress, call.http10);
     // Queued now, so the comment leaves with the head; the run still waits until it was written.
     let queued = stream::queue_commit(&mut writer);
@@ -79,8 +96,7 @@ pub fn answer(shared: &Arc<Shared>, call: AdmittedCall) -> hyper::Response<Respo
     let owner = shared.run_owner.clone();
     drop(owner.spawn_linked(async move {
         let AdmittedCall { tool, arguments, id, lease, .. } = call;
-        // execution.md §3.4: the call id, after the granted reservation and before the commit.
-        let call = Call { tool, id: &id, call_id: CallId::random(), run: &run, deadline };
+        let call = Call { tool, id: &id, call_id, trace_id, traced, run: &run, deadline };
         let settlement = drive(&shared, call, arguments, queued, writer).await;
         tracing::debug!(
             outcome = settlement.outcome.as_str(),
@@ -128,6 +144,10 @@ struct Call<'a> {
     id: &'a RequestId,
     /// The audit's call id (audited, never published; execution.md §3.4).
     call_id: CallId,
+    /// execution.md §3.4: a `/mcp` call's trace id is 16 fresh random bytes.
+    trace_id: TraceId,
+    /// The call's trace and inspection files (traces.md), each when configured.
+    traced: RunFiles,
     /// The run slot, held until this call is done (execution.md §10).
     run: &'a Lease,
     deadline: Instant,
@@ -141,7 +161,7 @@ async fn drive(
     queued: Result<(), stream::Gone>,
     mut writer: StreamWriter,
 ) -> Settlement {
-    let Call { tool, id, call_id, run, deadline } = call;
+    let Call { tool, id, call_id, trace_id, traced, run, deadline } = call;
     // execution.md §4.2: nothing runs before the commit is written; a failed or late commit dispatches
     // nothing.
     let committed = async {
@@ -154,6 +174,7 @@ async fn drive(
             writer.abandon();
             // audit-events.md §3.5: a commit that could not be written counts as publication_failed.
             shared.events.publication_failed(tool);
+            trace::end(shared, tool, traced, Outcome::PublicationFailed, Dispatch::False, true);
             return Settlement {
                 outcome: Outcome::PublicationFailed,
                 dispatch: Dispatch::False,
@@ -162,9 +183,7 @@ async fn drive(
         }
     }
     let started_at = SystemTime::now();
-    // execution.md §2: a `/mcp` call's trace id is 16 fresh random bytes.
-    let trace = crate::providers::trace::TraceId::fresh();
-    let activation = shared.runner.activate(&shared.built, tool, arguments, deadline, trace);
+    let activation = shared.runner.activate(&shared.built, tool, arguments, deadline, trace_id, &traced);
     // execution.md §6.2: a panic of the run's part of this task (outside the Luau call, which has its
     // own guard) is a run lost before it settled; this task, the call's owner, still answers it.
     let watched = std::panic::AssertUnwindSafe(async {
@@ -189,7 +208,10 @@ async fn drive(
     let outcome = if disconnected { outcome.strongest(Outcome::Cancelled) } else { outcome };
     // execution.md §10: a dispatched write call's record is durable before anything is published. The run
     // slot is still held (the caller releases it after this returns).
-    if let Err(AuditLost) = audit(shared, tool, call_id, started_at, outcome, dispatch, disconnected).await {
+    let audited = audit(shared, tool, call_id, started_at, outcome, dispatch, disconnected).await;
+    // traces.md §5.5: after the audit record is durable, before the message is published.
+    trace::end(shared, tool, traced, outcome, dispatch, disconnected);
+    if let Err(AuditLost) = audited {
         // execution.md §10 "Audit failure": nothing is published (the stream closes without a message event);
         // the committer already stopped the domain (exit 70), and the slot is never handed to new work.
         shared.runs.fence();

@@ -9,19 +9,20 @@
 //! is a lost run ([`Ran::Lost`]).
 
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Instant, SystemTime};
 
-use super::borrow::Borrow;
+use super::borrow::{Borrow, Borrowed};
 use super::runner::{Activation, Ran, Runner};
 use crate::apps::runtime::{
-    run_workflow, run_workflow_with, tidy_after_run, try_workflow_here, CallLimits, CancelToken, RunEnd,
-    ToolReply, HERE_SLICE,
+    run_workflow_with, tidy_after_run, try_workflow_here, CallLimits, CancelToken, RunEnd, RunObserver,
+    RunPorts, ToolPort, ToolReply, ToolReturned, HERE_SLICE,
 };
 use crate::apps::template::Run;
 use crate::apps::Built;
 use crate::json::Value;
 use crate::providers::runtime::ProviderRuntime;
 use crate::providers::trace::TraceId;
+use crate::traces::{Held, RunFiles, RunTrace};
 
 /// Runs applications, reaching upstreams through `providers` (absent without provider-bearing tools).
 #[derive(Default)]
@@ -37,7 +38,9 @@ impl Runner for LuauRunner {
         input: Value,
         deadline: Instant,
         trace: TraceId,
+        files: &RunFiles,
     ) -> Activation {
+        let observer = files.trace.clone();
         let token = CancelToken::new();
         // A tool whose missions are granted no alias reaches no upstream (every `tool` is
         // `tool_not_granted`, the same answer the port would give after its grant check): it needs no
@@ -46,15 +49,21 @@ impl Runner for LuauRunner {
             built.templates.get(tool).is_some_and(|t| t.selections.missions.values().any(|g| !g.is_empty()));
         let borrow = self.providers.as_ref().filter(|_| grants).and_then(|runtime| {
             let deadline = tokio::time::Instant::from_std(deadline);
-            Borrow::new(runtime.clone(), built.clone(), tool, trace, deadline, token.clone()).map(Arc::new)
+            let call = Borrowed { tool, trace, run_deadline: deadline, inspection: files.inspection.clone() };
+            Borrow::new(runtime.clone(), built.clone(), call, token.clone()).map(Arc::new)
         });
         let forward = built.templates.get(tool).and_then(|t| match &t.run {
             Run::Forward { mission, tool } => Some((mission.clone(), tool.clone())),
             Run::Luau => None,
         });
         let settled = match forward {
-            Some((mission, alias)) => forward_run(borrow, token.clone(), mission, alias, input),
-            None => luau_run(built.clone(), tool, input, deadline, token.clone(), borrow),
+            Some((mission, alias)) => {
+                forward_run(borrow, token.clone(), Forward { mission, alias, input, observer })
+            }
+            None => {
+                let ports = Ports { borrow, observer };
+                luau_run(built.clone(), tool, input, deadline, token.clone(), ports)
+            }
         };
         Activation { settled, cancel: Box::new(move || token.cancel()) }
     }
@@ -62,34 +71,51 @@ impl Runner for LuauRunner {
 
 type Settled = std::pin::Pin<Box<dyn std::future::Future<Output = Ran> + Send>>;
 
+/// What a Luau run reaches outside its sandboxes: its provider borrow and its trace.
+struct Ports {
+    borrow: Option<Arc<Borrow>>,
+    observer: Option<Arc<RunTrace>>,
+}
+
 fn luau_run(
     built: Arc<Built>,
     tool: usize,
     input: Value,
     deadline: Instant,
     token: CancelToken,
-    borrow: Option<Arc<Borrow>>,
+    ports: Ports,
 ) -> Settled {
     Box::pin(async move {
         let Some(template) = built.templates.get(tool) else { return Ran::Lost };
         let limits = CallLimits::for_application(template.memory_bytes, deadline);
+        let Ports { borrow, observer } = ports;
         // A run with no upstream reaches nothing outside its sandboxes, so it is first tried here, on the
         // async worker, for a slice short enough not to hold up the worker's other work; most finish
         // within it and save the hand-off to a run thread and back. One that does not is abandoned and
-        // runs from the start on a run thread (execution.md §12.8 "Fairness").
+        // runs from the start on a run thread (execution.md §12.8 "Fairness"); its trace records are held
+        // until the try is known to count, so an abandoned try leaves none (traces.md §5).
         // A panic of the runtime here is this run's loss, as on a run thread, not the worker's.
+        let held = observer.as_ref().map(|_| Arc::new(Held::default()));
         let tried = match borrow {
             None => std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                try_workflow_here(&template.luau, &input, limits, &token, HERE_SLICE)
+                let held = held.clone().map(|h| h as Arc<dyn RunObserver>);
+                try_workflow_here(&template.luau, &input, limits, &token, HERE_SLICE, held)
             }))
             .ok(),
             Some(_) => Some(RunEnd::Unfinished),
         };
         let end = match tried {
             Some(RunEnd::Unfinished) => {
-                on_run_thread(built.clone(), tool, input, limits, token, borrow.clone()).await
+                let tools = borrow.clone().map(|b| b as Arc<dyn ToolPort>);
+                let ports = RunPorts { tools, observer: observer.map(|o| o as Arc<dyn RunObserver>) };
+                on_run_thread(built.clone(), tool, input, limits, token, ports).await
             }
-            end => end,
+            end => {
+                if let (Some(observer), Some(held)) = (&observer, &held) {
+                    observer.take(held);
+                }
+                end
+            }
         };
         let ran = match end {
             Some(RunEnd::Returned(value)) => Ran::Returned(value),
@@ -115,31 +141,49 @@ async fn on_run_thread(
     input: Value,
     limits: CallLimits,
     token: CancelToken,
-    port: Option<Arc<Borrow>>,
+    ports: RunPorts,
 ) -> Option<RunEnd> {
     let (answer, answered) = tokio::sync::oneshot::channel();
     drop(tokio::task::spawn_blocking(move || {
-        let end = built.templates.get(tool).map(|template| match port {
-            Some(port) => run_workflow_with(&template.luau, &input, limits, &token, port),
-            None => run_workflow(&template.luau, &input, limits, &token),
-        });
+        let end = built
+            .templates
+            .get(tool)
+            .map(|template| run_workflow_with(&template.luau, &input, limits, &token, ports));
         let _ = answer.send(end);
         tidy_after_run();
     }));
     answered.await.ok().flatten()
 }
 
-/// execution.md §13: one upstream call with the decoded arguments; no Luau.
-fn forward_run(
-    borrow: Option<Arc<Borrow>>,
-    token: CancelToken,
+/// A forward application's one call (execution.md §13) and the trace that records it.
+struct Forward {
     mission: String,
     alias: String,
     input: Value,
-) -> Settled {
+    observer: Option<Arc<RunTrace>>,
+}
+
+/// execution.md §13: one upstream call with the decoded arguments; no Luau. Its trace has one `tool_call`
+/// record (traces.md §5.4) for it.
+fn forward_run(borrow: Option<Arc<Borrow>>, token: CancelToken, forward: Forward) -> Settled {
     Box::pin(async move {
+        let Forward { mission, alias, input, observer } = forward;
         let Some(port) = borrow.clone() else { return Ran::Failed { detail: None } };
-        let reply = port.call_async(&mission, &alias, Some(input)).await;
+        let (started_at, started) = (SystemTime::now(), std::time::Instant::now());
+        let sent = observer.as_ref().map(|_| input.clone());
+        let answer = port.call_async(&mission, &alias, Some(input)).await;
+        if let Some(observer) = &observer {
+            observer.tool_returned(ToolReturned {
+                mission: mission.clone(),
+                alias: alias.clone(),
+                request_id: answer.request_id,
+                started_at,
+                duration: started.elapsed(),
+                arguments: sent,
+                reply: answer.reply.clone(),
+            });
+        }
+        let reply = answer.reply;
         let ran = if token.is_cancelled() {
             // A deadline or disconnect gives `cancelled` (execution.md §13).
             Ran::Cancelled

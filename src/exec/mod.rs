@@ -14,6 +14,7 @@ pub mod outcome;
 pub mod result;
 pub mod runner;
 pub mod stream;
+pub(crate) mod trace;
 
 use std::sync::Arc;
 
@@ -24,6 +25,7 @@ use crate::audit::AuditLog;
 use crate::events::EventLog;
 use crate::http::mcp::ResponseFuture;
 use crate::mcp::call::{AdmittedCall, CallExecutor};
+use crate::traces::RunArtifacts;
 use runner::Runner;
 
 /// What every call of the domain shares.
@@ -38,8 +40,10 @@ pub struct Shared {
     pub runner: Box<dyn Runner>,
     /// The private audit, present iff `private_audit` is configured (audit-events.md §2.1).
     pub audit: Option<AuditLog>,
-    /// The `publication_failed` counter (audit-events.md §3.5).
+    /// The `publication_failed` and `artifact_failed` counters (audit-events.md §3.5).
     pub events: EventLog,
+    /// The run artifacts, present iff `artifacts.trace` is configured (traces.md).
+    pub(crate) artifacts: Option<Arc<RunArtifacts>>,
 }
 
 /// The domain's call executor, plugged into the `/mcp` front.
@@ -57,8 +61,9 @@ impl Executor {
         runner: Box<dyn Runner>,
         audit: Option<AuditLog>,
         events: EventLog,
+        artifacts: Option<Arc<RunArtifacts>>,
     ) -> Executor {
-        Executor { shared: Arc::new(Shared { built, runs, run_owner, runner, audit, events }) }
+        Executor { shared: Arc::new(Shared { built, runs, run_owner, runner, audit, events, artifacts }) }
     }
 
     /// What every call shares; the PCC front runs its calls over the same (`pcc::call`).

@@ -13,6 +13,7 @@ use std::time::Instant;
 use crate::apps::Built;
 use crate::json::Value;
 use crate::providers::trace::TraceId;
+use crate::traces::RunFiles;
 
 /// How a run settled, before the driver classifies it (execution.md §6.1).
 #[derive(Debug, PartialEq)]
@@ -47,7 +48,9 @@ pub trait Runner: Send + Sync + 'static {
     /// Activates tool `tool` of `built` for `input` (already valid against the input contract), bounded
     /// by `deadline`. Called only after the commit is complete (execution.md §4.2). `trace` is the call's
     /// trace id (execution.md §2): every provider call the run makes carries it in `_meta.traceparent`
-    /// (providers.md §11); on the PCC front it is the stream's (pcc.md §12).
+    /// (providers.md §11); on the PCC front it is the stream's (pcc.md §12). `files` are the call's trace,
+    /// which hears every mission invocation and `tool` call of the run (traces.md §5), and its inspection
+    /// file, which every provider call of the run writes its bodies to (traces.md §8).
     fn activate(
         &self,
         built: &Arc<Built>,
@@ -55,5 +58,6 @@ pub trait Runner: Send + Sync + 'static {
         input: Value,
         deadline: Instant,
         trace: TraceId,
+        files: &RunFiles,
     ) -> Activation;
 }

@@ -82,6 +82,9 @@ pub enum RpcError {
     RunCapacityExhausted,
     /// M8 (owner gone), M17 and C4 (not ready or fenced), C6 (unavailable or undecided).
     Unavailable,
+    /// C6: the run's artifacts could not be reserved, the process being out of descriptors
+    /// (traces.md §4.2).
+    ArtifactUnavailable,
     /// A gateway defect before the commit, or a JSON response over 4,194,304 bytes.
     Internal,
 }
@@ -100,7 +103,7 @@ impl RpcError {
             RpcError::UnsupportedProtocolVersion { .. } => -32022,
             RpcError::MethodNotFound => -32601,
             RpcError::RequestCapacityExhausted | RpcError::RunCapacityExhausted => -31999,
-            RpcError::Unavailable => -31998,
+            RpcError::Unavailable | RpcError::ArtifactUnavailable => -31998,
             RpcError::Internal => -32603,
         }
     }
@@ -115,7 +118,7 @@ impl RpcError {
             RpcError::UnsupportedProtocolVersion { .. } => "Unsupported protocol version",
             RpcError::MethodNotFound => "Method not found",
             RpcError::RequestCapacityExhausted | RpcError::RunCapacityExhausted => "Server busy",
-            RpcError::Unavailable => "Server unavailable",
+            RpcError::Unavailable | RpcError::ArtifactUnavailable => "Server unavailable",
             RpcError::Internal => "Internal error",
         }
     }
@@ -133,7 +136,7 @@ impl RpcError {
             RpcError::RequestCapacityExhausted | RpcError::RunCapacityExhausted => {
                 StatusCode::TOO_MANY_REQUESTS
             }
-            RpcError::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
+            RpcError::Unavailable | RpcError::ArtifactUnavailable => StatusCode::SERVICE_UNAVAILABLE,
             RpcError::Internal => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -151,6 +154,9 @@ impl RpcError {
             }
             RpcError::RunCapacityExhausted => {
                 data.insert("reason".into(), Value::from("run_capacity_exhausted"));
+            }
+            RpcError::ArtifactUnavailable => {
+                data.insert("reason".into(), Value::from("artifact_unavailable"));
             }
             _ => return None,
         }

@@ -21,11 +21,12 @@ use crate::config::manifest::Effect;
 use crate::exec::driver::{audit, AuditLost};
 use crate::exec::outcome::{fixed_text, Dispatch, Outcome};
 use crate::exec::runner::Ran;
-use crate::exec::Shared;
+use crate::exec::{trace, Shared};
 use crate::fault::{self, FaultPoint};
 use crate::json::Value;
 use crate::mcp::rpc::RequestId;
 use crate::providers::trace::TraceId;
+use crate::traces::RunFiles;
 
 /// Why the stream stopped a call in flight (pcc.md §11).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -94,6 +95,20 @@ pub fn begin(shared: &Arc<Shared>, call: PccCall) -> Begun {
     };
     let run_deadline = Instant::now() + Duration::from_millis(template.run_duration_ms);
     let deadlines = Deadlines { run: run_deadline, client: client_deadline };
+    // execution.md §3.4 and traces.md §4.2: the call id, then the run's artifacts, before it runs.
+    let call_id = CallId::random();
+    let start = trace::Start {
+        tool,
+        front: trace::Front::Pcc,
+        call_id: &call_id,
+        trace_id: &trace,
+        deadline_ms: millis_until(deadlines.earliest()),
+        input: &arguments,
+    };
+    let Ok(traced) = trace::reserve(shared, start) else {
+        drop(run);
+        return Begun::Refused(PccError::ArtifactUnavailable);
+    };
     let (stop_tx, stop_rx) = watch::channel(None);
     let (done_tx, done_rx) = tokio::sync::oneshot::channel();
     let shared = shared.clone();
@@ -101,7 +116,7 @@ pub fn begin(shared: &Arc<Shared>, call: PccCall) -> Begun {
     // answers as a lost run (`pcc/stream.rs`).
     let owner = shared.run_owner.clone();
     drop(owner.spawn_linked(async move {
-        let activation = Activation { tool, arguments, trace, deadlines };
+        let activation = Activation { tool, arguments, trace, deadlines, call_id, traced };
         let response = drive(&shared, activation, &id, &run, stop_rx).await;
         // The stream may be gone already; the slot is then released here.
         let _ = done_tx.send(Settled { response, run, tool });
@@ -133,6 +148,13 @@ struct Activation {
     arguments: Value,
     trace: TraceId,
     deadlines: Deadlines,
+    call_id: CallId,
+    traced: RunFiles,
+}
+
+/// Whole milliseconds from now to `deadline` (the trace's `deadline_ms`, traces.md §5.2).
+fn millis_until(deadline: Instant) -> u64 {
+    u64::try_from(deadline.saturating_duration_since(Instant::now()).as_millis()).unwrap_or(u64::MAX)
 }
 
 /// Runs, classifies and audits one reserved call; the response, unless a stop applied or the audit
@@ -144,12 +166,11 @@ async fn drive(
     run: &Lease,
     mut stop: watch::Receiver<Option<Stop>>,
 ) -> Option<String> {
-    let Activation { tool, arguments, trace, deadlines } = activation;
-    let call_id = CallId::random();
+    let Activation { tool, arguments, trace, deadlines, call_id, traced } = activation;
     let started_at = SystemTime::now();
     let deadline = deadlines.earliest();
     let crate::exec::runner::Activation { mut settled, cancel } =
-        shared.runner.activate(&shared.built, tool, arguments, deadline, trace);
+        shared.runner.activate(&shared.built, tool, arguments, deadline, trace, &traced);
     let deadline = tokio::time::Instant::from_std(deadline);
     let mut stopped = None;
     let mut cancelled = false;
@@ -187,7 +208,10 @@ async fn drive(
     let outcome = if stopped.is_some() { outcome.strongest(Outcome::Cancelled) } else { outcome };
     let disconnected = stopped == Some(Stop::Disconnected);
     tracing::debug!(outcome = outcome.as_str(), dispatch = dispatch.as_str(), "pcc call ended");
-    if let Err(AuditLost) = audit(shared, tool, call_id, started_at, outcome, dispatch, disconnected).await {
+    let audited = audit(shared, tool, call_id, started_at, outcome, dispatch, disconnected).await;
+    // traces.md §5.5: after the audit record is durable, before the response is handed over.
+    trace::end(shared, tool, traced, outcome, dispatch, disconnected);
+    if let Err(AuditLost) = audited {
         shared.runs.fence();
         return None;
     }

@@ -24,6 +24,8 @@ pub enum PccError {
     InvalidParams,
     RunCapacityExhausted,
     Unavailable,
+    /// The run's artifacts could not be reserved (traces.md §4.2).
+    ArtifactUnavailable,
     Internal,
 }
 
@@ -41,7 +43,7 @@ impl PccError {
             PccError::MethodNotFound => -32601,
             PccError::InvalidParams => -32602,
             PccError::RunCapacityExhausted => -31999,
-            PccError::Unavailable => -31998,
+            PccError::Unavailable | PccError::ArtifactUnavailable => -31998,
             PccError::Internal => -32603,
         }
     }
@@ -59,7 +61,7 @@ impl PccError {
             PccError::MethodNotFound => "Method not found",
             PccError::InvalidParams => "Invalid params",
             PccError::RunCapacityExhausted => "Server busy",
-            PccError::Unavailable => "Server unavailable",
+            PccError::Unavailable | PccError::ArtifactUnavailable => "Server unavailable",
             PccError::Internal => "Internal error",
         }
     }
@@ -74,6 +76,7 @@ impl PccError {
             PccError::CallInFlight => Some("call_in_flight"),
             PccError::RequestUuidMismatch => Some("request_uuid_mismatch"),
             PccError::RunCapacityExhausted => Some("run_capacity_exhausted"),
+            PccError::ArtifactUnavailable => Some("artifact_unavailable"),
             PccError::ParseError
             | PccError::MethodNotFound
             | PccError::InvalidParams

@@ -16,6 +16,19 @@ use super::negotiate::modern_meta;
 use super::result::{classify, CallError, CallSuccess};
 use super::transport::{InflightSlot, Settlement, StdioTransport, Waited};
 use crate::json::{Map, Value};
+use crate::traces::RunInspection;
+
+/// Where a provider call's bodies are captured (traces.md §8): the run's inspection file and the names its
+/// records carry.
+#[derive(Clone, Copy)]
+pub struct Inspect<'a> {
+    pub file: &'a RunInspection,
+    /// The declaration name.
+    pub provider: &'a str,
+    /// The alias the script called.
+    pub alias: &'a str,
+    pub traceparent: &'a str,
+}
 
 /// What the caller supplies.
 pub struct CallRequest<'a> {
@@ -28,6 +41,8 @@ pub struct CallRequest<'a> {
     pub traceparent: &'a str,
     pub deadline: Instant,
     pub max_result_bytes: u64,
+    /// The run's inspection file, when inspection is configured.
+    pub inspect: Option<Inspect<'a>>,
 }
 
 /// The outcome: the result, plus the settlement of a detached request the run must await
@@ -35,6 +50,21 @@ pub struct CallRequest<'a> {
 pub struct CallOutcome {
     pub result: Result<CallSuccess, CallError>,
     pub settlement: Option<Settlement>,
+    /// The JSON-RPC id of the `tools/call` request once it was handed to the transport (the trace's
+    /// `request_id`, traces.md §5.4); `None` when it was refused before.
+    pub request_id: Option<u64>,
+}
+
+impl CallOutcome {
+    /// An outcome without a request sent.
+    pub fn unsent(result: Result<CallSuccess, CallError>) -> CallOutcome {
+        CallOutcome { result, settlement: None, request_id: None }
+    }
+
+    /// The same outcome, for the request `id`.
+    pub fn for_request(self, id: u64) -> CallOutcome {
+        CallOutcome { request_id: Some(id), ..self }
+    }
 }
 
 fn failure(failure: CallFailure) -> Result<CallSuccess, CallError> {
@@ -63,7 +93,7 @@ pub async fn call(
 ) -> CallOutcome {
     match transport.reserve() {
         Ok(slot) => call_reserved(transport, slot, request, cancel).await,
-        Err(refused) => CallOutcome { result: failure(refused), settlement: None },
+        Err(refused) => CallOutcome::unsent(failure(refused)),
     }
 }
 
@@ -77,24 +107,28 @@ pub async fn call_reserved(
 ) -> CallOutcome {
     if !matches!(request.arguments, Value::Object(_)) {
         let invalid = CallFailure::new(FailureClass::McpRequestInvalid, Dispatch::False);
-        return CallOutcome { result: failure(invalid), settlement: None };
+        return CallOutcome::unsent(failure(invalid));
     }
     let params =
         call_params(request.era, request.version, request.name, request.arguments, request.traceparent);
-    let pending = match transport.send_reserved(slot, "tools/call", Some(params), false) {
+    let pending = match transport.send_reserved(slot, "tools/call", Some(params), false, request.inspect) {
         Ok(pending) => pending,
-        Err(refused) => return CallOutcome { result: failure(refused), settlement: None },
+        Err(refused) => return CallOutcome::unsent(failure(refused)),
     };
-    match transport.wait(pending, request.deadline, cancel).await {
-        Waited::Answered(reply) => CallOutcome {
-            result: classify(reply.message, reply.size, request.max_result_bytes),
-            settlement: None,
-        },
-        Waited::Failed(failed) => CallOutcome { result: failure(failed), settlement: None },
-        Waited::Detached(failed, settlement) => {
-            CallOutcome { result: failure(failed), settlement: Some(settlement) }
+    let id = pending.id();
+    let outcome = match transport.wait(pending, request.deadline, cancel).await {
+        Waited::Answered(reply) => {
+            if let Some(inspect) = request.inspect {
+                inspect.file.response(inspect.provider, id, None, &reply.raw);
+            }
+            CallOutcome::unsent(classify(reply.message, reply.size, request.max_result_bytes))
         }
-    }
+        Waited::Failed(failed) => CallOutcome::unsent(failure(failed)),
+        Waited::Detached(failed, settlement) => {
+            CallOutcome { result: failure(failed), settlement: Some(settlement), request_id: None }
+        }
+    };
+    outcome.for_request(id)
 }
 
 #[cfg(test)]

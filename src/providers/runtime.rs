@@ -20,7 +20,7 @@ use tokio::time::Instant;
 
 use super::admission::CallAdmission;
 use super::failure::{CallFailure, Dispatch, FailureClass};
-use super::provider_call::CallRequest;
+use super::provider_call::{CallRequest, Inspect};
 use super::result::{CallError, CallSuccess};
 use super::sites::{finish_all, Site};
 use super::trace::TraceId;
@@ -30,17 +30,20 @@ use crate::codes::NotReadyCause;
 use crate::events::record::CounterKind;
 use crate::events::EventLog;
 use crate::json::Value;
+use crate::traces::RunInspection;
 
 /// What one provider call answered, and the settlement the run's borrow end must await (providers.md §10.3).
 pub struct Called {
     pub result: Result<CallSuccess, CallError>,
     /// Resolves true once the detached request settled, false at the settlement deadline.
     pub settling: Option<JoinHandle<bool>>,
+    /// The upstream request's JSON-RPC id, when one was sent (traces.md §5.4).
+    pub request_id: Option<u64>,
 }
 
 fn refused(class: FailureClass) -> Called {
     let failure = CallFailure::new(class, Dispatch::False);
-    Called { result: Err(CallError { failure, tool_content: None }), settling: None }
+    Called { result: Err(CallError { failure, tool_content: None }), settling: None, request_id: None }
 }
 
 /// Every site and the gateway-wide admission.
@@ -88,20 +91,21 @@ impl ProviderRuntime {
     }
 
     /// One provider call on `site` (providers.md §8.1 steps 2–8). `cancel` makes the run's cancellation
-    /// future; it is polled while waiting for admission and for the answer.
+    /// future; it is polled while waiting for admission and for the answer. `inspection` is the run's
+    /// inspection file and the alias the script called (traces.md §8), when inspection is configured.
     pub async fn call<C, F>(
         &self,
         site: &Site,
         upstream_name: &str,
         arguments: Value,
-        run_deadline: Instant,
-        trace: TraceId,
+        run: (Instant, TraceId, Option<(&RunInspection, &str)>),
         cancel: C,
     ) -> Called
     where
         C: Fn() -> F,
         F: Future<Output = ()>,
     {
+        let (run_deadline, trace, inspection) = run;
         // Step 2: the deadline covers the admission wait too.
         let own = Instant::now() + Duration::from_millis(site.ceilings.timeout_ms);
         let deadline = run_deadline.min(own);
@@ -150,10 +154,16 @@ impl ProviderRuntime {
             traceparent: &traceparent,
             deadline,
             max_result_bytes: site.ceilings.max_result_bytes,
+            inspect: inspection.map(|(file, alias)| Inspect {
+                file,
+                provider: &site.provider,
+                alias,
+                traceparent: &traceparent,
+            }),
         };
         let outcome = site.upstream.call(slot, request, cancel()).await;
         let Some(settlement) = outcome.settlement else {
-            return Called { result: outcome.result, settling: None };
+            return Called { result: outcome.result, settling: None, request_id: outcome.request_id };
         };
         // providers.md §10.2: detached; it keeps its admission slot until it settles.
         site.counters.bump(CounterKind::Detached);
@@ -172,7 +182,7 @@ impl ProviderRuntime {
             drop(outstanding);
             settled
         });
-        Called { result: outcome.result, settling: Some(settling) }
+        Called { result: outcome.result, settling: Some(settling), request_id: outcome.request_id }
     }
 
     /// S4 (audit-events.md §3.6): the stderr tail of every transport that has none yet.

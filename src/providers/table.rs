@@ -25,6 +25,9 @@ pub enum WriteState {
 pub struct Reply {
     pub message: Message,
     pub size: usize,
+    /// The message's bytes as received (the stdio line, the HTTP body or event data), for inspection
+    /// (traces.md §8); moved, never copied.
+    pub raw: Vec<u8>,
 }
 
 /// What a waiter receives.
@@ -151,6 +154,7 @@ mod tests {
         Reply {
             message: Message::Result { id: WireId::Number(1), result: Value::Object(Map::new()) },
             size: 2,
+            raw: Vec::new(),
         }
     }
 
@@ -178,10 +182,18 @@ mod tests {
     fn null_id_error_answers_only_the_probe() {
         let mut table = Table::default();
         let (_id, mut rx) = table.register(true).unwrap();
-        let error = Reply { message: Message::Error { id: WireId::Null, code: -32600, data: None }, size: 1 };
+        let error = Reply {
+            message: Message::Error { id: WireId::Null, code: -32600, data: None },
+            size: 1,
+            raw: Vec::new(),
+        };
         assert_eq!(table.route(&WireId::Null, error), Routed::Delivered);
         assert!(rx.try_recv().unwrap().is_ok());
-        let error = Reply { message: Message::Error { id: WireId::Null, code: -32600, data: None }, size: 1 };
+        let error = Reply {
+            message: Message::Error { id: WireId::Null, code: -32600, data: None },
+            size: 1,
+            raw: Vec::new(),
+        };
         assert_eq!(table.route(&WireId::Null, error), Routed::Violation);
     }
 

@@ -22,6 +22,7 @@ use super::failure::{CallFailure, Dispatch, FailureClass};
 use super::framing::{self, Line, Message};
 use super::loss::LossState;
 use super::outgoing::{cancellation_line, server_reply};
+use super::provider_call::Inspect;
 use super::stderr_ring::StderrRing;
 use super::table::{Reply, Table, WriteState};
 pub use crate::codes::transport::TransportFault;
@@ -280,7 +281,7 @@ impl StdioTransport {
     /// sent without a `params` member (the legacy first `tools/list`, providers.md §7.2).
     pub fn send(&self, method: &str, params: Option<Value>, probe: bool) -> Result<Pending, CallFailure> {
         let slot = self.reserve()?;
-        self.send_reserved(slot, method, params, probe)
+        self.send_reserved(slot, method, params, probe, None)
     }
 
     /// providers.md §8.1 steps 3–4 alone: sealed → `provider_unavailable`; all 128 slots taken →
@@ -303,6 +304,7 @@ impl StdioTransport {
         method: &str,
         params: Option<Value>,
         probe: bool,
+        inspect: Option<Inspect<'_>>,
     ) -> Result<Pending, CallFailure> {
         if self.is_sealed() {
             return Err(CallFailure::new(FailureClass::ProviderUnavailable, Dispatch::False));
@@ -318,6 +320,10 @@ impl StdioTransport {
             message.insert("params".to_owned(), params);
         }
         let line = json::to_deterministic(&Value::Object(message));
+        // traces.md §8: the exact line, attributed by its id, before it leaves.
+        if let Some(inspect) = inspect {
+            inspect.file.request(inspect.provider, inspect.alias, id, inspect.traceparent, &line);
+        }
         if self.out.send(Outgoing::Request { id, line }).is_err() {
             self.shared.table().abandon(id);
             return Err(CallFailure::new(FailureClass::ProviderUnavailable, Dispatch::False));
@@ -562,7 +568,7 @@ async fn read_messages(
             }
             Message::Result { ref id, .. } | Message::Error { ref id, .. } => {
                 let id = id.clone();
-                let routed = shared.table().route(&id, Reply { message, size });
+                let routed = shared.table().route(&id, Reply { message, size, raw: line });
                 if routed == super::table::Routed::Violation {
                     return shared.lose(LossFault::ProtocolError);
                 }

@@ -59,13 +59,10 @@ impl Upstream {
             }
             (Upstream::Http(t), Reserved::Http(permit)) => t.call_reserved(permit, request, cancel).await,
             // A slot of the other transport cannot be reserved on this one: nothing sent.
-            _ => CallOutcome {
-                result: Err(CallError {
-                    failure: CallFailure::new(FailureClass::McpTransportError, Dispatch::False),
-                    tool_content: None,
-                }),
-                settlement: None,
-            },
+            _ => CallOutcome::unsent(Err(CallError {
+                failure: CallFailure::new(FailureClass::McpTransportError, Dispatch::False),
+                tool_content: None,
+            })),
         }
     }
 

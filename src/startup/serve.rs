@@ -35,6 +35,7 @@ use crate::startup::templates;
 use crate::startup::{credentials_owner, listeners, StartupCode};
 use crate::storage::artifact_root::ArtifactRoot;
 use crate::storage::start_ref::start_ref;
+use crate::traces::RunArtifacts;
 
 /// What startup has created so far: the release stack (lifecycle.md §5.2), the event log (disabled before
 /// stage 4 and without `artifacts.events`) and the finer reason class of a failure. A failure, or a stop
@@ -46,6 +47,8 @@ pub struct Startup {
     pub(crate) events: EventLog,
     /// A finer reason class than the public code for `startup_failed` (audit-events.md §4.1).
     pub(crate) reason: Option<ReasonClass>,
+    /// The run artifacts (traces.md), from stage 4, when `artifacts.trace` is configured.
+    pub(crate) run_artifacts: Option<Arc<RunArtifacts>>,
 }
 
 impl Startup {
@@ -99,6 +102,7 @@ pub async fn start(args: &GatewayArgs, held: &mut Startup) -> Result<Gateway, St
         built: &built,
         audit: audit_log.clone(),
         warm: &warm,
+        run_artifacts: held.run_artifacts.clone(),
     };
     let bound = stage_listeners(&docs, front, &events)?;
     held.stack.push(Part::Listeners(bound));
@@ -168,6 +172,16 @@ fn stage_artifact_root(docs: &Documents, held: &mut Startup) -> Result<(), Start
         let tools = docs.gateway.tools.iter().map(|t| t.name.clone()).collect();
         held.events = EventLog::start(store, cfg, &start_ref, tools);
     }
+    // traces.md §3: the stores are validated and locked; the root keeps the locks until shutdown.
+    let run_artifacts = RunArtifacts::new(artifacts, &root, &start_ref);
+    let run_artifacts = match run_artifacts {
+        Ok(run_artifacts) => run_artifacts,
+        Err(_) => {
+            let _ = root.release();
+            return Err(StartupCode::ArtifactRootUnavailable);
+        }
+    };
+    held.run_artifacts = run_artifacts.map(Arc::new);
     held.stack.push(Part::ArtifactRoot(root));
     held.stack.push(Part::EventLog(held.events.clone()));
     Ok(())
@@ -348,7 +362,15 @@ fn stage_listeners(
     parts: FrontParts<'_>,
     events: &EventLog,
 ) -> Result<listeners::Bound, StartupCode> {
-    let FrontParts { ctx, pools: [requests, pcc_streams, runs], run_owner, built, audit, warm } = parts;
+    let FrontParts {
+        ctx,
+        pools: [requests, pcc_streams, runs],
+        run_owner,
+        built,
+        audit,
+        warm,
+        run_artifacts,
+    } = parts;
     let bearer = warm.credentials.bearer().ok_or(StartupCode::InternalError)?;
     let settings = FrontSettings {
         authority: docs.gateway.listen.authority(),
@@ -366,6 +388,7 @@ fn stage_listeners(
         Box::new(runner),
         audit,
         events.clone(),
+        run_artifacts,
     );
     // pcc.md: the PCC front shares the bearer digest and the execution state of `/mcp`.
     let pcc = docs.gateway.pcc.as_ref().map(|pcc| {
@@ -396,4 +419,5 @@ struct FrontParts<'a> {
     built: &'a Arc<Built>,
     audit: Option<AuditLog>,
     warm: &'a Warm,
+    run_artifacts: Option<Arc<RunArtifacts>>,
 }

@@ -3,15 +3,17 @@
 //! Owns: R-ANC and R-DIR on `artifacts.root` (created 0700 when missing); with `artifacts.events`, the
 //! events directory `<root>/events` (created 0700 when missing, relative to the validated root), R-DIR on
 //! it, R-LOCK under the events policy (taking over a stale lock and reporting it), and the events
-//! inventory. Every failure is `artifact_root_unavailable`. Returns the handles that keep the descriptors
-//! and the lock for the process lifetime. Does not own: the event logger (files, rotation, records).
+//! inventory; then, with `artifacts.trace` and `artifacts.inspection`, the `traces` and `inspection`
+//! directories under the same rules (traces.md §3). Every failure is `artifact_root_unavailable`. Returns
+//! the handles that keep the descriptors and the locks for the process lifetime. Does not own: the event
+//! logger (files, rotation, records) or the run artifacts' files (`crate::traces`).
 
 use std::ffi::OsStr;
 use std::fmt;
 
 use super::ancestry::open_store_dir;
 use super::error::StorageError;
-use super::inventory::{events_inventory, EventFile};
+use super::inventory::{events_inventory, run_artifacts_inventory, EventFile};
 use super::lock::{LockPolicy, StoreLock};
 use super::private_dir::PrivateDir;
 use super::start_ref::StartRef;
@@ -20,6 +22,12 @@ use crate::config::gateway::Artifacts;
 
 /// The events directory below the artifact root (audit-events.md §3.1).
 pub const EVENTS_DIR: &str = "events";
+
+/// The trace directory below the artifact root (traces.md §3).
+pub const TRACES_DIR: &str = "traces";
+
+/// The inspection directory below the artifact root (traces.md §3).
+pub const INSPECTION_DIR: &str = "inspection";
 
 /// Which step of stage 4 failed: the closed internal reason of an `artifact_root_unavailable`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -32,6 +40,10 @@ pub enum ArtifactStep {
     EventsLock,
     /// The events inventory.
     EventsInventory,
+    /// Creating the traces directory, R-DIR, R-LOCK or its inventory (traces.md §3).
+    Traces,
+    /// The same for the inspection directory.
+    Inspection,
 }
 
 impl ArtifactStep {
@@ -42,6 +54,8 @@ impl ArtifactStep {
             ArtifactStep::EventsDirectory => "events_directory",
             ArtifactStep::EventsLock => "events_lock",
             ArtifactStep::EventsInventory => "events_inventory",
+            ArtifactStep::Traces => "traces",
+            ArtifactStep::Inspection => "inspection",
         }
     }
 }
@@ -102,11 +116,40 @@ impl EventsStore {
     }
 }
 
-/// The validated artifact root and, with `artifacts.events`, its events store.
+/// A validated, locked `traces` or `inspection` directory and its retained files (traces.md §3), for the
+/// run artifacts' writer to own for the process lifetime.
+#[derive(Debug)]
+pub struct RunArtifactsStore {
+    dir: PrivateDir,
+    lock: StoreLock,
+    inventory: Vec<EventFile>,
+}
+
+impl RunArtifactsStore {
+    /// The directory; every file operation goes through it.
+    pub fn dir(&self) -> &PrivateDir {
+        &self.dir
+    }
+
+    /// The retained files at startup, oldest first (for retention, traces.md §4.3).
+    pub fn inventory(&self) -> &[EventFile] {
+        &self.inventory
+    }
+
+    /// Orderly release of the lock (audit-events.md §1.4).
+    pub fn release(self) -> Result<(), StorageError> {
+        self.lock.release()
+    }
+}
+
+/// The validated artifact root and, with `artifacts.events`, its events store; with `artifacts.trace` and
+/// `artifacts.inspection`, their stores.
 #[derive(Debug)]
 pub struct ArtifactRoot {
     root: PrivateDir,
     events: Option<EventsStore>,
+    traces: Option<RunArtifactsStore>,
+    inspection: Option<RunArtifactsStore>,
 }
 
 fn at(step: ArtifactStep) -> impl Fn(StorageError) -> ArtifactRootError {
@@ -134,15 +177,63 @@ fn open_events(
     }
 }
 
+/// A `traces` or `inspection` directory (traces.md §3): created 0700 when missing, R-DIR, R-LOCK (a stale
+/// lock taken over silently, as the event log's is), then the inventory.
+fn open_run_artifacts(
+    root: &PrivateDir,
+    name: &str,
+    suffix: &[u8],
+    max_file_bytes: u64,
+    start_ref: &StartRef,
+) -> Result<RunArtifactsStore, StorageError> {
+    let (dir, _created) = root.ensure_subdir(OsStr::new(name))?;
+    let lock = StoreLock::acquire(&dir, LockPolicy::Events, start_ref)?;
+    match run_artifacts_inventory(&dir, max_file_bytes, suffix) {
+        Ok(inventory) => Ok(RunArtifactsStore { dir, lock, inventory }),
+        Err(cause) => {
+            let _ = lock.release();
+            Err(cause)
+        }
+    }
+}
+
 impl ArtifactRoot {
-    /// Stage 4 for `artifacts` (paths already anchored, config.md §3), in the order of lifecycle.md §3.2.
+    /// Stage 4 for `artifacts` (paths already anchored, config.md §3), in the order of lifecycle.md §3.2
+    /// and traces.md §3: the root, the events, the traces, the inspection directory. A failure releases
+    /// every lock already taken.
     pub fn open(artifacts: &Artifacts, start_ref: &StartRef) -> Result<ArtifactRoot, ArtifactRootError> {
         let (root, _created) = open_store_dir(&artifacts.root).map_err(at(ArtifactStep::Root))?;
-        let events = match &artifacts.events {
-            Some(cfg) => Some(open_events(&root, cfg.max_file_bytes, start_ref)?),
-            None => None,
-        };
-        Ok(ArtifactRoot { root, events })
+        let mut opened = ArtifactRoot { root, events: None, traces: None, inspection: None };
+        if let Some(cfg) = &artifacts.events {
+            opened.events = Some(open_events(&opened.root, cfg.max_file_bytes, start_ref)?);
+        }
+        let stores = [
+            (artifacts.trace, TRACES_DIR, &b".jsonl"[..], ArtifactStep::Traces),
+            (artifacts.inspection, INSPECTION_DIR, &b".ptcins"[..], ArtifactStep::Inspection),
+        ];
+        for (cfg, name, suffix, step) in stores {
+            let Some(cfg) = cfg else { continue };
+            match open_run_artifacts(&opened.root, name, suffix, cfg.max_file_bytes, start_ref) {
+                Ok(store) if step == ArtifactStep::Traces => opened.traces = Some(store),
+                Ok(store) => opened.inspection = Some(store),
+                Err(cause) => {
+                    // lifecycle.md §3.1 rule 4: undo what was taken; the exit is 78 whatever it reports.
+                    let _ = opened.release();
+                    return Err(ArtifactRootError { step, cause });
+                }
+            }
+        }
+        Ok(opened)
+    }
+
+    /// The traces store; the root keeps its lock until it is released at shutdown.
+    pub fn traces(&self) -> Option<&RunArtifactsStore> {
+        self.traces.as_ref()
+    }
+
+    /// The inspection store; the root keeps its lock until it is released at shutdown.
+    pub fn inspection(&self) -> Option<&RunArtifactsStore> {
+        self.inspection.as_ref()
     }
 
     /// The artifact root directory.
@@ -163,10 +254,18 @@ impl ArtifactRoot {
     /// Releases what is still held (the events lock, unless taken). Used after a failed startup
     /// (lifecycle.md §5.2) and at shutdown.
     pub fn release(self) -> Result<(), StorageError> {
-        match self.events {
-            Some(events) => events.release(),
-            None => Ok(()),
+        let mut result = Ok(());
+        for released in [
+            self.events.map(EventsStore::release),
+            self.traces.map(RunArtifactsStore::release),
+            self.inspection.map(RunArtifactsStore::release),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            result = result.and(released);
         }
+        result
     }
 }
 

@@ -30,9 +30,15 @@ pub fn audit_file_number(name: &[u8]) -> Option<u64> {
 }
 
 /// Whether `name` is an event file name (audit-events.md §3.2): 32 lowercase hex digits, `-`, 20 digits,
-/// `.jsonl`.
+/// `.jsonl`. Trace files are named the same way (traces.md §3).
 pub fn is_event_file_name(name: &[u8]) -> bool {
-    let Some(stem) = name.strip_suffix(JSONL) else { return false };
+    is_run_ref_file_name(name, JSONL)
+}
+
+/// Whether `name` is `<32 lowercase hex>-<20 digits><suffix>`: event and trace files (`.jsonl`),
+/// inspection files (`.ptcins`, traces.md §3).
+pub fn is_run_ref_file_name(name: &[u8], suffix: &[u8]) -> bool {
+    let Some(stem) = name.strip_suffix(suffix) else { return false };
     if stem.len() != START_REF_HEX + 1 + SEQUENCE_DIGITS {
         return false;
     }
@@ -122,8 +128,22 @@ pub struct EventFile {
 
 /// The events inventory (audit-events.md §3.2), ordered by name bytes (oldest first). Content is never read.
 pub fn events_inventory(dir: &PrivateDir, max_file_bytes: u64) -> Result<Vec<EventFile>> {
+    named_inventory(dir, max_file_bytes, JSONL)
+}
+
+/// The inventory of a trace (`.jsonl`) or inspection (`.ptcins`) directory (traces.md §3): the same rules
+/// as the event log's, ordered by name bytes (oldest first). Content is never read.
+pub fn run_artifacts_inventory(
+    dir: &PrivateDir,
+    max_file_bytes: u64,
+    suffix: &[u8],
+) -> Result<Vec<EventFile>> {
+    named_inventory(dir, max_file_bytes, suffix)
+}
+
+fn named_inventory(dir: &PrivateDir, max_file_bytes: u64, suffix: &[u8]) -> Result<Vec<EventFile>> {
     let parse = |name: &[u8]| {
-        if is_event_file_name(name) {
+        if is_run_ref_file_name(name, suffix) {
             std::str::from_utf8(name).ok().map(str::to_owned)
         } else {
             None

@@ -23,7 +23,7 @@ pub mod sys;
 #[cfg(test)]
 pub(crate) mod testutil;
 
-pub use artifact_root::{ArtifactRoot, ArtifactRootError, ArtifactStep, EventsStore};
+pub use artifact_root::{ArtifactRoot, ArtifactRootError, ArtifactStep, EventsStore, RunArtifactsStore};
 pub use audit_dir::{AuditDir, AuditDirError, AuditReason};
 pub use error::{ErrorClass, ErrorKind, Op, StorageError};
 pub use inventory::{AuditFile, EventFile};

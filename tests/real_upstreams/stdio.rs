@@ -175,6 +175,7 @@ impl Upstream {
             traceparent: TRACEPARENT,
             deadline: tokio::time::Instant::now() + Duration::from_secs(10),
             max_result_bytes: 262_144,
+            inspect: None,
         };
         let outcome = call(&acquired.transport, request, std::future::pending()).await;
         match outcome.result {

@@ -14,9 +14,10 @@ use std::time::{Duration, Instant};
 use mlua::{Function, Lua, Value as LuaValue};
 
 use super::missions::MissionSandbox;
+use super::observe::RunObserver;
 use super::outcome::{self, Finished};
 use super::tools::ToolPort;
-use super::{host, CallLimits, CancelToken, FailCause, RunEnd};
+use super::{host, CallLimits, CancelToken, FailCause, RunEnd, RunPorts};
 use crate::apps::luau::budget::Budget;
 use crate::apps::luau::convert::{to_json, to_lua};
 use crate::apps::luau::sandbox::Sandbox;
@@ -36,6 +37,8 @@ pub(super) struct Run {
     pub failed: Mutex<Option<Option<String>>>,
     /// The provider runtime's port for `tool` (execution.md §12.5); `None` without providers.
     pub tools: Option<Arc<dyn ToolPort>>,
+    /// The trace's observer (traces.md §5); `None` when the call is not traced.
+    pub observer: Option<Arc<dyn RunObserver>>,
 }
 
 /// The error every host function raises once the run has ended (cancelled, deadline, budget, or the
@@ -119,7 +122,7 @@ pub(super) fn run(
     limits: CallLimits,
     cancel: &CancelToken,
     on_entry: &dyn Fn(),
-    tools: Option<Arc<dyn ToolPort>>,
+    ports: RunPorts,
     slice: Option<Duration>,
 ) -> RunEnd {
     if cancel.is_cancelled() || Instant::now() >= limits.deadline {
@@ -144,7 +147,8 @@ pub(super) fn run(
                 missions: luau.missions.clone(),
                 sandboxes: Mutex::new(BTreeMap::new()),
                 failed: Mutex::new(None),
-                tools,
+                tools: ports.tools,
+                observer: ports.observer,
             });
             let finished = match vm.begin(run.budget.clone(), limits.memory_bytes) {
                 Ok(scope) => in_scope(&scope, &run, env, entry, input, on_entry),

@@ -12,6 +12,7 @@
 //! (`missions`).
 
 use std::sync::{Arc, OnceLock};
+use std::time::{Instant, SystemTime};
 
 use mlua::chunk::{ChunkMode, Compiler};
 use mlua::{Function, Lua, Value as LuaValue};
@@ -19,8 +20,9 @@ use mlua::{Function, Lua, Value as LuaValue};
 use super::api;
 use super::call::{current_run, ended, Run};
 use super::missions::{self, Invocation};
+use super::observe::ToolReturned;
 use super::outcome::fail_detail;
-use super::tools::ToolReply;
+use super::tools::{ToolAnswer, ToolReply};
 use crate::apps::luau::convert::to_json;
 use crate::apps::luau::json_lib;
 use crate::apps::luau::sandbox::{SandboxState, HOST_CHUNK_PREFIX};
@@ -243,13 +245,32 @@ fn tool(lua: &Lua) -> mlua::Result<Function> {
             LuaValue::Nil => Some(crate::json::Value::Object(Default::default())),
             other => to_json(lua, other).ok().filter(|v| matches!(v, crate::json::Value::Object(_))),
         };
-        let reply = match &run.tools {
+        let started_at = SystemTime::now();
+        let started = Instant::now();
+        // Kept for the trace only (traces.md §5.4); an unobserved run copies nothing.
+        let sent = run.observer.as_ref().and(arguments.clone());
+        let answer = match &run.tools {
             Some(port) => port.call(&mission, &alias, arguments),
             // A run without a provider runtime (unit tests, provider-free tools) has no grants.
-            None => ToolReply::failed(FailureClass::ToolNotGranted, Dispatch::False),
+            None => ToolAnswer {
+                reply: ToolReply::failed(FailureClass::ToolNotGranted, Dispatch::False),
+                request_id: None,
+            },
         };
         // execution.md §5.3: once the run is cancelled, nothing more is done with the answer.
         run.boundary()?;
+        let reply = answer.reply;
+        if let Some(observer) = &run.observer {
+            observer.tool_returned(ToolReturned {
+                mission,
+                alias,
+                request_id: answer.request_id,
+                started_at,
+                duration: started.elapsed(),
+                arguments: sent,
+                reply: reply.clone(),
+            });
+        }
         reply.table(lua)
     })
 }

@@ -9,10 +9,12 @@
 //! globals inside a mission (`host`).
 
 use std::sync::{Arc, Mutex};
+use std::time::{Instant, SystemTime};
 
 use mlua::{Function, Lua, Table, Value as LuaValue};
 
 use super::call::Run;
+use super::observe::{MissionEnded, MissionFailure, MissionOp};
 use super::outcome::{is_memory_error, message};
 use crate::apps::luau::convert::{to_json, to_lua};
 use crate::apps::luau::sandbox::Sandbox;
@@ -74,15 +76,52 @@ pub(super) fn invoke(
     name: &str,
     invocation: Invocation,
 ) -> mlua::Result<(bool, LuaValue)> {
-    let outcome =
-        prepare(workflow, invocation).and_then(|prepared| in_mission(workflow, run, name, prepared));
+    let started = (SystemTime::now(), Instant::now());
+    let op = match invocation {
+        Invocation::Call { .. } => MissionOp::Call,
+        Invocation::Eval { .. } => MissionOp::Eval,
+    };
+    let prepared = prepare(workflow, invocation);
+    // What the trace says of the invocation (traces.md §5.3); an unobserved run copies nothing.
+    let observed = run.observer.as_ref().map(|_| observed_input(&prepared));
+    let outcome = prepared.and_then(|prepared| in_mission(workflow, run, name, prepared));
     // execution.md §12.5: cancellation and budget exhaustion end the whole run; they are not mission
     // failures.
     run.boundary()?;
+    if let (Some(observer), Some((target, input))) = (&run.observer, observed) {
+        let (failure, result) = match &outcome {
+            Ok(value) => (None, Some(value.clone().unwrap_or(Value::Null))),
+            Err(Failure::Fail(_)) => (Some(MissionFailure::Fail), None),
+            Err(Failure::Error(_)) => (Some(MissionFailure::Error), None),
+        };
+        observer.mission_ended(MissionEnded {
+            mission: name.to_owned(),
+            op,
+            target,
+            input,
+            started_at: started.0,
+            duration: started.1.elapsed(),
+            failure,
+            result,
+        });
+    }
     match outcome {
         Ok(None) => Ok((true, LuaValue::Nil)),
         Ok(Some(value)) => Ok((true, to_lua(workflow, &value)?)),
         Err(failure) => Ok((false, LuaValue::Table(failure_table(workflow, failure)?))),
+    }
+}
+
+/// The trace's `target` and `input` of a prepared invocation (traces.md §5.3).
+fn observed_input(prepared: &Result<Prepared, Failure>) -> (Option<String>, Option<Value>) {
+    match prepared {
+        Ok(Prepared::Call { component, function, args }) => {
+            (Some(format!("{component}.{function}")), Some(args.clone().unwrap_or(Value::Null)))
+        }
+        Ok(Prepared::Eval { source }) => {
+            (None, Some(Value::String(String::from_utf8_lossy(source).into_owned())))
+        }
+        Err(_) => (None, None),
     }
 }
 

@@ -20,11 +20,13 @@ mod api;
 mod call;
 mod host;
 mod missions;
+pub mod observe;
 mod outcome;
 pub mod tools;
 
 pub use api::ApiTool;
-pub use tools::{ToolPort, ToolReply};
+pub use observe::{MissionEnded, MissionFailure, MissionOp, RunObserver, ToolReturned};
+pub use tools::{ToolAnswer, ToolPort, ToolReply};
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -146,6 +148,14 @@ impl FailCause {
     }
 }
 
+/// What a run reaches outside its sandboxes: the provider runtime behind `tool` (execution.md §12.5) and
+/// the observer of its trace (traces.md §5). Both are optional; a run with neither is pure.
+#[derive(Clone, Default)]
+pub struct RunPorts {
+    pub tools: Option<Arc<dyn ToolPort>>,
+    pub observer: Option<Arc<dyn RunObserver>>,
+}
+
 /// Runs the entry of `luau` with `input` under `limits` until it ends or is cancelled. Blocking: run it
 /// on a blocking thread. A forward application (no workflow) is a caller defect and gives an
 /// `UncaughtError` failure.
@@ -155,7 +165,7 @@ pub fn run_workflow(
     limits: CallLimits,
     cancel: &CancelToken,
 ) -> RunEnd {
-    call::run(luau, input, limits, cancel, &|| {}, None, None)
+    call::run(luau, input, limits, cancel, &|| {}, RunPorts::default(), None)
 }
 
 /// How long a run tried on the calling thread may take before it is abandoned ([`try_workflow_here`]):
@@ -175,19 +185,22 @@ pub fn try_workflow_here(
     limits: CallLimits,
     cancel: &CancelToken,
     slice: Duration,
+    observer: Option<Arc<dyn RunObserver>>,
 ) -> RunEnd {
-    call::run(luau, input, limits, cancel, &|| {}, None, Some(slice))
+    let ports = RunPorts { tools: None, observer };
+    call::run(luau, input, limits, cancel, &|| {}, ports, Some(slice))
 }
 
-/// [`run_workflow`] with the provider runtime's port behind `tool` (execution.md §12.5).
+/// [`run_workflow`] with the provider runtime's port behind `tool` (execution.md §12.5) and the trace's
+/// observer (traces.md §5), each when present.
 pub fn run_workflow_with(
     luau: &CompiledLuau,
     input: &crate::json::Value,
     limits: CallLimits,
     cancel: &CancelToken,
-    tools: Arc<dyn ToolPort>,
+    ports: RunPorts,
 ) -> RunEnd {
-    call::run(luau, input, limits, cancel, &|| {}, Some(tools), None)
+    call::run(luau, input, limits, cancel, &|| {}, ports, None)
 }
 
 /// Collects what finished runs left in this thread's Luau state, when enough has gathered. A run thread
@@ -206,5 +219,5 @@ pub(crate) fn run_workflow_observed(
     cancel: &CancelToken,
     on_entry: &dyn Fn(),
 ) -> RunEnd {
-    call::run(luau, input, limits, cancel, on_entry, None, None)
+    call::run(luau, input, limits, cancel, on_entry, RunPorts::default(), None)
 }

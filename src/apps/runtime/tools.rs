@@ -56,13 +56,21 @@ impl ToolReply {
     }
 }
 
+/// What the port answered for one `tool` call: the reply, and the upstream request's JSON-RPC id when a
+/// request was sent (for the trace, traces.md §5.4).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolAnswer {
+    pub reply: ToolReply,
+    pub request_id: Option<u64>,
+}
+
 /// The provider runtime as one run sees it. Called on the run's blocking thread; it blocks until the
 /// upstream call is answered, failed, timed out or cancelled (upstream calls of one run are sequential,
 /// execution.md §12.5).
 pub trait ToolPort: Send + Sync {
     /// `arguments` is `None` when the script passed something that does not convert to a JSON object
     /// (`mcp_request_invalid`, after the grant check); `nil` was already mapped to `{}`.
-    fn call(&self, mission: &str, alias: &str, arguments: Option<Value>) -> ToolReply;
+    fn call(&self, mission: &str, alias: &str, arguments: Option<Value>) -> ToolAnswer;
 
     /// The grant set of `mission` (config.md §6.5 S7) with each alias's pinned listing facts, for
     /// `handle:api()` (execution.md §12.5): from what acquisition kept, without an upstream request. An

@@ -9,7 +9,8 @@ use super::luau::{build_with, Source};
 use super::parse;
 use crate::apps::luau::{CompiledLuau, ProbeLimits};
 use crate::apps::runtime::{
-    run_workflow, run_workflow_with, ApiTool, CallLimits, CancelToken, FailCause, RunEnd, ToolPort, ToolReply,
+    run_workflow, run_workflow_with, ApiTool, CallLimits, CancelToken, FailCause, RunEnd, RunPorts, ToolAnswer,
+    ToolPort, ToolReply,
 };
 use crate::codes::provider::{Dispatch, FailureClass};
 use crate::config::host::ToolEffect;
@@ -174,8 +175,8 @@ fn api_vectors() {
 struct Granting(Vec<ApiTool>);
 
 impl ToolPort for Granting {
-    fn call(&self, _: &str, _: &str, _: Option<Value>) -> ToolReply {
-        ToolReply::failed(FailureClass::ToolNotGranted, Dispatch::False)
+    fn call(&self, _: &str, _: &str, _: Option<Value>) -> ToolAnswer {
+        ToolAnswer { reply: ToolReply::failed(FailureClass::ToolNotGranted, Dispatch::False), request_id: None }
     }
 
     fn granted_tools(&self, mission: &str) -> Vec<ApiTool> {
@@ -208,7 +209,8 @@ fn api_lists_granted_tools() {
         granted("notes.Read", Some(""), r#"{"type":"object","properties":{}}"#, ToolEffect::Read),
     ]);
     let app = app("return mission('m'):api().tools", &[("a", "return {}", &[])]);
-    let end = run_workflow_with(&app, &parse("{}"), limits(100_000_000), &CancelToken::new(), Arc::new(port));
+    let ports = RunPorts { tools: Some(Arc::new(port)), observer: None };
+    let end = run_workflow_with(&app, &parse("{}"), limits(100_000_000), &CancelToken::new(), ports);
     let want = concat!(
         r#"[{"alias":"notes.Read","description":"","effect":"read","input_schema":{"properties":{},"type":"object"}},"#,
         r#"{"alias":"notes.read","description":"Read a note.","effect":"read","input_schema":{"properties":"#,

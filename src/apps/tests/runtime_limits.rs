@@ -191,7 +191,7 @@ fn an_endless_string_loop_is_cancelled_at_its_deadline() {
 fn a_run_tried_here_is_abandoned_at_the_end_of_its_slice() {
     let input = crate::json::Value::Object(Default::default());
     let here = |body: &str, slice: Duration| {
-        try_workflow_here(&app(body), &input, limits(), &CancelToken::new(), slice)
+        try_workflow_here(&app(body), &input, limits(), &CancelToken::new(), slice, None)
     };
     // Slices generous for an unoptimised build; the gateway's is `HERE_SLICE`.
     let short = Duration::from_millis(200);
@@ -222,6 +222,6 @@ fn an_abandoned_run_runs_again_with_a_budget_of_its_own() {
     let compiled = app("for _ = 1, 6000 do end\nreturn {done = true}");
     let small = CallLimits { interrupts: 10_000, ..limits() };
     let token = CancelToken::new();
-    assert_eq!(try_workflow_here(&compiled, &input, small, &token, Duration::ZERO), RunEnd::Unfinished);
+    assert_eq!(try_workflow_here(&compiled, &input, small, &token, Duration::ZERO, None), RunEnd::Unfinished);
     assert_eq!(run_workflow(&compiled, &input, small, &token), returned(r#"{"done":true}"#));
 }

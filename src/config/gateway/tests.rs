@@ -124,15 +124,15 @@ fn section_11_vectors() {
         ),
         (44, S, invalid, Box::new(|d| set(d, "/pcc/servers", "{}"))),
         (45, S, invalid, Box::new(|d| set(d, "/pcc/servers/bad id", r#"{"tools": ["brief"]}"#))),
-        (124, S, invalid, Box::new(|d| set(d, "/artifacts/trace", "true"))),
-        (125, S, invalid, Box::new(|d| set(d, "/artifacts/inspection", "true"))),
-        (126, D, invalid, Box::new(|d| set(d, "/artifacts/trace", "true"))),
+        (124, S, Ok(()), Box::new(|d| set(d, "/artifacts/trace", "true"))),
+        (125, S, Ok(()), Box::new(|d| set(d, "/artifacts/inspection", "true"))),
+        (126, D, Ok(()), Box::new(|d| set(d, "/artifacts/trace", "true"))),
         (
             127,
             S,
             invalid,
             Box::new(|d| {
-                set(d, "/artifacts/trace", "true");
+                set(d, "/artifacts/trace", r#""yes""#);
                 origins(d, r#"["https://example.com/"]"#);
             }),
         ),
@@ -145,12 +145,44 @@ fn section_11_vectors() {
                 set(d, "/artifacts/inspection", "false");
             }),
         ),
+        (140, S, invalid, Box::new(|d| set(d, "/artifacts/trace", r#"{"max_file_bytes": 16383}"#))),
+        (140, S, invalid, Box::new(|d| set(d, "/artifacts/trace", r#"{"max_retained_files": 100001}"#))),
+        (140, S, invalid, Box::new(|d| set(d, "/artifacts/inspection", r#"{"stderr": true}"#))),
+        (140, D, invalid, Box::new(|d| set(d, "/artifacts/trace", "null"))),
+        (
+            141,
+            S,
+            Ok(()),
+            Box::new(|d| set(d, "/artifacts/trace", r#"{"max_file_bytes": 16384, "max_retained_files": 2}"#)),
+        ),
         (133, S, invalid, Box::new(|d| set(d, "/tools/0/description", r#""one\rtwo""#))),
         (134, S, invalid, Box::new(|d| set(d, "/tools/0/title", r#""one\ntwo""#))),
     ];
     for (row, mode, want, edit) in &table {
         let got = run(edit.as_ref(), *mode).map(|_| ());
         assert_eq!(got, *want, "config.md §11 row {row} ({mode:?})");
+    }
+}
+
+/// traces.md §2: `true` is the object with both defaults; an object's missing bound takes its default.
+#[test]
+fn run_artifacts_normalise_to_their_bounds() {
+    use crate::config::gateway::RunArtifactsConfig as C;
+    let table: [(&str, Option<C>); 5] = [
+        ("false", None),
+        ("true", Some(C { max_file_bytes: 1_048_576, max_retained_files: 1_000 })),
+        ("{}", Some(C { max_file_bytes: 1_048_576, max_retained_files: 1_000 })),
+        (r#"{"max_file_bytes": 16384}"#, Some(C { max_file_bytes: 16_384, max_retained_files: 1_000 })),
+        (
+            r#"{"max_retained_files": 100000}"#,
+            Some(C { max_file_bytes: 1_048_576, max_retained_files: 100_000 }),
+        ),
+    ];
+    for (value, want) in table {
+        let config = run(&|d| set(d, "/artifacts/trace", value), Mode::Serve).expect(value);
+        let artifacts = config.artifacts.expect("artifacts");
+        assert_eq!(artifacts.trace, want, "{value}");
+        assert_eq!(artifacts.inspection, None, "{value}");
     }
 }
 

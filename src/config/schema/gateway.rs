@@ -16,7 +16,11 @@ const ADDRESSES: &[&str] = &["127.0.0.1", "::1"];
 
 const PIN: &str = "Required to serve; optional with --print-pins, which prints the values to copy here.";
 
-const LATER: &str = "A later feature: must be false (or absent) in this version.";
+const TRACE: &str = "Per-call trace files under <root>/traces/ (traces.md): true for the defaults, or an \
+object with the bounds.";
+
+const INSPECTION: &str = "Per-call upstream request and response bodies under <root>/inspection/ \
+(traces.md §8): true for the defaults, or an object with the bounds.";
 
 fn path_string() -> StringSchema {
     string(1, 1024).pattern(NO_NUL)
@@ -79,12 +83,24 @@ fn private_audit() -> ObjectSchema {
     ])
 }
 
+/// `artifacts.trace` and `artifacts.inspection` (traces.md §2): `false`, `true`, or the object form.
+fn run_artifacts() -> Schema {
+    Schema::OneOf(vec![
+        boolean(),
+        object(vec![
+            defaulted("max_file_bytes", integer(16_384, 67_108_864), 1_048_576_u64),
+            defaulted("max_retained_files", integer(2, 100_000), 1_000_u64),
+        ])
+        .into(),
+    ])
+}
+
 fn artifacts() -> ObjectSchema {
     object(vec![
         required("root", path_string()),
-        // config.md §4.8: a later feature; `true` is a structural violation in both modes.
-        defaulted("trace", constant_boolean(false), false).describe(LATER),
-        defaulted("inspection", constant_boolean(false), false).describe(LATER),
+        // traces.md §2: a boolean, or an object of bounds with the documented defaults.
+        defaulted("trace", run_artifacts(), false).describe(TRACE),
+        defaulted("inspection", run_artifacts(), false).describe(INSPECTION),
         optional(
             "events",
             object(vec![

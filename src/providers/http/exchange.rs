@@ -248,7 +248,7 @@ async fn json_body(ctx: &Ctx, post: &Post, response: Response<Incoming>, conn: C
     let Some(id) = post.id else { return Answer::Accepted };
     match parse_message(&bytes) {
         Ok(message) if answers(&message, id, post.probe) => {
-            Answer::Reply(Reply { message, size: bytes.len() }, parts.headers)
+            Answer::Reply(Reply { message, size: bytes.len(), raw: bytes }, parts.headers)
         }
         _ => failed(FailureClass::McpProtocolError, Dispatch::True),
     }
@@ -283,7 +283,10 @@ async fn event_stream(ctx: &Ctx, post: &Post, response: Response<Incoming>, conn
                     if payload.len() > post.max_bytes {
                         return too_large(post);
                     }
-                    return Answer::Reply(Reply { message, size: payload.len() }, parts.headers);
+                    return Answer::Reply(
+                        Reply { message, size: payload.len(), raw: payload },
+                        parts.headers,
+                    );
                 }
                 _ => return failed(FailureClass::McpProtocolError, Dispatch::Unknown),
             }

@@ -94,7 +94,7 @@ fn refused(class: FailureClass) -> CallOutcome {
 }
 
 fn failure(failure: CallFailure) -> CallOutcome {
-    CallOutcome { result: Err(CallError { failure, tool_content: None }), settlement: None }
+    CallOutcome::unsent(Err(CallError { failure, tool_content: None }))
 }
 
 /// The request a call sends, formed before any slot is taken.
@@ -235,44 +235,45 @@ impl HttpTransport {
         let Some(post) = self.post(&request, &formed, session_id.as_deref()) else {
             return refused(FailureClass::McpRequestInvalid);
         };
+        // traces.md §8: the exact body, attributed by its id, before it leaves.
+        if let Some(inspect) = request.inspect {
+            inspect.file.request(inspect.provider, inspect.alias, formed.id, inspect.traceparent, &post.body);
+        }
         let progress = Arc::new(Progress::default());
         let ctx = s.wire.ctx.clone();
         let running = progress.clone();
         let exchange = tokio::spawn(async move { exchange::post(&ctx, post, &running).await });
         // Owned by this call; if the issuing task ends, the guard abandons the exchange as if cancelled
         // (providers.md §10.1), keeping the slot until it settles.
-        let detach = Detach {
-            shared: s.clone(),
-            progress: progress.clone(),
-            permit,
-            id: formed.id,
-            session: session_id,
-        };
+        let id = formed.id;
+        let detach =
+            Detach { shared: s.clone(), progress: progress.clone(), permit, id, session: session_id };
         let mut task = Running { task: Some(exchange), detach: Some(detach) };
         let mut loss = s.life.loss();
         let mut closing = s.life.closing();
         let reason = tokio::select! {
             answer = task.handle() => {
                 task.detach = None;
-                return self.answered(answer, &request, generation);
+                return self.answered(answer, &request, generation, id).for_request(id);
             }
             () = tokio::time::sleep_until(request.deadline) => AbandonReason::Timeout,
             () = &mut cancel => AbandonReason::Cancelled,
             _ = loss.wait_for(Option::is_some) => {
                 task.detach = None;
                 drop(task);
-                return failure(CallFailure::new(s.loss_class(), sent_dispatch(&progress)));
+                return failure(CallFailure::new(s.loss_class(), sent_dispatch(&progress))).for_request(id);
             }
             _ = closing.wait_for(|c| *c) => {
                 task.detach = None;
                 drop(task);
                 return match progress.sent() {
                     false => refused(FailureClass::ProviderUnavailable),
-                    true => failure(CallFailure::new(FailureClass::McpTransportError, progress.dispatch())),
+                    true => failure(CallFailure::new(FailureClass::McpTransportError, progress.dispatch()))
+                        .for_request(id),
                 };
             }
         };
-        task.abandon(reason)
+        task.abandon(reason).for_request(id)
     }
 
     /// providers.md §5.2: arguments that are not an object, or cannot be mirrored, fail before anything is
@@ -327,12 +328,15 @@ impl HttpTransport {
         })
     }
 
-    fn answered(&self, answer: Answer, request: &CallRequest<'_>, generation: u64) -> CallOutcome {
+    fn answered(&self, answer: Answer, request: &CallRequest<'_>, generation: u64, id: u64) -> CallOutcome {
         match answer {
-            Answer::Reply(reply, _) => CallOutcome {
-                result: classify(reply.message, reply.size, request.max_result_bytes),
-                settlement: None,
-            },
+            Answer::Reply(reply, _) => {
+                if let Some(inspect) = request.inspect {
+                    // A reply is read only from a 200 response (providers.md §5.3).
+                    inspect.file.response(inspect.provider, id, Some(200), &reply.raw);
+                }
+                CallOutcome::unsent(classify(reply.message, reply.size, request.max_result_bytes))
+            }
             Answer::Failed { failure: failed, session_lost } => {
                 if session_lost {
                     self.session_lost(generation);
@@ -461,6 +465,7 @@ fn abandon(reason: AbandonReason, task: JoinHandle<Answer>, detach: Detach) -> C
     CallOutcome {
         result: Err(CallError { failure: CallFailure::new(reason.class(), dispatch), tool_content: None }),
         settlement: Some(Settlement::from_task(settlement)),
+        request_id: None,
     }
 }
 
