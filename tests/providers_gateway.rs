@@ -81,6 +81,33 @@ fn forward_and_mission_tools_answer_exact_streams() {
     assert!(faults.iter().all(|f| f["fault"] == "close" && f["exit_status"] == 0), "{faults:?}");
 }
 
+/// execution.md §12.5 vector API8: `mission("default"):api()` through the gateway lists the mission's
+/// function with its doc and its granted aliases (here `config.allow` of two) with the description and
+/// `inputSchema` the fixture listed (and the snapshot pin covers) and the operator's effect; no upstream
+/// request is made for it.
+#[test]
+fn api8_the_mission_api_lists_granted_tools_from_the_pinned_listing() {
+    let mut fx = Fx::new("modern");
+    let app = "local M = {}\nfunction M.run(input)\n  return mission(\"default\"):api()\nend\nreturn M\n";
+    fx.d.write_file("mission/app.luau", app);
+    let calls = "local M = {}\n-- Calls one granted tool.\nfunction M.run(input)\n  return tool(input.alias, input.args)\nend\nreturn M\n";
+    fx.d.write_file("mission/calls.luau", calls);
+    let path = fx.d.path("mission/ptc.json");
+    let mut manifest: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    manifest["providers"]["mission"] = json!([{"name": "fx", "config": {"allow": ["fx.echo", "fx.big"]}}]);
+    fx.d.write_file("mission/ptc.json", &manifest.to_string());
+    fx.pin();
+    let gateway = start(&fx);
+    let want = concat!(
+        r#"{"functions":[{"doc":"Calls one granted tool.","name":"calls.run"}],"mission":"default","tools":["#,
+        r#"{"alias":"fx.big","description":"big","effect":"read","input_schema":{"type":"object"}},"#,
+        r#"{"alias":"fx.echo","description":"echo","effect":"read","input_schema":{"type":"object"}}]}"#
+    );
+    assert_eq!(exact(&fx, "mission", 1, &json!({})), success(1, want));
+    assert_eq!(fx.calls_received(), 0, "api() sends nothing upstream");
+    stop(&fx, gateway, 0);
+}
+
 #[test]
 fn f1_f2_f6_a_lost_child_fences_the_domain_with_records() {
     // (tool, class the mission sees, transport fault, exit status, a stderr line of the fixture)

@@ -3,8 +3,8 @@
 //! blocking Luau thread to the async provider call, and the borrow end that waits for every detached request
 //! to settle.
 //!
-//! Owns [`Borrow`], the gateway's [`ToolPort`]. Does not own the provider call's steps (the runtime's) or
-//! Luau (`apps::runtime`).
+//! Owns [`Borrow`], the gateway's [`ToolPort`], with the grant set's listing facts that `handle:api()`
+//! shows. Does not own the provider call's steps (the runtime's) or Luau (`apps::runtime`).
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -13,7 +13,7 @@ use tokio::runtime::Handle;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
-use crate::apps::runtime::{CancelToken, ToolAnswer, ToolPort, ToolReply};
+use crate::apps::runtime::{ApiTool, CancelToken, ToolAnswer, ToolPort, ToolReply};
 use crate::apps::Built;
 use crate::json::Value;
 use crate::providers::runtime::ProviderRuntime;
@@ -170,5 +170,25 @@ impl ToolPort for Borrow {
     fn call(&self, mission: &str, alias: &str, arguments: Option<Value>) -> ToolAnswer {
         // The run's blocking thread waits here; the call itself runs on the gateway's runtime.
         self.handle.block_on(self.call_async(mission, alias, arguments))
+    }
+
+    /// execution.md §12.5: the mission's grant set (config.md §6.5 S7), each alias with the facts its
+    /// site kept from acquisition; no upstream request.
+    fn granted_tools(&self, mission: &str) -> Vec<ApiTool> {
+        let grants = self.built.templates.get(self.tool).and_then(|t| t.selections.missions.get(mission));
+        let Some(grants) = grants else { return Vec::new() };
+        grants
+            .iter()
+            .filter_map(|(alias, grant)| {
+                let site = self.runtime.site(self.tool, &grant.declaration)?;
+                let listed = site.listed.get(&grant.upstream_tool)?;
+                Some(ApiTool {
+                    alias: alias.clone(),
+                    description: listed.description.clone(),
+                    input_schema: listed.input_schema.clone(),
+                    effect: grant.effect,
+                })
+            })
+            .collect()
     }
 }

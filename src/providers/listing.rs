@@ -1,9 +1,11 @@
 //! Tool listing at acquisition (providers.md §7.2, §7.3, §7.4 `tools`): the page messages, the page and
 //! tool bounds, cursor repetition, and the mapped-tool checks that produce the tool facts.
 //!
-//! This file is pure; `acquire.rs` sends the pages it asks for.
+//! Also the part of the facts a mission's `handle:api()` shows ([`ListedTool`], execution.md §12.5), kept
+//! on each site at acquisition. This file is pure; `acquire.rs` sends the pages it asks for.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use super::failure::FailureClass;
 use super::framing::Message;
@@ -14,6 +16,27 @@ use crate::json::{Map, Value};
 /// Listing limits (providers.md §15).
 pub const MAX_PAGES: usize = 100;
 pub const MAX_TOOLS: usize = 4_096;
+
+/// What a mission's `handle:api()` shows of one listed tool (execution.md §12.5): its `description` when
+/// that is a string, and its `inputSchema`, both as acquisition listed (and the snapshot pin covered) them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ListedTool {
+    pub description: Option<String>,
+    pub input_schema: Arc<Value>,
+}
+
+/// The [`ListedTool`] of each tool fact (`Listing::mapped_facts`), by upstream name.
+pub fn listed_tools(facts: &[Value]) -> BTreeMap<String, ListedTool> {
+    facts
+        .iter()
+        .filter_map(|fact| {
+            let name = fact.get("name")?.as_str()?.to_owned();
+            let description = fact.get("description").and_then(Value::as_str).map(str::to_owned);
+            let input_schema = Arc::new(fact.get("input_schema")?.clone());
+            Some((name, ListedTool { description, input_schema }))
+        })
+        .collect()
+}
 
 /// The negotiated era (providers.md §1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,17 +1,19 @@
 //! The sites of the serving gateway (providers.md §3, pins.md §8.1): one live acquisition per (served
-//! tool, declaration), its names, era, ceilings and counter slots, and the one end of its transport.
+//! tool, declaration), its names, era, ceilings, listed tools and counter slots, and the one end of its
+//! transport.
 //!
 //! Owns "each transport ends exactly once, with exactly one `transport` record, and at most one
 //! `stderr_tail`" (audit-events.md §3.6), whichever path gets there first (a loss, shutdown, a startup
 //! failure), and closing many sites concurrently (providers.md §13.1). Does not own calls or fencing
 //! (`runtime.rs`) or the order of acquisition (`startup::providers`).
 
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use tokio::sync::OnceCell;
 
-use super::listing::Era;
+use super::listing::{Era, ListedTool};
 use super::upstream::Upstream;
 use crate::config::host::Ceilings;
 use crate::events::counters::PairSlots;
@@ -27,6 +29,9 @@ pub struct Site {
     pub upstream: Upstream,
     pub era: Era,
     pub ceilings: Ceilings,
+    /// The listed description and input schema of each mapped upstream tool, by upstream name, as
+    /// acquisition found them (execution.md §12.5 `handle:api()`).
+    pub listed: BTreeMap<String, ListedTool>,
     /// The (tool, provider) counter slots (audit-events.md §3.7).
     pub counters: Arc<PairSlots>,
     /// Whether the close confirmed the leader reaped (`None` until closed).
@@ -41,6 +46,7 @@ impl Site {
         upstream: Upstream,
         era: Era,
         ceilings: Ceilings,
+        listed: BTreeMap<String, ListedTool>,
         counters: Arc<PairSlots>,
     ) -> Site {
         Site {
@@ -50,6 +56,7 @@ impl Site {
             upstream,
             era,
             ceilings,
+            listed,
             counters,
             closed: OnceCell::new(),
             stderr_written: AtomicBool::new(false),

@@ -20,6 +20,7 @@ use crate::providers::acquire::{self, AcquireError, AcquireSpec};
 use crate::providers::child::LaunchSpec;
 use crate::providers::env::{child_environment, EnvInputs};
 use crate::providers::http::{acquire_http, HttpSpec};
+use crate::providers::listing::listed_tools;
 use crate::providers::sites::{finish_all, Site};
 use crate::providers::upstream::Upstream;
 use crate::providers::FailureClass;
@@ -223,8 +224,11 @@ async fn acquire_site(
     match acquire_upstream(&docs.host, mcp, credentials).await {
         Ok((upstream, facts)) => {
             let counters = events.pair(&template.name, declaration);
+            // execution.md §12.5: what `handle:api()` shows of each tool, kept from the listing.
+            let listed = listed_tools(&facts.tools);
+            let (era, ceilings) = (facts.era, mcp.ceilings);
             let site =
-                Site::new((&template.name, index), declaration, upstream, facts.era, mcp.ceilings, counters);
+                Site::new((&template.name, index), declaration, upstream, era, ceilings, listed, counters);
             Ok((Arc::new(site), facts))
         }
         Err(AcquireError::PinUnavailable) => Err(StartupCode::ProviderPinUnavailable.into()),

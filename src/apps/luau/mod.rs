@@ -4,11 +4,14 @@
 //!
 //! Owns the compiled form a per-call runtime starts from: [`CompiledLuau`] holds, per environment, the
 //! bytecode and dependency list of every component behind an `Arc`, so that a call creates fresh
-//! [`sandbox::Sandbox`]es from it in any [`vm::Vm`] without compiling again (execution.md §12.6). Does not own
-//! the run-time host functions, the JSON ↔ Luau mapping (execution.md §14) or call execution.
+//! [`sandbox::Sandbox`]es from it in any [`vm::Vm`] without compiling again (execution.md §12.6), and, per
+//! mission, the exported functions with their docs that `handle:api()` shows (scanned by `exports`,
+//! execution.md §12.5). Does not own the run-time host functions, the JSON ↔ Luau mapping
+//! (execution.md §14) or call execution.
 
 pub mod budget;
 pub mod convert;
+pub mod exports;
 pub mod graph;
 pub mod json_lib;
 pub mod probe;
@@ -16,7 +19,7 @@ pub mod sandbox;
 pub mod vm;
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use mlua::chunk::Compiler;
@@ -24,6 +27,7 @@ use mlua::chunk::Compiler;
 use super::closure::Closure;
 use super::error::{fail, AppError, AppErrorKind};
 use crate::config::manifest::{Component, Entry, Manifest, Workflow};
+use exports::ExportedFunction;
 
 /// execution.md §12.7: compilation and probe-loading of one application complete within 5,000 ms.
 pub const STARTUP_TIME_LIMIT: Duration = Duration::from_millis(5_000);
@@ -63,6 +67,9 @@ pub struct CompiledComponent {
     pub bytecode: Arc<[u8]>,
     /// The declared dependencies, the only ids this component may `require`.
     pub dependencies: Vec<String>,
+    /// A mission component's doc comments by exported key, scanned from its source at startup
+    /// (execution.md §12.5 `handle:api()`); empty for workflow components.
+    pub docs: BTreeMap<String, String>,
 }
 
 impl std::fmt::Debug for CompiledComponent {
@@ -82,6 +89,8 @@ pub struct Environment {
     name: EnvironmentName,
     components: BTreeMap<String, CompiledComponent>,
     eval_chunk_name: Option<String>,
+    /// A mission's `functions` of execution.md §12.5, set once by the startup probe.
+    functions: OnceLock<Vec<ExportedFunction>>,
 }
 
 impl Environment {
@@ -98,6 +107,17 @@ impl Environment {
     /// Every component, by id.
     pub fn components(&self) -> impl Iterator<Item = &CompiledComponent> {
         self.components.values()
+    }
+
+    /// A mission's exported functions with their docs, sorted and bounded (execution.md §12.5); empty for
+    /// the workflow and for a mission without components.
+    pub fn functions(&self) -> &[ExportedFunction] {
+        self.functions.get().map_or(&[], Vec::as_slice)
+    }
+
+    /// Records the exported functions the startup probe found (execution.md §12.7); the first record stays.
+    pub(crate) fn set_functions(&self, functions: Vec<ExportedFunction>) {
+        let _ = self.functions.set(functions);
     }
 
     /// execution.md §12.2: code of the chunk `caller` may require `id` when `id` is one of that component's
@@ -198,16 +218,22 @@ fn compile_environment(
     let mut compiled = BTreeMap::new();
     for c in components {
         let source = closure.bytes(&c.path).ok_or(AppError::new(AppErrorKind::ClosureUnreadable))?;
+        // execution.md §12.5: the doc comments `handle:api()` reports, scanned once, for missions only.
+        let docs = match name {
+            EnvironmentName::Mission(_) => exports::doc_comments(source),
+            EnvironmentName::Workflow => BTreeMap::new(),
+        };
         let component = CompiledComponent {
             id: c.id.clone(),
             chunk_name: name.chunk_name(&c.id),
             bytecode: compile_source(source)?.into(),
             dependencies: c.dependencies.clone(),
+            docs,
         };
         compiled.insert(c.id.clone(), component);
     }
     let eval_chunk_name = name.eval_chunk_name();
-    Ok(Environment { name, components: compiled, eval_chunk_name })
+    Ok(Environment { name, components: compiled, eval_chunk_name, functions: OnceLock::new() })
 }
 
 /// Compiles one Luau source to bytecode (execution.md §12.7); a syntax error is `template_invalid`.

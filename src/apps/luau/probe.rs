@@ -5,13 +5,16 @@
 //!
 //! Owns the probe's stand-in host functions: `mission`, `tool` and `fail` raise, because host functions
 //! never act while a module loads (execution.md §12.2), so the probe contacts nothing. The `json` library is
-//! the real one (it is pure). Does not call the entry function.
+//! the real one (it is pure). Mission sandboxes record each module's exported function names as its chunk
+//! returned it, which the probe joins with the scanned doc comments into the mission's `functions` of
+//! `handle:api()` (execution.md §12.5; the scan itself is `exports`). Does not call the entry function.
 
 use std::sync::Arc;
 
 use mlua::{Lua, Value};
 
 use super::budget::{Budget, Exhaustion};
+use super::exports;
 use super::json_lib;
 use super::sandbox::Sandbox;
 use super::vm::{CallScope, HostGlobals, Role, Vm};
@@ -50,10 +53,16 @@ fn probe_all(scope: &CallScope<'_>, app: &CompiledLuau) -> Result<(), AppError> 
         }
     }
     for env in app.missions.values().filter(|env| env.components().next().is_some()) {
-        let sandbox = probe_sandbox(scope, env, Role::Mission)?;
+        // The recording sandbox keeps each module's exported function names as its chunk returned it,
+        // for `handle:api()` (execution.md §12.5): computed here, once, never at run time.
+        let sandbox = Sandbox::recording(scope, env.clone(), Role::Mission)
+            .map_err(|_| AppError::new(AppErrorKind::LuauSandbox))?;
         for component in env.components() {
             sandbox.require(&component.id).map_err(|_| AppError::new(AppErrorKind::LuauProbeFailed))?;
         }
+        let exports = sandbox.recorded_exports().map_err(|_| AppError::new(AppErrorKind::LuauProbeFailed))?;
+        let docs = env.components().map(|c| (c.id.as_str(), &c.docs));
+        env.set_functions(exports::functions(docs, &exports));
     }
     Ok(())
 }

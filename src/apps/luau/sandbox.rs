@@ -3,10 +3,11 @@
 //! `require` of execution.md §12.2 over bytecode compiled once at startup.
 //!
 //! Owns the module loader (declared dependencies only, one instance per sandbox, cycles refused), the
-//! per-sandbox halt that `fail` sets, and which sandbox of a call is running ([`Sandbox::enter`]). Every
-//! chunk a sandbox loads gets the sandbox's globals table as its environment, so a global one call writes
-//! lands in a table only that call has (execution.md §12.6). Does not own the state, the budget or memory
-//! (`vm`), nor host functions (`apps::runtime`).
+//! per-sandbox halt that `fail` sets, which sandbox of a call is running ([`Sandbox::enter`]), and the
+//! startup probe's record of what each loaded module exports ([`Sandbox::recording`],
+//! execution.md §12.5). Every chunk a sandbox loads gets the sandbox's globals table as its environment, so
+//! a global one call writes lands in a table only that call has (execution.md §12.6). Does not own the
+//! state, the budget or memory (`vm`), nor host functions (`apps::runtime`).
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -39,6 +40,9 @@ pub(super) struct Core {
     /// Set by `fail`: every interrupt point of this sandbox raises until the host resumes it
     /// (execution.md §12.5).
     halted: AtomicBool,
+    /// The startup probe's record of each loaded component's exported function names, taken as its
+    /// chunk returned the module (execution.md §12.5 `handle:api()`); `None` in every sandbox of a call.
+    exports: Option<Mutex<BTreeMap<String, Vec<String>>>>,
 }
 
 impl Core {
@@ -117,9 +121,32 @@ impl Sandbox {
         Sandbox::in_call(scope.lua(), env, role)
     }
 
+    /// [`Sandbox::new`] for the startup probe: it also records the exported function names of each module
+    /// it loads, as the module's chunk returned it ([`Sandbox::recorded_exports`]).
+    pub fn recording(scope: &CallScope<'_>, env: Arc<Environment>, role: Role) -> mlua::Result<Sandbox> {
+        Sandbox::create(scope.lua(), env, role, Some(Mutex::new(BTreeMap::new())))
+    }
+
+    /// What [`Sandbox::recording`] recorded so far, by component id (empty for any other sandbox).
+    pub fn recorded_exports(&self) -> mlua::Result<BTreeMap<String, Vec<String>>> {
+        match &self.core.exports {
+            Some(exports) => Ok(exports.lock().map_err(|_| runtime("export record unavailable"))?.clone()),
+            None => Ok(BTreeMap::new()),
+        }
+    }
+
     /// [`Sandbox::new`] from inside a host function of the call (a mission's sandbox is created at its
     /// first invocation).
     pub fn in_call(lua: &Lua, env: Arc<Environment>, role: Role) -> mlua::Result<Sandbox> {
+        Sandbox::create(lua, env, role, None)
+    }
+
+    fn create(
+        lua: &Lua,
+        env: Arc<Environment>,
+        role: Role,
+        exports: Option<Mutex<BTreeMap<String, Vec<String>>>>,
+    ) -> mlua::Result<Sandbox> {
         if lua.app_data_ref::<Active>().is_none() {
             return Err(runtime("no call is in progress"));
         }
@@ -133,6 +160,7 @@ impl Sandbox {
             slots: Mutex::new(BTreeMap::new()),
             loading: AtomicUsize::new(0),
             halted: AtomicBool::new(false),
+            exports,
         };
         Ok(Sandbox { lua: lua.clone(), core: Arc::new(core) })
     }
@@ -261,6 +289,13 @@ fn load_module(lua: &Lua, core: &Core, id: &str) -> mlua::Result<Table> {
     let mut slots = core.slots.lock().map_err(|_| runtime("module table unavailable"))?;
     match result {
         Ok(Value::Table(module)) => {
+            if let Some(exports) = &core.exports {
+                let names = super::exports::exported_names(&module)?;
+                exports
+                    .lock()
+                    .map_err(|_| runtime("export record unavailable"))?
+                    .insert(id.to_owned(), names);
+            }
             slots.insert(id.to_owned(), Slot::Loaded(lua.create_registry_value(module.clone())?));
             Ok(module)
         }

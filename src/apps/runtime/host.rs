@@ -1,4 +1,5 @@
-//! The host globals of a run (execution.md §12.4, §12.5): `mission` in the workflow, `tool` in missions,
+//! The host globals of a run (execution.md §12.4, §12.5): `mission` in the workflow (its handles'
+//! `:call`, `:eval` and `:api`), `tool` in missions,
 //! `fail` and `json` in both, and the `pcall`/`xpcall` guard that makes the end of a run (or of a mission
 //! invocation) uncatchable.
 //!
@@ -16,6 +17,7 @@ use std::time::{Instant, SystemTime};
 use mlua::chunk::{ChunkMode, Compiler};
 use mlua::{Function, Lua, Value as LuaValue};
 
+use super::api;
 use super::call::{current_run, ended, Run};
 use super::missions::{self, Invocation};
 use super::observe::ToolReturned;
@@ -31,7 +33,7 @@ use crate::codes::provider::{Dispatch, FailureClass};
 /// The mission-handle shim. `raw_*` are the Rust host functions; a handle is a frozen table whose mission
 /// name lives in a weak table the script cannot reach, so a handle cannot be forged or retargeted.
 const HANDLE_SHIM: &str = r#"
-local raw_mission, raw_call, raw_eval = ...
+local raw_mission, raw_call, raw_eval, raw_api = ...
 local names = setmetatable({}, { __mode = "k" })
 local function name_of(self)
   local name = names[self]
@@ -48,6 +50,9 @@ function methods.eval(self, source)
   local ok, v = raw_eval(name_of(self), source)
   if ok then return v end
   error(v, 0)
+end
+function methods.api(self)
+  return raw_api(name_of(self))
 end
 local meta = { __index = table.freeze(methods) }
 table.freeze(meta)
@@ -175,7 +180,7 @@ fn workflow_fail(lua: &Lua) -> mlua::Result<Function> {
     })
 }
 
-/// The workflow's `mission`: the handle shim over the three raw host functions.
+/// The workflow's `mission`: the handle shim over the four raw host functions.
 fn mission_handles(lua: &Lua) -> mlua::Result<Function> {
     let raw_mission = lua.create_function(|lua, name: LuaValue| -> mlua::Result<()> {
         let (state, run) = context(lua)?;
@@ -198,8 +203,16 @@ fn mission_handles(lua: &Lua) -> mlua::Result<Function> {
         run.boundary()?;
         missions::invoke(lua, &run, &name, Invocation::Eval { source })
     })?;
+    // execution.md §12.5: `:api()` ignores further arguments; it needs neither the mission sandbox nor
+    // an upstream.
+    let raw_api = lua.create_function(|lua, name: String| {
+        let (state, run) = context(lua)?;
+        guard(&state, ":api")?;
+        run.boundary()?;
+        api::value(lua, &run, &name)
+    })?;
     static HANDLES: OnceLock<Result<Vec<u8>, String>> = OnceLock::new();
-    run_shim(lua, &HANDLES, HANDLE_SHIM, "mission", (raw_mission, raw_call, raw_eval))
+    run_shim(lua, &HANDLES, HANDLE_SHIM, "mission", (raw_mission, raw_call, raw_eval, raw_api))
 }
 
 /// A mission's `fail`: ends the invocation.

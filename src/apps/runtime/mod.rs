@@ -8,6 +8,7 @@
 //! * `missions` owns mission sandboxes (created lazily, one per mission per call), `:call`/`:eval` and the
 //!   by-value crossing of execution.md §14.3, and the failure tables of execution.md §12.5;
 //! * `host` owns the host globals (`mission`, `fail`, `tool`, `json`) of execution.md §12.4–§12.5;
+//! * `api` owns the value of `handle:api()` (execution.md §12.5), built from what startup computed;
 //! * `outcome` owns how the end of a run is classified into a [`RunEnd`] and the fail-detail rule
 //!   (execution.md §7.2).
 //!
@@ -15,6 +16,7 @@
 //! nor compilation and the startup probe (`apps::luau`). `tools` is the seam to the provider runtime
 //! ([`ToolPort`]); a run without a port answers `tool_not_granted` for every alias.
 
+mod api;
 mod call;
 mod host;
 mod missions;
@@ -22,6 +24,7 @@ pub mod observe;
 mod outcome;
 pub mod tools;
 
+pub use api::ApiTool;
 pub use observe::{MissionEnded, MissionFailure, MissionOp, RunObserver, ToolReturned};
 pub use tools::{ToolAnswer, ToolPort, ToolReply};
 

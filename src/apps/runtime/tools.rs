@@ -2,7 +2,8 @@
 //! providers.md §8), and the exact Luau shapes of its answer.
 //!
 //! Owns the [`ToolPort`] contract (one blocking upstream call per `tool`, issued by the mission named in
-//! it: the grant check, the deadline, admission and dispatch are the port's) and the conversion of a
+//! it: the grant check, the deadline, admission and dispatch are the port's; and the grant set's listing
+//! facts for `handle:api()`) and the conversion of a
 //! [`ToolReply`] into `{ ok = true, value, content }` / `{ ok = false, error = {…}, content }`. Does not
 //! own any provider logic: the gateway's port lives in `exec::borrow`.
 
@@ -70,4 +71,9 @@ pub trait ToolPort: Send + Sync {
     /// `arguments` is `None` when the script passed something that does not convert to a JSON object
     /// (`mcp_request_invalid`, after the grant check); `nil` was already mapped to `{}`.
     fn call(&self, mission: &str, alias: &str, arguments: Option<Value>) -> ToolAnswer;
+
+    /// The grant set of `mission` (config.md §6.5 S7) with each alias's pinned listing facts, for
+    /// `handle:api()` (execution.md §12.5): from what acquisition kept, without an upstream request. An
+    /// alias whose facts are not known is left out.
+    fn granted_tools(&self, mission: &str) -> Vec<super::ApiTool>;
 }
