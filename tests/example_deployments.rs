@@ -109,3 +109,56 @@ fn two_upstreams_answers_its_readme_call() {
     assert_eq!(time["is_dst"], false);
     assert!(time["datetime"].as_str().is_some_and(|d| d.ends_with("+00:00")), "{value}");
 }
+
+/// debug (issue 15): the main gateway traces every call; the analysis gateway's cold tools read its traces
+/// anew on every call: `hist.counters` counts 0 runs, then 1 after one more main call (traces.md H1), and
+/// `analysis_api` lists the four `hist` tools. The analysis gateway refuses to start before the main
+/// gateway has created its trace directory (traces.md H7).
+#[test]
+fn debug_analysis_counts_the_main_gateways_runs() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::os::unix::fs::symlink(repo.join("tests"), dir.path().join("tests")).expect("tests link");
+    let at = dir.path().join("config-examples").join("debug");
+    std::fs::create_dir_all(&at).expect("mkdir");
+    support::copy_tree(&repo.join("config-examples/debug"), &at);
+    let mut ports = Vec::new();
+    for (part, port) in [("main", 8768), ("analysis", 8769)] {
+        let config = at.join(part).join("ptc-gateway.json");
+        let text = std::fs::read_to_string(&config).expect("config");
+        let listen = format!("\"port\": {port}");
+        assert!(text.contains(&listen), "{part} listens on {port}, as the README says");
+        let free = free_port("127.0.0.1");
+        std::fs::write(&config, text.replace(&listen, &format!("\"port\": {free}"))).expect("write");
+        ports.push(free);
+    }
+    let command = |part: &str| {
+        let mut cmd = ptc();
+        cmd.current_dir(at.join(part)).args(["gateway", "ptc-gateway.json", "--env-file", "credentials.env"]);
+        cmd
+    };
+    // H7: no trace directory yet, so the analysis gateway refuses before binding its port.
+    let refused = run_with_deadline(command("analysis"), Duration::from_secs(30));
+    support::assert_startup_error(&refused, "provider_runtime_unavailable", "analysis before main");
+    assert!(std::net::TcpListener::bind(("127.0.0.1", ports[1])).is_ok(), "the port was never bound");
+    let _main = Gateway::start(command("main"), SocketAddr::from(([127, 0, 0, 1], ports[0])));
+    let _analysis = Gateway::start(command("analysis"), SocketAddr::from(([127, 0, 0, 1], ports[1])));
+    let (main, analysis) =
+        (format!("http://127.0.0.1:{}/mcp", ports[0]), format!("http://127.0.0.1:{}/mcp", ports[1]));
+    let (main_token, analysis_token) =
+        ("debug-main-FAKE-token-0000000000000000", "debug-analysis-FAKE-token-000000000000");
+    let counters = r#"{"source":"return tool(\"hist.counters\", {}).value"}"#;
+    let none = "{\"ok\":true,\"value\":{\"by_tool\":{},\"runs\":0}}\n";
+    assert_eq!(call(&analysis, "analysis_eval", counters, analysis_token), (Some(0), none.to_owned()));
+    let (status, time) = call(&main, "clock_now", r#"{"timezone":"UTC"}"#, main_token);
+    assert_eq!(status, Some(0), "{time}");
+    let one = "{\"ok\":true,\"value\":{\"by_tool\":{\"clock_now\":{\"success\":1}},\"runs\":1}}\n";
+    assert_eq!(call(&analysis, "analysis_eval", counters, analysis_token), (Some(0), one.to_owned()));
+    let (status, api) = call(&analysis, "analysis_api", "{}", analysis_token);
+    assert_eq!(status, Some(0), "{api}");
+    let api: serde_json::Value = serde_json::from_str(&api).expect("json");
+    let aliases: Vec<&str> =
+        api["tools"].as_array().expect("tools").iter().filter_map(|t| t["alias"].as_str()).collect();
+    assert_eq!(aliases, ["hist.counters", "hist.open", "hist.read", "hist.runs"], "{api}");
+    assert_eq!(api["mission"], "hist");
+}

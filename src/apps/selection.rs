@@ -37,8 +37,8 @@ pub struct Selections {
     /// The `providers.mission` declaration names of `mcp` installations, in ascending byte order: the
     /// sites acquired at stage 9 (`mission/<alias>`).
     pub declarations: Vec<String>,
-    /// The `ptc_trace_snapshot` declarations of a cold tool and their anchored directories (traces.md
-    /// §9.1): read anew by every call, never acquired.
+    /// The `ptc_trace_snapshot` declarations of a cold tool and their anchored directories
+    /// (traces.md §9.1): read anew by every call, never acquired.
     pub snapshots: BTreeMap<String, PathBuf>,
 }
 

@@ -84,7 +84,8 @@ impl Borrow {
         let Some(arguments) = arguments else {
             return unsent(ToolReply::failed(FailureClass::McpRequestInvalid, Dispatch::False));
         };
-        let snapshot = self.built.templates.get(self.tool).and_then(|t| t.selections.snapshots.get(&grant.declaration));
+        let snapshot =
+            self.built.templates.get(self.tool).and_then(|t| t.selections.snapshots.get(&grant.declaration));
         if let Some(directory) = snapshot {
             return unsent(self.hist(directory.clone(), &grant.upstream_tool, arguments).await);
         }
@@ -175,11 +176,21 @@ impl ToolPort for Borrow {
     /// execution.md §12.5: the mission's grant set (config.md §6.5 S7), each alias with the facts its
     /// site kept from acquisition; no upstream request.
     fn granted_tools(&self, mission: &str) -> Vec<ApiTool> {
-        let grants = self.built.templates.get(self.tool).and_then(|t| t.selections.missions.get(mission));
-        let Some(grants) = grants else { return Vec::new() };
+        let Some(template) = self.built.templates.get(self.tool) else { return Vec::new() };
+        let Some(grants) = template.selections.missions.get(mission) else { return Vec::new() };
         grants
             .iter()
             .filter_map(|(alias, grant)| {
+                // traces.md §9.4: a cold tool's `hist` tools have fixed descriptions and schemas.
+                if template.selections.snapshots.contains_key(&grant.declaration) {
+                    let tool = HistTool::from_name(&grant.upstream_tool)?;
+                    return Some(ApiTool {
+                        alias: alias.clone(),
+                        description: Some(tool.description().to_owned()),
+                        input_schema: Arc::new(tool.input_schema()),
+                        effect: grant.effect,
+                    });
+                }
                 let site = self.runtime.site(self.tool, &grant.declaration)?;
                 let listed = site.listed.get(&grant.upstream_tool)?;
                 Some(ApiTool {

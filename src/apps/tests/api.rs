@@ -9,8 +9,8 @@ use super::luau::{build_with, Source};
 use super::parse;
 use crate::apps::luau::{CompiledLuau, ProbeLimits};
 use crate::apps::runtime::{
-    run_workflow, run_workflow_with, ApiTool, CallLimits, CancelToken, FailCause, RunEnd, RunPorts, ToolAnswer,
-    ToolPort, ToolReply,
+    run_workflow, run_workflow_with, ApiTool, CallLimits, CancelToken, FailCause, RunEnd, RunPorts,
+    ToolAnswer, ToolPort, ToolReply,
 };
 use crate::codes::provider::{Dispatch, FailureClass};
 use crate::config::host::ToolEffect;
@@ -176,7 +176,10 @@ struct Granting(Vec<ApiTool>);
 
 impl ToolPort for Granting {
     fn call(&self, _: &str, _: &str, _: Option<Value>) -> ToolAnswer {
-        ToolAnswer { reply: ToolReply::failed(FailureClass::ToolNotGranted, Dispatch::False), request_id: None }
+        ToolAnswer {
+            reply: ToolReply::failed(FailureClass::ToolNotGranted, Dispatch::False),
+            request_id: None,
+        }
     }
 
     fn granted_tools(&self, mission: &str) -> Vec<ApiTool> {

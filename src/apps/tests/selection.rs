@@ -54,6 +54,11 @@ fn add_notes_write(h: &mut Value) {
     );
 }
 
+fn add_snap(h: &mut Value) {
+    let snap = r#"{"source":"ptc_trace_snapshot","installation_revision":"s-1","directory":"snap"}"#;
+    set(h, &["install", "snap"], parse(snap));
+}
+
 fn grant(m: &mut Value, names: &[&str]) {
     let list: Vec<Value> = names.iter().map(|n| parse(&format!(r#"{{"name":"{n}"}}"#))).collect();
     set(m, &["providers", "mission"], Value::Array(list));
@@ -94,19 +99,26 @@ fn rule_vectors() {
             |m| set(m, &["providers", "workflow"], parse(r#"[{"name":"replay"}]"#)),
             Err(K::SelectionSourceRefused),
         ),
+        // S1 accepts a snapshot in the mission list; S11 refuses it beside a live provider (traces.md §9.1).
         (
-            "trace snapshot in the mission list",
-            |h| {
-                set(
-                    h,
-                    &["install", "snap"],
-                    parse(
-                        r#"{"source":"ptc_trace_snapshot","installation_revision":"s-1","directory":"snap"}"#,
-                    ),
-                )
-            },
+            "trace snapshot mixed with mcp (row 147)",
+            add_snap,
             |m| grant(m, &["notes", "snap"]),
-            Err(K::SelectionSourceRefused),
+            Err(K::SourceServedLater),
+        ),
+        ("trace snapshot alone (row 144)", add_snap, |m| grant(m, &["snap"]), Ok(())),
+        (
+            "allow names no hist alias (row 149)",
+            add_snap,
+            |m| {
+                grant(m, &["snap"]);
+                set(
+                    m,
+                    &["providers", "mission"],
+                    parse(r#"[{"name":"snap","config":{"allow":["hist.nope"]}}]"#),
+                );
+            },
+            Err(K::AllowNotMapped),
         ),
         // S1 before S2: a wrong source wins over an unknown name.
         (
@@ -337,4 +349,29 @@ fn forward_target_lookup_is_lenient() {
     grant(&mut m, &["notes2"]);
     let manifest = manifest::parse(&crate::json::to_deterministic(&m)).unwrap();
     assert!(!selection::forward_target_granted(&manifest, &host, "default", "notes.read"));
+}
+
+/// traces.md §9.1: a snapshot declaration reaches the four `hist` aliases (or those `config.allow` keeps),
+/// all `read`, is no acquired site, and carries its anchored directory.
+#[test]
+fn grants_of_a_snapshot() {
+    let s = run(add_snap, |m| grant(m, &["snap"])).unwrap();
+    assert_eq!(s.declarations, Vec::<String>::new());
+    assert_eq!(s.all_declarations(), vec!["snap"]);
+    assert_eq!(s.snapshots.keys().collect::<Vec<_>>(), vec!["snap"]);
+    assert!(s.snapshots["snap"].ends_with("snap"), "{:?}", s.snapshots);
+    let default = &s.missions["default"];
+    let got: Vec<(&str, &str)> =
+        default.iter().map(|(alias, g)| (alias.as_str(), g.upstream_tool.as_str())).collect();
+    assert_eq!(
+        got,
+        [("hist.counters", "counters"), ("hist.open", "open"), ("hist.read", "read"), ("hist.runs", "runs")]
+    );
+    assert!(default.values().all(|g| g.effect == ToolEffect::Read && g.declaration == "snap"));
+    let s = run(add_snap, |m| {
+        grant(m, &["snap"]);
+        set(m, &["providers", "mission"], parse(r#"[{"name":"snap","config":{"allow":["hist.runs"]}}]"#));
+    })
+    .unwrap();
+    assert_eq!(s.missions["default"].keys().collect::<Vec<_>>(), vec!["hist.runs"]);
 }
