@@ -4,7 +4,8 @@
 //! next to one write + fsync per record; the forward tool next to the same stdio upstream called directly
 //! and behind a widely used relay (`forward`, `relay`); the quickstart's memory, descriptors and threads
 //! over 10,000 calls (`residue`); the time a fresh sandbox takes to be ready (in-process, through the
-//! library's doc-hidden `bench_hooks`). The goals of issue 14 are computed from these figures (`goals`).
+//! library's doc-hidden `bench_hooks`); what `artifacts.trace: true` costs and a cold `hist.runs` over
+//! 10,000 trace files (`traces`, issue 15). The goals of issue 14 are computed from these figures (`goals`).
 //! Writes everything to `docs/benchmarks.md` and prints it.
 //!
 //! Both HTTP servers run as their own processes (the gateway is the real release `ptc`; the baseline is
@@ -25,6 +26,8 @@ mod goals;
 mod relay;
 #[path = "gateway/residue.rs"]
 mod residue;
+#[path = "gateway/traces.rs"]
+mod traces;
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -171,6 +174,30 @@ async fn drive(addr: SocketAddr, request: Vec<u8>, concurrency: usize) -> Measur
     Measured { requests: latencies.len() as u64, elapsed: MEASURE, latencies }
 }
 
+/// `rounds` sequential requests on one keep-alive connection after `warm_up` unmeasured ones; the whole
+/// loop ends within `SEQUENTIAL_DEADLINE` or the measurement fails.
+async fn sequential(addr: SocketAddr, request: Vec<u8>, warm_up: usize, rounds: usize) -> Measured {
+    let run = async {
+        let mut stream = TcpStream::connect(addr).await.expect("connect");
+        stream.set_nodelay(true).expect("nodelay");
+        let mut buf = Vec::with_capacity(16 * 1024);
+        let mut latencies = Vec::with_capacity(rounds);
+        for round in 0..warm_up + rounds {
+            let sent = Instant::now();
+            stream.write_all(&request).await.expect("write");
+            read_response(&mut stream, &mut buf).await;
+            if round >= warm_up {
+                latencies.push(sent.elapsed());
+            }
+        }
+        Measured::sequential(latencies)
+    };
+    tokio::time::timeout(SEQUENTIAL_DEADLINE, run).await.expect("sequential rounds within their deadline")
+}
+
+/// The bound of one [`sequential`] measurement.
+const SEQUENTIAL_DEADLINE: Duration = Duration::from_secs(300);
+
 /// Reads one response (content-length or chunked) and checks its status is 200.
 async fn read_response(stream: &mut TcpStream, buf: &mut Vec<u8>) {
     let status = try_read_response(stream, buf).await.expect("response");
@@ -303,6 +330,8 @@ pub struct Results {
     writes: Vec<WriteRows>,
     forward: forward::Results,
     residue: residue::Results,
+    /// The cost of traces and the cold `hist.runs` (issue 15).
+    traces: traces::Results,
     /// G7: activation to the entry's first instruction, or why it could not be measured.
     sandbox: Result<Measured, String>,
 }
@@ -322,6 +351,7 @@ async fn run_all() -> Results {
     let writes = write_rows().await;
     let forward = forward::measure().await;
     let residue = residue::measure().await;
+    let traces = traces::measure().await;
     // In-process and last, when no server of this run is left to compete for the cores.
     let sandbox = tokio::task::spawn_blocking(sandbox_ready).await.expect("sandbox samples");
     Results {
@@ -332,6 +362,7 @@ async fn run_all() -> Results {
         writes,
         forward,
         residue,
+        traces,
         sandbox,
     }
 }
@@ -518,6 +549,7 @@ fn render(r: &Results) -> String {
     out.push_str(&goals::section(r));
     out.push_str(&forward::section(&r.forward));
     out.push_str(&residue::section(&r.residue));
+    out.push_str(&traces::section(&r.traces));
     out.push_str(&sandbox_section(&r.sandbox));
     out
 }
