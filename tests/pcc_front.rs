@@ -377,3 +377,28 @@ async fn idle_timeout() {
     let records = fixture::audit_records(&d, 1).await;
     assert_eq!(fixture::summary(&records[0]), ("beta", "cancelled", false));
 }
+
+/// traces.md §5.2: a PCC call is traced like a `/mcp` one, with `front` `"pcc"` and the stream's trace id.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pcc_call_is_traced_with_front_pcc() {
+    let d = fixture::deployment_with(64, 4, |d| d.gateway["artifacts"]["trace"] = serde_json::json!(true));
+    let _gw = start(&d);
+    let mut conv = ready_stream(d.pcc_port).await;
+    conv.send(&call("1", "alpha", r#"{"text":"x"}"#)).await;
+    let Out::Json(answer) = conv.next().await else { panic!("no json") };
+    assert!(answer.contains(r#""structuredContent""#), "{answer}");
+    let dir = d.path("artifacts/traces");
+    let names: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    assert_eq!(names.len(), 1, "one trace for one call");
+    let text = std::fs::read_to_string(names[0].path()).unwrap();
+    let records: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let kinds: Vec<&str> = records.iter().map(|r| r["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["run_start", "run_end"]);
+    assert_eq!((records[0]["front"].as_str(), records[0]["tool"].as_str()), (Some("pcc"), Some("alpha")));
+    assert_eq!(records[0]["trace_id"].as_str().map(str::len), Some(32));
+    assert_eq!(records[1]["outcome"], "success");
+}

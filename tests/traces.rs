@@ -233,8 +233,16 @@ fn t8_retention_keeps_the_newest_files_across_a_restart() {
     all.sort();
     all.dedup();
     assert_eq!(all.len(), 7, "seven runs were traced: {all:?}");
-    let kept: Vec<String> = traces(&d).into_iter().map(|(n, _)| n).collect();
-    assert_eq!(kept, all[4..].to_vec(), "the newest three remain");
+    let kept = traces(&d);
+    let names: Vec<String> = kept.iter().map(|(n, _)| n.clone()).collect();
+    assert_eq!(names, all[4..].to_vec(), "the newest three remain");
+    // Each file holds its own run only (a reused file is emptied first, traces.md §4.3).
+    for (name, records) in &kept {
+        assert_eq!(records.len(), 2, "{name}: {records:?}");
+        assert_eq!(records[0]["run_ref"], json!(&name[..53]), "{name}");
+        let mode = std::fs::metadata(traces_dir(&d).join(name)).unwrap().permissions().mode() & 0o7777;
+        assert_eq!(mode, 0o600, "{name}");
+    }
 }
 
 /// T9: a traces directory that cannot be written (removed after startup: creating a file in it fails,

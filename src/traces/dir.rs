@@ -14,7 +14,7 @@ use nix::errno::Errno;
 
 use crate::config::gateway::RunArtifactsConfig;
 use crate::fault::{self, FaultPoint};
-use crate::storage::{PrivateDir, RunArtifactsStore, StorageError};
+use crate::storage::{Access, PrivateDir, RunArtifactsStore, StorageError};
 
 /// Why a file could not be created (traces.md §4.2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -30,6 +30,13 @@ pub enum CreateFailure {
 pub struct Created {
     pub file: File,
     pub retention_failed: bool,
+}
+
+/// Why the oldest file could not be reused.
+enum Reuse {
+    Descriptors,
+    /// Anything else: the file is created instead, and the oldest removed by retention.
+    Failed,
 }
 
 /// A validated run-artifact directory.
@@ -60,44 +67,80 @@ impl ArtifactDir {
         })
     }
 
-    /// Creates `<run_ref><suffix>` (R-DIR file rules), then removes the oldest files until at most
-    /// `max_retained_files` remain, the new one included (traces.md §4.3).
+    /// The file `<run_ref><suffix>` (traces.md §4.3): when the directory is full, its oldest file reused
+    /// (emptied, then renamed); otherwise a new file (R-DIR file rules). Then the oldest files beyond
+    /// `max_retained_files` are removed.
     pub fn create(&self, run_ref: &str) -> Result<Created, CreateFailure> {
         if fault::injected(FaultPoint::TraceDescriptors) {
             return Err(CreateFailure::Descriptors);
         }
         let name = format!("{run_ref}{}", self.suffix);
-        let file = self.dir.create_file(OsStr::new(&name)).map_err(|e| match e.errno {
-            Some(Errno::EMFILE | Errno::ENFILE) => CreateFailure::Descriptors,
-            _ => CreateFailure::Other,
-        })?;
         let mut names = self.names.lock().unwrap_or_else(|p| p.into_inner());
-        // Kept in byte order; the new name is normally the largest, so this is a push at the back.
+        let mut retention_failed = self.trim(&mut names, self.max_retained_files);
+        // Reuse costs a rename where creating costs an inode and removing frees one (together several
+        // times the time on common file systems); on disk the outcome is the same: the newest files,
+        // each holding its own run.
+        let reused = match names.front().cloned() {
+            Some(oldest) if names.len() >= self.max_retained_files => match self.reuse(&oldest, &name) {
+                Ok(file) => {
+                    names.pop_front();
+                    Some(file)
+                }
+                Err(Reuse::Descriptors) => return Err(CreateFailure::Descriptors),
+                Err(Reuse::Failed) => None,
+            },
+            _ => None,
+        };
+        let file = match reused {
+            Some(file) => file,
+            None => self.dir.create_file(OsStr::new(&name)).map_err(|e| match e.errno {
+                Some(Errno::EMFILE | Errno::ENFILE) => CreateFailure::Descriptors,
+                _ => CreateFailure::Other,
+            })?,
+        };
         let at = names.partition_point(|n| n.as_str() < name.as_str());
-        names.insert(at, name.clone());
-        let mut retention_failed = false;
-        let mut skipped = 0;
-        while names.len() > self.max_retained_files && skipped < names.len() {
-            // The new file is excluded; a name whose removal failed is kept for the next attempt.
-            let Some(oldest) = names.get(skipped).cloned() else { break };
-            if oldest == name {
-                skipped += 1;
-                continue;
-            }
-            match self.dir.remove_file(OsStr::new(&oldest)) {
+        names.insert(at, name);
+        retention_failed |= self.trim(&mut names, self.max_retained_files);
+        Ok(Created { file, retention_failed })
+    }
+
+    /// Removes the oldest files until at most `keep` remain (the newest is never removed: it is the
+    /// run's own or the directory holds one file). True iff a removal failed; that name is kept for the
+    /// next attempt.
+    fn trim(&self, names: &mut VecDeque<String>, keep: usize) -> bool {
+        let mut failed = false;
+        let mut at = 0;
+        while names.len() > keep.max(1) && at + 1 < names.len() {
+            let Some(oldest) = names.get(at) else { break };
+            match self.dir.remove_file(OsStr::new(oldest)) {
                 Ok(()) => {
-                    names.remove(skipped);
+                    names.remove(at);
                 }
                 Err(e) if e.errno == Some(Errno::ENOENT) => {
-                    names.remove(skipped);
+                    names.remove(at);
                 }
                 Err(_) => {
-                    retention_failed = true;
-                    skipped += 1;
+                    failed = true;
+                    at += 1;
                 }
             }
         }
-        Ok(Created { file, retention_failed })
+        failed
+    }
+
+    /// The file `from`, cut to its first byte and renamed `to`, positioned at its start: the run's
+    /// records overwrite that byte and follow it, so the file is never complete with anything but its
+    /// own run, also after a crash in between (traces.md §4.3). Cutting to one byte rather than zero
+    /// keeps the file's first block, which freeing and allocating again would cost several times the
+    /// rename.
+    fn reuse(&self, from: &str, to: &str) -> Result<File, Reuse> {
+        let file = self.dir.open_file(OsStr::new(from), Access::ReadWrite).map_err(|e| match e.errno {
+            Some(Errno::EMFILE | Errno::ENFILE) => Reuse::Descriptors,
+            _ => Reuse::Failed,
+        })?;
+        file.set_len(1).map_err(|_| Reuse::Failed)?;
+        self.dir.rename(OsStr::new(from), OsStr::new(to)).map_err(|_| Reuse::Failed)?;
+        Ok(file)
     }
 
     /// Removes the file of a refused run (traces.md §4.2) and forgets its name.
