@@ -368,15 +368,22 @@ async fn run_all() -> Results {
 }
 
 /// `tools/list` and the Luau echo against the bare hyper baseline, at each concurrency.
-async fn http_rows() -> Vec<HttpRows> {
-    // The gateway: the baseline test deployment, sized so that 64 connections are admitted.
+/// The Luau echo deployment of the main table: the baseline test deployment, sized so that 64
+/// connections are admitted; `edit` is applied before the documents are written.
+fn echo_deployment(edit: impl FnOnce(&mut support::Deployment)) -> support::Deployment {
     let mut d = support::Deployment::baseline();
     d.write_file("echo/schema.json", r#"{"type":"object","properties":{"text":{"type":"string"}}}"#);
     d.gateway["tools"][0]["expected_application_content_digest"] =
         json!(support::content_pin::of(&d.path("echo/ptc.json")));
     d.gateway["admission"] = json!({"max_inflight_requests": 128, "max_concurrent_runs": 128,
         "max_active_provider_calls": 4, "max_waiting_provider_calls": 0});
+    edit(&mut d);
     d.write_documents();
+    d
+}
+
+async fn http_rows() -> Vec<HttpRows> {
+    let d = echo_deployment(|_| {});
     let gateway_addr: SocketAddr = format!("127.0.0.1:{}", d.port).parse().expect("addr");
     let mut cmd = d.command();
     let _gateway = Reaped(cmd.stdout(Stdio::null()).stderr(Stdio::null()).spawn().expect("spawn ptc"));

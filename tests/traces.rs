@@ -124,6 +124,17 @@ fn normalised(record: &Value) -> String {
     serde_json::to_string(&r).unwrap()
 }
 
+/// The first `artifact_failed` count the event log reports for `tool`, waited for (the counters are
+/// written every 1,000 ms, audit-events.md §3.7).
+fn artifact_failed(d: &Deployment, tool: &str) -> Value {
+    wait("artifact_failed", Duration::from_secs(5), || {
+        support::providers::event_records(d)
+            .iter()
+            .find(|e| e["kind"] == "artifact_failed" && e["tool"] == tool)
+            .map(|e| e["count"].clone())
+    })
+}
+
 const DUR: &str = r#""duration_us":0"#;
 
 /// T1–T3 and the mission records of §5.3: one trace per call, in call order, with exact records.
@@ -258,13 +269,7 @@ fn t9_a_directory_that_cannot_be_written_changes_no_answer() {
     assert_eq!(status, 200);
     assert_eq!(after, before, "the same bytes with and without a trace");
     assert_eq!(structured(&after), Some(json!({"text": "a"})));
-    let counted = wait("artifact_failed", Duration::from_secs(5), || {
-        support::providers::event_records(&d)
-            .iter()
-            .find(|e| e["kind"] == "artifact_failed" && e["tool"] == "echo")
-            .map(|e| e["count"].clone())
-    });
-    assert_eq!(counted, json!(1));
+    assert_eq!(artifact_failed(&d, "echo"), json!(1));
     drop(gateway);
 }
 
@@ -283,13 +288,7 @@ fn t10_a_reservation_out_of_descriptors_refuses_the_call() {
         r#"{"error":{"code":-31998,"data":{"reason":"artifact_unavailable"},"message":"Server unavailable"},"id":7,"jsonrpc":"2.0"}"#
     );
     assert!(traces(&d).is_empty());
-    let counted = wait("artifact_failed", Duration::from_secs(5), || {
-        support::providers::event_records(&d)
-            .iter()
-            .find(|e| e["kind"] == "artifact_failed" && e["tool"] == "echo")
-            .map(|e| e["count"].clone())
-    });
-    assert_eq!(counted, json!(1));
+    assert_eq!(artifact_failed(&d, "echo"), json!(1));
     drop(gateway);
 }
 

@@ -55,16 +55,11 @@ pub async fn measure() -> Results {
 
 /// The Luau echo of the main table, with or without traces.
 async fn echo(traced: bool) -> Measured {
-    let mut d = support::Deployment::baseline();
-    d.write_file("echo/schema.json", r#"{"type":"object","properties":{"text":{"type":"string"}}}"#);
-    d.gateway["tools"][0]["expected_application_content_digest"] =
-        json!(support::content_pin::of(&d.path("echo/ptc.json")));
-    d.gateway["admission"] = json!({"max_inflight_requests": 128, "max_concurrent_runs": 128,
-        "max_active_provider_calls": 4, "max_waiting_provider_calls": 0});
-    if traced {
-        d.gateway["artifacts"]["trace"] = json!(true);
-    }
-    d.write_documents();
+    let d = super::echo_deployment(|d| {
+        if traced {
+            d.gateway["artifacts"]["trace"] = json!(true);
+        }
+    });
     let addr: SocketAddr = format!("127.0.0.1:{}", d.port).parse().expect("addr");
     let mut cmd = d.command();
     let _gateway = Reaped(cmd.stdout(Stdio::null()).stderr(Stdio::null()).spawn().expect("spawn ptc"));

@@ -131,17 +131,13 @@ impl Borrow {
         };
         match joined {
             Ok(Ok(value)) => ToolReply::Ok { value: Some(value), content: Value::Array(Vec::new()) },
-            Ok(Err(HistFailure::InvalidInput)) => {
-                ToolReply::failed(FailureClass::McpRequestInvalid, Dispatch::False)
-            }
-            Ok(Err(HistFailure::UnknownRun)) => ToolReply::Failed {
-                class: FailureClass::McpToolError,
+            // traces.md §9.4: an unknown run is answered like an upstream tool error, with its text.
+            Ok(Err(failure @ HistFailure::UnknownRun)) => ToolReply::Failed {
+                class: failure.class(),
                 dispatch: Dispatch::True,
                 content: Some(unknown_run()),
             },
-            Ok(Err(HistFailure::Unavailable)) => {
-                ToolReply::failed(FailureClass::ProviderUnavailable, Dispatch::False)
-            }
+            Ok(Err(failure)) => ToolReply::failed(failure.class(), Dispatch::False),
             // The capture thread panicked: nothing of it reached the script.
             Err(_) => ToolReply::failed(FailureClass::ProviderUnavailable, Dispatch::Unknown),
         }
@@ -162,7 +158,7 @@ impl Borrow {
 /// traces.md §9.4: the content of `mcp_tool_error` for a run reference the capture does not hold.
 fn unknown_run() -> Value {
     let mut block = crate::json::Map::new();
-    block.insert("text".to_owned(), Value::String("unknown run".to_owned()));
+    block.insert("text".to_owned(), Value::String(hist::UNKNOWN_RUN_TEXT.to_owned()));
     block.insert("type".to_owned(), Value::String("text".to_owned()));
     Value::Array(vec![Value::Object(block)])
 }

@@ -6,7 +6,7 @@
 //! inventory; then, with `artifacts.trace` and `artifacts.inspection`, the `traces` and `inspection`
 //! directories under the same rules (traces.md §3). Every failure is `artifact_root_unavailable`. Returns
 //! the handles that keep the descriptors and the locks for the process lifetime. Does not own: the event
-//! logger (files, rotation, records) or the run artifacts' files (`crate::traces`).
+//! logger (files, rotation, records) or the run artifacts' files (the `traces` module).
 
 use std::ffi::OsStr;
 use std::fmt;

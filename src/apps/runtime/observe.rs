@@ -2,7 +2,7 @@
 //! `tool` call that returned, for the call's trace.
 //!
 //! Owns the [`RunObserver`] contract and the facts it is handed. Does not own the trace's records, files or
-//! ceilings (`crate::traces`), nor deciding whether a call is traced (the call executor's). A run without
+//! ceilings (the `traces` module), nor deciding whether a call is traced (the call executor's). A run without
 //! an observer reports nothing and pays nothing for it.
 
 use std::time::{Duration, SystemTime};
