@@ -259,7 +259,7 @@ rows! {
     row084_run_duration_above_host: 84, |d| set_echo_manifest(d, echo_with(|m| m["limits"] = json!({"run_duration_ms": 30001}))), Expect::Code("template_invalid");
     row085_oauth_selected: 85, |d| { add_remote(d, "https://mcp.example.com/mcp"); d.host["install"]["remote"]["transport"]["oauth"] = json!({}); set_echo_manifest(d, echo_with_mission(json!([{"name": "remote"}]), &["remote"])); }, Expect::Code("provider_source_unsupported");
     row086_oauth_selected_discovery: 86, |d| { add_remote(d, "https://mcp.example.com/mcp"); d.host["install"]["remote"]["transport"]["oauth"] = json!({}); set_echo_manifest(d, echo_with_mission(json!([{"name": "remote"}]), &["remote"])); }, Expect::DiscoveryCode("provider_source_unsupported");
-    row087_workflow_llm: 87, |d| { add_llm(d, "model"); set_echo_manifest(d, echo_with(|m| m["providers"] = json!({"workflow": [{"name": "model"}]}))); }, Expect::Code("provider_source_unsupported");
+    row087_workflow_llm: 87, |d| { add_llm(d, "model"); set_echo_manifest(d, echo_with(|m| m["providers"] = json!({"workflow": [{"name": "model"}]}))); }, Expect::Code("template_invalid");
     row088_write_without_allow: 88, |d| set_echo_manifest(d, echo_with(|m| m["effect"] = json!("write"))), Expect::Code("write_forbidden");
     row089_write_allowed: 89, |d| { set_echo_manifest(d, echo_with(|m| m["effect"] = json!("write"))); tool(d)["allow_write"] = json!(true); add_audit(d); }, Expect::Starts;
     row090_write_stale_pin: 90, |d| { let m = echo_with(|m| m["effect"] = json!("write")); d.write_file("echo/ptc.json", &compact(&m)); }, Expect::Code("application_content_digest_mismatch");
@@ -291,6 +291,7 @@ rows! {
     row120_mcp_in_workflow_list: 120, |d| set_echo_manifest(d, echo_with(|m| m["providers"] = json!({"workflow": [{"name": "notes"}]}))), Expect::Code("provider_source_unsupported");
     row121_llm_in_mission_list: 121, |d| { add_llm(d, "model"); set_echo_manifest(d, echo_with_mission(json!([{"name": "model"}]), &["model"])); }, Expect::Code("provider_source_unsupported");
     row122_unknown_mission_provider: 122, |d| set_echo_manifest(d, echo_with_mission(json!([{"name": "nomodel"}]), &["nomodel"])), Expect::Code("template_invalid");
+    row150_catalog_workflow_selection: 150, |d| { add_llm(d, "model"); write_model_echo(d, json!({"catalog": true})); }, Expect::Code("provider_source_unsupported");
 }
 
 fn add_llm(d: &mut Deployment, alias: &str) {
@@ -299,6 +300,20 @@ fn add_llm(d: &mut Deployment, alias: &str) {
         "source": "llm", "installation_revision": "m1", "endpoint": "https://llm.example.com/v1",
         "model": "small", "credential": "model_key"
     });
+}
+
+/// config.md §11 rows 150, 151, 153: the echo manifest made `write` (with `allow_write` and the audit) and
+/// declaring the model `model` with the workflow selection `config`.
+fn write_model_echo(d: &mut Deployment, config: Value) {
+    set_echo_manifest(
+        d,
+        echo_with(|m| {
+            m["effect"] = json!("write");
+            m["providers"] = json!({"workflow": [{"name": "model", "config": config}]});
+        }),
+    );
+    tool(d)["allow_write"] = json!(true);
+    add_audit(d);
 }
 
 /// Creates `rel` as an owner-only directory.
@@ -431,4 +446,45 @@ mod injected_faults {
     fn row119_a_panic_inside_a_stage() {
         with_fault(119, "panic_in_stage", "internal_error");
     }
+}
+
+/// config.md §11 row 151 (models.md §3.1): a workflow model is served; startup contacts no endpoint
+/// (`llm.example.com` is never resolved), `--print-pins` needs no model credential and prints the
+/// installation pin and no `workflow/` snapshot key.
+#[test]
+fn row151_a_workflow_model_starts_without_contacting_it() {
+    let mut d = Deployment::baseline();
+    add_llm(&mut d, "model");
+    write_model_echo(&mut d, json!({"catalog": false}));
+    d.write_documents();
+    let mut discover = d.command();
+    discover.arg("--print-pins").env_remove("MODEL_KEY");
+    let out = run_with_deadline(discover, Duration::from_secs(20));
+    let pins = support::providers::copy_pins(&mut d, &out);
+    assert_eq!(pins["echo"]["provider_snapshot_pins"], json!({}));
+    assert_eq!(pins["echo"]["installation_config_pins"].as_object().map(|m| m.len()), Some(1));
+    assert!(pins["echo"]["installation_config_pins"]["model"]
+        .as_str()
+        .is_some_and(|p| p.starts_with("sha256:")));
+    let mut cmd = d.command();
+    cmd.env("MODEL_KEY", "sk-row-151");
+    let gateway = Gateway::start(cmd, listen_addr(&d));
+    let (code, _, stdout, stderr) =
+        gateway.signal_and_wait(nix::sys::signal::Signal::SIGTERM, Duration::from_secs(15));
+    assert_eq!(code, Some(0), "clean exit; stderr {}", String::from_utf8_lossy(&stderr));
+    assert!(stdout.is_empty() && stderr.is_empty());
+}
+
+/// config.md §11 row 153: serving captures the model credential (models.md §3.1), so a missing one is
+/// `credential_unavailable`; the audit stage has run by then, so its directory stays like the artifact root.
+#[test]
+fn row153_model_credential_missing() {
+    let mut d = Deployment::baseline();
+    add_llm(&mut d, "model");
+    write_model_echo(&mut d, json!({"catalog": false}));
+    d.write_documents();
+    let mut cmd = d.command();
+    cmd.env_remove("MODEL_KEY");
+    let output = run_with_deadline(cmd, Duration::from_secs(20));
+    assert_startup_error(&output, "credential_unavailable", "config.md §11 row 153");
 }

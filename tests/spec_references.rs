@@ -12,8 +12,18 @@ use std::path::{Path, PathBuf};
 
 use regex::Regex;
 
-const DOCS: [&str; 9] =
-    ["audit-events", "config", "execution", "http-mcp", "lifecycle", "pcc", "pins", "providers", "traces"];
+const DOCS: [&str; 10] = [
+    "audit-events",
+    "config",
+    "execution",
+    "http-mcp",
+    "lifecycle",
+    "models",
+    "pcc",
+    "pins",
+    "providers",
+    "traces",
+];
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

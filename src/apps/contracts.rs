@@ -125,6 +125,14 @@ pub fn normalise(schema: &mut Value) {
 
 /// Compiles the normalised schema: draft 2020-12, meta-schema checked, no external resource retrieved,
 /// `format` and the content keywords as annotations (execution.md §11.2).
+/// A schema a run gives at run time (`handle:agent`'s `result_schema`, models.md §8.1): draft 2020-12,
+/// local references only, compiled as given (no normalisation: it is the script's own schema). `None` when
+/// it does not compile or refers outside itself.
+pub fn runtime_validator(schema: &Value) -> Option<Validator> {
+    check_references(schema).ok()?;
+    compile(schema).ok()
+}
+
 fn compile(schema: &Value) -> Result<Validator, AppError> {
     jsonschema::options()
         .with_draft(Draft::Draft202012)

@@ -118,8 +118,12 @@ pub enum AppErrorKind {
     ReadGrantsWrite,
     /// S10: a selected installation has `oauth`.
     OauthSelected,
-    /// S11: a `providers.workflow` declaration, or a snapshot mixed with live providers.
-    SourceServedLater,
+    /// S10: a workflow selection with `config.catalog: true` (served later).
+    CatalogSelected,
+    /// S11: a snapshot mixed with live providers (mission or model).
+    SnapshotMixed,
+    /// S12: a `read` application declares a workflow model provider (models.md §2.3).
+    ModelInReadApplication,
 
     // 5g (config.md §6.8 rule 3).
     /// A `write` application on a tool without `allow_write: true`.
@@ -162,7 +166,7 @@ impl AppError {
         match self.kind {
             K::ContentDigestMismatch => StartupCode::ApplicationContentDigestMismatch,
             // config.md §6.5: S1, S10 and S11 are `provider_source_unsupported`.
-            K::SelectionSourceRefused | K::OauthSelected | K::SourceServedLater => {
+            K::SelectionSourceRefused | K::OauthSelected | K::CatalogSelected | K::SnapshotMixed => {
                 StartupCode::ProviderSourceUnsupported
             }
             K::WriteNotAllowed => StartupCode::WriteForbidden,
@@ -219,7 +223,9 @@ impl AppError {
             K::AliasCollision => "two declarations of one mission reach the same alias",
             K::ReadGrantsWrite => "a read application grants a write tool",
             K::OauthSelected => "an OAuth installation is selected",
-            K::SourceServedLater => "a provider source served in a later version is selected",
+            K::CatalogSelected => "a workflow selection asks for the catalog form, served in a later version",
+            K::SnapshotMixed => "a trace snapshot is selected beside a live provider",
+            K::ModelInReadApplication => "a read application declares a workflow model provider",
             K::WriteNotAllowed => "a write application needs allow_write",
             K::HeaderPlacement => "x-mcp-header outside a property schema",
             K::HeaderPathTooLong => "an x-mcp-header property path exceeds 16 names",

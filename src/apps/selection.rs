@@ -1,4 +1,4 @@
-//! Stage 5f (config.md §6.5): the provider selection rules S1–S11 over both provider lists of a manifest,
+//! Stage 5f (config.md §6.5): the provider selection rules S1–S12 over both provider lists of a manifest,
 //! in their order, each rule over every declaration before the next; and the grants they leave: for each
 //! mission, the aliases it may call and where each one goes.
 //!
@@ -40,15 +40,24 @@ pub struct Selections {
     /// The `ptc_trace_snapshot` declarations of a cold tool and their anchored directories
     /// (traces.md §9.1): read anew by every call, never acquired.
     pub snapshots: BTreeMap<String, PathBuf>,
+    /// The `providers.workflow` declarations (`llm` installations), in ascending byte order: the model
+    /// sites `workflow/<alias>` that `model(name)` reaches (models.md §2).
+    pub models: Vec<String>,
 }
 
 impl Selections {
-    /// Every `providers.mission` declaration, acquired or snapshot, in ascending byte order: what the
-    /// installation pins cover (pins.md §7.2) and the descriptor budget counts (lifecycle.md §10.1).
+    /// Every declaration of either list, acquired, snapshot or model, in ascending byte order, each once:
+    /// what the installation pins cover (pins.md §7.2).
     pub fn all_declarations(&self) -> Vec<&str> {
-        let mut all: Vec<&str> =
-            self.declarations.iter().chain(self.snapshots.keys()).map(String::as_str).collect();
+        let mut all: Vec<&str> = self
+            .declarations
+            .iter()
+            .chain(self.snapshots.keys())
+            .chain(&self.models)
+            .map(String::as_str)
+            .collect();
         all.sort_unstable();
+        all.dedup();
         all
     }
 }
@@ -129,7 +138,7 @@ pub fn forward_target_granted(manifest: &Manifest, host: &HostConfig, mission: &
     })
 }
 
-/// Runs S1–S11 in order (config.md §6.5).
+/// Runs S1–S12 in order (config.md §6.5).
 pub fn check(manifest: &Manifest, host: &HostConfig) -> Result<Selections, AppError> {
     check_lists(manifest, host)?;
     // After S1 and S2 every mission declaration names an `mcp` or `ptc_trace_snapshot` installation.
@@ -148,15 +157,18 @@ pub fn check(manifest: &Manifest, host: &HostConfig) -> Result<Selections, AppEr
     {
         return fail(AppErrorKind::ReadGrantsWrite);
     }
-    // S10: no selected installation has `oauth`.
+    // S10: no selected installation has `oauth`, and no workflow selection asks for the seed's catalog
+    // form (served later).
     let oauth = |d: &Selection| {
         mcp(host, &d.name).is_some_and(|m| matches!(&m.transport, McpTransport::StreamableHttp(h) if h.oauth))
     };
     if manifest.mission_providers.iter().chain(&manifest.workflow_providers).any(oauth) {
         return fail(AppErrorKind::OauthSelected);
     }
-    // S11: snapshots never mix with live providers (traces.md §9.1), and every workflow declaration names
-    // a source served later (`llm`).
+    if manifest.workflow_providers.iter().any(|d| d.catalog) {
+        return fail(AppErrorKind::CatalogSelected);
+    }
+    // S11: snapshots never mix with live providers, mission or model (traces.md §9.1).
     let snapshots: BTreeMap<String, PathBuf> = installations
         .iter()
         .filter_map(|(d, r)| match r {
@@ -164,17 +176,24 @@ pub fn check(manifest: &Manifest, host: &HostConfig) -> Result<Selections, AppEr
             Reached::Mcp(_) => None,
         })
         .collect();
-    let mixed = !snapshots.is_empty() && snapshots.len() < installations.len();
-    if mixed || !manifest.workflow_providers.is_empty() {
-        return fail(AppErrorKind::SourceServedLater);
+    let live = installations.len() - snapshots.len() + manifest.workflow_providers.len();
+    if !snapshots.is_empty() && live > 0 {
+        return fail(AppErrorKind::SnapshotMixed);
     }
+    // S12 (models.md §2.3): a model call's effect is unknown, so an application that declares a model
+    // is a write application, whose every call is audited.
+    if !manifest.workflow_providers.is_empty() && manifest.effect == Effect::Read {
+        return fail(AppErrorKind::ModelInReadApplication);
+    }
+    let mut models: Vec<String> = manifest.workflow_providers.iter().map(|d| d.name.clone()).collect();
+    models.sort();
     let mut declarations: Vec<String> = installations
         .iter()
         .filter(|(_, r)| matches!(r, Reached::Mcp(_)))
         .map(|(d, _)| d.name.clone())
         .collect();
     declarations.sort();
-    Ok(Selections { missions: granted, declarations, snapshots })
+    Ok(Selections { missions: granted, declarations, snapshots, models })
 }
 
 /// S1–S4: sources fit their lists, names resolve and are unique, grants and declarations match.

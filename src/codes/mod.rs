@@ -2,7 +2,8 @@
 //! adding a variant is a contract change.
 //!
 //! Owns the code types, their spellings and the properties the specification tables fix for them:
-//! [`startup`] the startup catalog (lifecycle.md §4), [`provider`] the provider failure classes and
+//! [`startup`] the startup catalog (lifecycle.md §4), [`model`] the model failure classes (models.md §6),
+//! [`provider`] the provider failure classes and
 //! dispatch states (providers.md §14, §1), [`transport`] the `transport` record's fault (providers.md
 //! providers.md §12.2), [`outcome`] a call's outcome and dispatch codes (execution.md §6), [`readiness`]
 //! the `not_ready` causes (audit-events.md §4.2), [`abnormal`] the abnormal-stop causes
@@ -15,6 +16,7 @@
 
 pub mod abnormal;
 pub mod domain;
+pub mod model;
 pub mod outcome;
 pub mod provider;
 pub mod readiness;

@@ -60,8 +60,8 @@ pub fn selected_bindings(host: &HostConfig, aliases: &[&str]) -> Vec<BindingRequ
                     }
                 }
             },
-            InstallationKind::Llm { credential, .. } => {
-                *uses.entry(credential.as_str()).or_insert(false) = true;
+            InstallationKind::Llm(llm) => {
+                *uses.entry(llm.credential.as_str()).or_insert(false) = true;
             }
             InstallationKind::TraceSnapshot { .. } | InstallationKind::Reserved => {}
         }

@@ -470,11 +470,15 @@ fn selection_of_bindings() {
     add(
         "model",
         Source::Llm,
-        InstallationKind::Llm {
+        InstallationKind::Llm(crate::config::host::LlmInstallation {
             credential: "llm_key".to_owned(),
             endpoint: "https://llm.example.com/v1".to_owned(),
             allow_insecure_loopback: false,
-        },
+            model: "small".to_owned(),
+            temperature: None,
+            max_tokens: None,
+            timeout_ms: 60_000,
+        }),
     );
     add("unused", Source::Mcp, stdio(&[("X", "never")]));
     let got = selected_bindings(&host, &["fs", "remote", "model", "nonexistent"]);

@@ -166,20 +166,31 @@ pub struct McpInstallation {
 #[derive(Clone, Debug, PartialEq)]
 pub enum InstallationKind {
     Mcp(McpInstallation),
-    /// Validated now, served later (config.md §5.5). Only what startup needs is kept.
-    Llm {
-        /// The binding of the model credential.
-        credential: String,
-        /// Checked by the endpoint rule (config.md §5.5, §5.7 rule 5).
-        endpoint: String,
-        allow_insecure_loopback: bool,
-    },
+    /// A model endpoint (config.md §5.5, models.md).
+    Llm(LlmInstallation),
     /// Validated now, served later (config.md §5.6).
     TraceSnapshot {
         directory: PathBuf,
     },
     /// A reserved source: accepted, never validated, refused when selected.
     Reserved,
+}
+
+/// An `llm` installation (config.md §5.5), defaults filled.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LlmInstallation {
+    /// The binding of the model credential.
+    pub credential: String,
+    /// Checked by the endpoint rule (config.md §5.5, §5.7 rule 5).
+    pub endpoint: String,
+    pub allow_insecure_loopback: bool,
+    pub model: String,
+    /// `params.temperature` (a JSON number 0..2) when configured.
+    pub temperature: Option<Value>,
+    /// `params.max_tokens` when configured.
+    pub max_tokens: Option<i128>,
+    /// `ceilings.timeout_ms` (default 60,000).
+    pub timeout_ms: u64,
 }
 
 /// `install.<alias>`.
@@ -215,7 +226,7 @@ impl HostConfig {
                         out.extend(http.headers.iter().map(|h| h.binding.clone()))
                     }
                 },
-                InstallationKind::Llm { credential, .. } => out.push(credential.clone()),
+                InstallationKind::Llm(llm) => out.push(llm.credential.clone()),
                 InstallationKind::TraceSnapshot { .. } | InstallationKind::Reserved => {}
             }
         }
@@ -325,7 +336,7 @@ fn check(config: &HostConfig, bearer_binding: &str) -> Result<(), StartupCode> {
                     }
                 }
             }
-            InstallationKind::Llm { endpoint, allow_insecure_loopback, .. } => {
+            InstallationKind::Llm(LlmInstallation { endpoint, allow_insecure_loopback, .. }) => {
                 if origin::check_endpoint(endpoint, *allow_insecure_loopback).is_err() {
                     return invalid;
                 }

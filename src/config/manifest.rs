@@ -60,6 +60,8 @@ pub struct Selection {
     pub name: String,
     /// `config.allow`, absent: every mapped alias.
     pub allow: Option<Vec<String>>,
+    /// `config.catalog` of a workflow selection (config.md §6.5 S10: `true` is served later).
+    pub catalog: bool,
 }
 
 /// `events.policy`.
@@ -174,7 +176,8 @@ fn selections(m: &Value, list: &str) -> Option<Vec<Selection>> {
                 None => None,
                 Some(_) => Some(strings_at(s, &["config", "allow"])?),
             };
-            Some(Selection { name: string_at(s, &["name"])?, allow })
+            let catalog = matches!(at(s, &["config", "catalog"]), Some(Value::Bool(true)));
+            Some(Selection { name: string_at(s, &["name"])?, allow, catalog })
         })
         .collect()
 }

@@ -23,19 +23,27 @@ struct Slot {
     value: AtomicU64,
 }
 
-/// The four per-acquisition slots of one (tool, provider) pair (audit-events.md §3.7). Emitters hold an `Arc`
-/// and bump without locks.
+/// The per-acquisition slots of one (tool, provider) pair (audit-events.md §3.7): the four of a transport and
+/// the three of a model site (models.md §9), fixed for every pair. Emitters hold an `Arc` and bump without
+/// locks.
 #[derive(Debug)]
 pub struct PairSlots {
     tool: String,
     provider: String,
-    /// `busy`, `provider_busy`, `detached`, `settlement_timeout`, in [`PAIR_KINDS`] order.
-    values: [AtomicU64; 4],
+    /// In [`PAIR_KINDS`] order.
+    values: [AtomicU64; 7],
 }
 
 /// The kinds that have per-acquisition slots.
-pub const PAIR_KINDS: [CounterKind; 4] =
-    [CounterKind::Busy, CounterKind::ProviderBusy, CounterKind::Detached, CounterKind::SettlementTimeout];
+pub const PAIR_KINDS: [CounterKind; 7] = [
+    CounterKind::Busy,
+    CounterKind::ProviderBusy,
+    CounterKind::Detached,
+    CounterKind::SettlementTimeout,
+    CounterKind::ModelRequests,
+    CounterKind::ModelFailed,
+    CounterKind::ModelTokens,
+];
 
 impl PairSlots {
     /// Slots for a pair that no log reports (a gateway without `artifacts.events`).
@@ -49,9 +57,14 @@ impl PairSlots {
 
     /// One more event of `kind` for this pair; other kinds are ignored.
     pub fn bump(&self, kind: CounterKind) {
+        self.add(kind, 1);
+    }
+
+    /// `n` more of `kind` for this pair (the `model_tokens` of one answer); other kinds are ignored.
+    pub fn add(&self, kind: CounterKind, n: u64) {
         if let Some(i) = PAIR_KINDS.iter().position(|k| *k == kind) {
             let _ = self.values[i]
-                .fetch_update(Ordering::AcqRel, Ordering::Acquire, |v| Some(v.saturating_add(1)));
+                .fetch_update(Ordering::AcqRel, Ordering::Acquire, |v| Some(v.saturating_add(n)));
         }
     }
 

@@ -26,6 +26,8 @@ use super::record::{
     stderr_text, Event, ReasonClass, Record, ShutdownOutcome, StartupOutcome, StartupStage, Transition,
 };
 use super::sink::Sink;
+use crate::codes::model::ModelFailure;
+use crate::codes::provider::Dispatch;
 use crate::codes::stage::EVENT_LOG_CLOSE_BOUND;
 use crate::codes::transport::TransportFault;
 use crate::codes::StartupCode;
@@ -174,6 +176,16 @@ impl EventLog {
     /// Whether `stderr_tail` records are written (`artifacts.events.stderr`, audit-events.md §3.8).
     pub fn stderr_enabled(&self) -> bool {
         self.inner.as_ref().is_some_and(|inner| inner.stderr)
+    }
+
+    /// One failed model call (models.md §9).
+    pub fn model_failure(&self, tool: &str, provider: &str, class: ModelFailure, dispatch: Dispatch) {
+        self.emit(Record::ModelFailure {
+            tool: tool.to_owned(),
+            provider: provider.to_owned(),
+            class,
+            dispatch,
+        });
     }
 
     /// One transport's end (providers.md §12.2).

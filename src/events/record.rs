@@ -17,7 +17,8 @@ use std::time::SystemTime;
 use ptc_actors::StageOutcome;
 
 use super::time::event_timestamp;
-use crate::codes::provider::FailureClass;
+use crate::codes::model::ModelFailure;
+use crate::codes::provider::{Dispatch, FailureClass};
 use crate::codes::transport::TransportFault;
 use crate::codes::StartupCode;
 use crate::codes::{NotReadyCause, StageId};
@@ -129,6 +130,12 @@ pub enum CounterKind {
     ProviderBusy,
     Detached,
     SettlementTimeout,
+    /// Model requests that left the gateway (dispatch not `false`, models.md §9).
+    ModelRequests,
+    /// Model calls that ended with a failure class (models.md §9).
+    ModelFailed,
+    /// The `total_tokens` of successful model answers (models.md §9).
+    ModelTokens,
     PublicationFailed,
     /// A run's trace could not be created or written, or its reservation was refused (traces.md §7).
     ArtifactFailed,
@@ -136,11 +143,14 @@ pub enum CounterKind {
 }
 
 impl CounterKind {
-    pub const ALL: [CounterKind; 7] = [
+    pub const ALL: [CounterKind; 10] = [
         CounterKind::Busy,
         CounterKind::ProviderBusy,
         CounterKind::Detached,
         CounterKind::SettlementTimeout,
+        CounterKind::ModelRequests,
+        CounterKind::ModelFailed,
+        CounterKind::ModelTokens,
         CounterKind::PublicationFailed,
         CounterKind::ArtifactFailed,
         CounterKind::DroppedEvents,
@@ -158,6 +168,9 @@ impl CounterKind {
             CounterKind::ProviderBusy => "provider_busy",
             CounterKind::Detached => "detached",
             CounterKind::SettlementTimeout => "settlement_timeout",
+            CounterKind::ModelRequests => "model_requests",
+            CounterKind::ModelFailed => "model_failed",
+            CounterKind::ModelTokens => "model_tokens",
             CounterKind::PublicationFailed => "publication_failed",
             CounterKind::ArtifactFailed => "artifact_failed",
             CounterKind::DroppedEvents => "dropped_events",
@@ -200,6 +213,13 @@ pub enum Record {
         fault: TransportFault,
         exit_status: Option<i32>,
     },
+    /// One failed model call (models.md §9): its class and dispatch, never its text.
+    ModelFailure {
+        tool: String,
+        provider: String,
+        class: ModelFailure,
+        dispatch: Dispatch,
+    },
     /// The stdio stderr tail (audit-events.md §3.8), text already cut and repaired.
     StderrTail {
         tool: String,
@@ -237,6 +257,7 @@ impl Record {
             Record::StartupFailed { .. } => "startup_failed",
             Record::Readiness(_) | Record::PairNotReady { .. } => "readiness",
             Record::Transport { .. } => "transport",
+            Record::ModelFailure { .. } => "model_failure",
             Record::StderrTail { .. } => "stderr_tail",
             Record::Counter { kind, .. } => kind.as_str(),
             Record::AuditRecovered { .. } => "audit_recovered",
@@ -298,6 +319,12 @@ fn members(record: &Record, map: &mut Map) -> Option<()> {
                 None => Value::Null,
             };
             put("exit_status", status);
+        }
+        Record::ModelFailure { tool, provider, class, dispatch } => {
+            put("tool", string(tool));
+            put("provider", string(provider));
+            put("class", string(class.as_str()));
+            put("dispatch", string(dispatch.as_str()));
         }
         Record::StderrTail { tool, provider, text, truncated } => {
             put("tool", string(tool));

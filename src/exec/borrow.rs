@@ -13,8 +13,9 @@ use tokio::runtime::Handle;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
-use crate::apps::runtime::{ApiTool, CancelToken, ToolAnswer, ToolPort, ToolReply};
+use crate::apps::runtime::{ApiTool, CancelToken, ModelPort, ModelReply, ToolAnswer, ToolPort, ToolReply};
 use crate::apps::Built;
+use crate::codes::model::ModelFailure;
 use crate::json::Value;
 use crate::providers::runtime::ProviderRuntime;
 use crate::providers::trace::TraceId;
@@ -163,6 +164,36 @@ fn unknown_run() -> Value {
     Value::Array(vec![Value::Object(block)])
 }
 
+impl ModelPort for Borrow {
+    fn declared(&self, name: &str) -> bool {
+        self.built.templates.get(self.tool).is_some_and(|t| t.selections.models.iter().any(|m| m == name))
+    }
+
+    /// models.md §5.1: one model request of this run, on the gateway's runtime; the run's blocking thread
+    /// waits here.
+    fn chat(&self, name: &str, request: Option<Value>) -> ModelReply {
+        let Some(site) = self.runtime.model(self.tool, name) else {
+            return ModelReply::Failed { class: ModelFailure::Unavailable, dispatch: Dispatch::False };
+        };
+        let Some(request) = request else {
+            return ModelReply::Failed { class: ModelFailure::RequestInvalid, dispatch: Dispatch::False };
+        };
+        let cancel = || {
+            let token = self.cancel.clone();
+            async move { token.cancelled().await }
+        };
+        let called = self.handle.block_on(self.runtime.chat(site, &request, self.run_deadline, cancel));
+        match called {
+            Ok(answer) => ModelReply::Ok {
+                message: answer.message,
+                finish_reason: answer.finish_reason,
+                usage: answer.usage.to_value(),
+            },
+            Err((class, dispatch)) => ModelReply::Failed { class, dispatch },
+        }
+    }
+}
+
 impl ToolPort for Borrow {
     fn call(&self, mission: &str, alias: &str, arguments: Option<Value>) -> ToolAnswer {
         // The run's blocking thread waits here; the call itself runs on the gateway's runtime.
@@ -184,6 +215,7 @@ impl ToolPort for Borrow {
                         alias: alias.clone(),
                         description: Some(tool.description().to_owned()),
                         input_schema: Arc::new(tool.input_schema()),
+                        output_schema: None,
                         effect: grant.effect,
                     });
                 }
@@ -193,6 +225,7 @@ impl ToolPort for Borrow {
                     alias: alias.clone(),
                     description: listed.description.clone(),
                     input_schema: listed.input_schema.clone(),
+                    output_schema: listed.output_schema.clone(),
                     effect: grant.effect,
                 })
             })

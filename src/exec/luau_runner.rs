@@ -14,8 +14,8 @@ use std::time::{Instant, SystemTime};
 use super::borrow::{Borrow, Borrowed};
 use super::runner::{Activation, Ran, Runner};
 use crate::apps::runtime::{
-    run_workflow_with, tidy_after_run, try_workflow_here, CallLimits, CancelToken, RunEnd, RunObserver,
-    RunPorts, ToolPort, ToolReply, ToolReturned, HERE_SLICE,
+    run_workflow_with, tidy_after_run, try_workflow_here, CallLimits, CancelToken, ModelPort, RunEnd,
+    RunObserver, RunPorts, ToolPort, ToolReply, ToolReturned, HERE_SLICE,
 };
 use crate::apps::template::Run;
 use crate::apps::Built;
@@ -45,8 +45,10 @@ impl Runner for LuauRunner {
         // A tool whose missions are granted no alias reaches no upstream (every `tool` is
         // `tool_not_granted`, the same answer the port would give after its grant check): it needs no
         // borrow, and its run is pure, so it may be tried on this thread (`luau_run`).
-        let grants =
-            built.templates.get(tool).is_some_and(|t| t.selections.missions.values().any(|g| !g.is_empty()));
+        // A tool with workflow model providers reaches its model sites through the borrow too (models.md §7).
+        let grants = built.templates.get(tool).is_some_and(|t| {
+            t.selections.missions.values().any(|g| !g.is_empty()) || !t.selections.models.is_empty()
+        });
         let borrow = self.providers.as_ref().filter(|_| grants).and_then(|runtime| {
             let deadline = tokio::time::Instant::from_std(deadline);
             let call = Borrowed { tool, trace, run_deadline: deadline, inspection: files.inspection.clone() };
@@ -107,7 +109,9 @@ fn luau_run(
         let end = match tried {
             Some(RunEnd::Unfinished) => {
                 let tools = borrow.clone().map(|b| b as Arc<dyn ToolPort>);
-                let ports = RunPorts { tools, observer: observer.map(|o| o as Arc<dyn RunObserver>) };
+                let models = borrow.clone().map(|b| b as Arc<dyn ModelPort>);
+                let observer = observer.map(|o| o as Arc<dyn RunObserver>);
+                let ports = RunPorts { tools, models, observer };
                 on_run_thread(built.clone(), tool, input, limits, token, ports).await
             }
             end => {

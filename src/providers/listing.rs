@@ -23,6 +23,8 @@ pub const MAX_TOOLS: usize = 4_096;
 pub struct ListedTool {
     pub description: Option<String>,
     pub input_schema: Arc<Value>,
+    /// Its listed `outputSchema`, when it has one (the result type of its signature, models.md §8.2).
+    pub output_schema: Option<Arc<Value>>,
 }
 
 /// The [`ListedTool`] of each tool fact (`Listing::mapped_facts`), by upstream name.
@@ -33,7 +35,9 @@ pub fn listed_tools(facts: &[Value]) -> BTreeMap<String, ListedTool> {
             let name = fact.get("name")?.as_str()?.to_owned();
             let description = fact.get("description").and_then(Value::as_str).map(str::to_owned);
             let input_schema = Arc::new(fact.get("input_schema")?.clone());
-            Some((name, ListedTool { description, input_schema }))
+            let output_schema =
+                fact.get("output_schema").filter(|v| v.as_object().is_some()).cloned().map(Arc::new);
+            Some((name, ListedTool { description, input_schema, output_schema }))
         })
         .collect()
 }

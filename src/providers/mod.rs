@@ -24,6 +24,7 @@ pub mod framing;
 pub mod http;
 pub mod listing;
 pub(crate) mod loss;
+pub mod model;
 pub mod negotiate;
 pub mod outgoing;
 pub mod owner;

@@ -11,6 +11,7 @@
 //! Does not own: the transports' work (`transport.rs`, `http/`), provider calls (`runtime.rs`), or the
 //! orderly close at shutdown (`runtime.rs` S5, which closes every site; the owners are retired after).
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use ptc_actors::{DomainError, TaskEnd};
@@ -19,6 +20,8 @@ use ractor::{Actor, ActorProcessingErr, ActorRef};
 use super::http::pool::TASK_CONNECTION;
 use super::http::transport::TASK_REINITIALISE;
 use super::loss::OwnerEvent;
+use super::model::owner::model_spec;
+use super::model::ModelSite;
 use super::sites::Site;
 use super::transport::TASK_STDERR;
 use crate::codes::domain::{ChildPolicy, ChildSpec, SupervisorHandle};
@@ -90,27 +93,33 @@ impl Actor for TransportOwner {
     }
 }
 
-/// Starts the providers subtree under `domain` for `sites` (in (tool, declaration) order): the
-/// supervisor, a supervisor per tool and an owner per site. Called at stage 9, right after the last
-/// acquisition, so a transport lost before stage 12 fences startup.
+/// Starts the providers subtree under `domain` for `sites` and model sites (each in (tool, declaration)
+/// order): the supervisor, a supervisor per tool and an owner per site, transports first. Called at stage
+/// 9, right after the last acquisition, so a transport lost before stage 12 fences startup.
 pub async fn start_tree(
     domain: &SupervisorHandle,
-    sites: &[Arc<Site>],
+    (sites, models): (&[Arc<Site>], &[Arc<ModelSite>]),
     events: &EventLog,
 ) -> Result<SupervisorHandle, DomainError> {
     let providers = domain.start_supervisor(PROVIDERS, ChildPolicy::Fence(NotReadyCause::OwnerLost)).await?;
-    let mut tool: Option<(String, SupervisorHandle)> = None;
+    let mut tools: BTreeMap<&str, SupervisorHandle> = BTreeMap::new();
+    let names = sites.iter().map(|s| s.tool.as_str()).chain(models.iter().map(|m| m.tool.as_str()));
+    for name in names {
+        if !tools.contains_key(name) {
+            let policy = ChildPolicy::Fence(NotReadyCause::OwnerLost);
+            let supervisor = providers.start_supervisor(format!("tool:{name}"), policy).await?;
+            tools.insert(name, supervisor);
+        }
+    }
     for site in sites {
-        let supervisor = match &tool {
-            Some((name, supervisor)) if *name == site.tool => supervisor.clone(),
-            _ => {
-                let policy = ChildPolicy::Fence(NotReadyCause::OwnerLost);
-                let supervisor = providers.start_supervisor(format!("tool:{}", site.tool), policy).await?;
-                tool = Some((site.tool.clone(), supervisor.clone()));
-                supervisor
-            }
-        };
-        supervisor.start_child(transport_spec(site.clone(), events.clone())).await?;
+        if let Some(supervisor) = tools.get(site.tool.as_str()) {
+            supervisor.start_child(transport_spec(site.clone(), events.clone())).await?;
+        }
+    }
+    for site in models {
+        if let Some(supervisor) = tools.get(site.tool.as_str()) {
+            supervisor.start_child(model_spec(site.clone(), events.clone())).await?;
+        }
     }
     Ok(providers)
 }

@@ -20,12 +20,16 @@ use tokio::time::Instant;
 
 use super::admission::CallAdmission;
 use super::failure::{CallFailure, Dispatch, FailureClass};
+use super::model::chat::{self, ChatAnswer};
+use super::model::client::ModelError;
+use super::model::ModelSite;
 use super::provider_call::{CallRequest, Inspect};
 use super::result::{CallError, CallSuccess};
 use super::sites::{finish_all, Site};
 use super::trace::TraceId;
 use super::transport::LossFault;
 use crate::codes::domain::DomainContext;
+use crate::codes::model::ModelFailure;
 use crate::codes::NotReadyCause;
 use crate::events::record::CounterKind;
 use crate::events::EventLog;
@@ -50,6 +54,8 @@ fn refused(class: FailureClass) -> Called {
 pub struct ProviderRuntime {
     /// All sites in (tool name, declaration name) byte order.
     sites: Vec<Arc<Site>>,
+    /// All model sites in (tool name, declaration name) byte order (models.md §3).
+    models: Vec<Arc<ModelSite>>,
     admission: CallAdmission,
     domain: DomainContext,
     events: EventLog,
@@ -64,7 +70,7 @@ pub struct ProviderRuntime {
 
 impl ProviderRuntime {
     pub fn new(
-        sites: Vec<Arc<Site>>,
+        (sites, models): (Vec<Arc<Site>>, Vec<Arc<ModelSite>>),
         admission: CallAdmission,
         domain: DomainContext,
         events: EventLog,
@@ -72,6 +78,7 @@ impl ProviderRuntime {
     ) -> ProviderRuntime {
         ProviderRuntime {
             sites,
+            models,
             admission,
             domain,
             events,
@@ -88,6 +95,80 @@ impl ProviderRuntime {
 
     pub fn sites(&self) -> &[Arc<Site>] {
         &self.sites
+    }
+
+    /// The model site of `(tool index, declaration)`.
+    pub fn model(&self, tool: usize, declaration: &str) -> Option<&Arc<ModelSite>> {
+        self.models.iter().find(|s| s.tool_index == tool && s.provider == declaration)
+    }
+
+    pub fn models(&self) -> &[Arc<ModelSite>] {
+        &self.models
+    }
+
+    /// One model call on `site` (models.md §5.1): the seal and fence check, provider-call admission (its
+    /// wait counts against the deadline), the request, and its counters and failure record. `request` is
+    /// the `m:chat` table as JSON; `cancel` makes the run's cancellation future.
+    pub async fn chat<C, F>(
+        &self,
+        site: &ModelSite,
+        request: &Value,
+        run_deadline: Instant,
+        cancel: C,
+    ) -> ModelCalled
+    where
+        C: Fn() -> F,
+        F: Future<Output = ()>,
+    {
+        let called = self.chat_steps(site, request, run_deadline, cancel).await;
+        match &called {
+            Ok(answer) => site.counters.add(CounterKind::ModelTokens, answer.usage.total_tokens),
+            Err((class, dispatch)) => {
+                site.counters.bump(CounterKind::ModelFailed);
+                self.events.model_failure(&site.tool, &site.provider, *class, *dispatch);
+            }
+        }
+        if !matches!(called, Err((_, Dispatch::False))) {
+            site.counters.bump(CounterKind::ModelRequests);
+        }
+        called
+    }
+
+    async fn chat_steps<C, F>(
+        &self,
+        site: &ModelSite,
+        request: &Value,
+        run_deadline: Instant,
+        cancel: C,
+    ) -> ModelCalled
+    where
+        C: Fn() -> F,
+        F: Future<Output = ()>,
+    {
+        // Step 1: the request is formed before anything else; a bad one costs no slot.
+        let body = chat::request_body(&site.defaults, request).map_err(|class| (class, Dispatch::False))?;
+        let own = Instant::now() + site.timeout;
+        let deadline = run_deadline.min(own);
+        let _outstanding = Outstanding::enter(&self.outstanding);
+        // Step 2: sealed, closed or a fenced domain.
+        if self.sealed.load(Ordering::SeqCst)
+            || site.is_closed()
+            || self.domain.readiness().phase() == Phase::Fenced
+        {
+            return Err((ModelFailure::Unavailable, Dispatch::False));
+        }
+        // Step 3: provider-call admission (strict FIFO, providers.md §9), shared with tool calls.
+        let _active = match self.admission.admit(deadline, cancel()).await {
+            Ok(active) => active,
+            Err(failure) => {
+                if failure.class == FailureClass::ProviderCapacityExhausted {
+                    site.counters.bump(CounterKind::ProviderBusy);
+                }
+                return Err((model_class(failure.class, own < run_deadline), Dispatch::False));
+            }
+        };
+        // Step 4: the request; a timeout or cancellation closes its connection (models.md §5.2).
+        site.client().chat(body, deadline, own < run_deadline, cancel()).await
     }
 
     /// One provider call on `site` (providers.md §8.1 steps 2–8). `cancel` makes the run's cancellation
@@ -199,6 +280,7 @@ impl ProviderRuntime {
         self.sealed.store(true, Ordering::SeqCst);
         self.admission.close();
         let settled = self.wait_settled(cutoff).await;
+        self.close_models();
         let reaped = finish_all(&self.sites, &self.events).await;
         settled && reaped && self.admission.is_idle()
     }
@@ -206,7 +288,14 @@ impl ProviderRuntime {
     /// Startup failure and discovery: close everything at once (providers.md §13.3).
     pub async fn close_all(&self) -> bool {
         self.sealed.store(true, Ordering::SeqCst);
+        self.close_models();
         finish_all(&self.sites, &self.events).await
+    }
+
+    fn close_models(&self) {
+        for site in &self.models {
+            site.close();
+        }
     }
 
     async fn wait_settled(&self, cutoff: Instant) -> bool {
@@ -221,6 +310,19 @@ impl ProviderRuntime {
                 return self.outstanding.0.load(Ordering::SeqCst) == 0;
             }
         }
+    }
+}
+
+/// What one model call answered: the Luau-form answer, or the class with its dispatch state.
+pub type ModelCalled = Result<ChatAnswer, ModelError>;
+
+/// The model class of an admission refusal: capacity, or the deadline or cancellation that ended the wait.
+fn model_class(class: FailureClass, timeout_first: bool) -> ModelFailure {
+    match class {
+        FailureClass::ProviderCapacityExhausted => ModelFailure::CapacityExhausted,
+        FailureClass::McpTimeout if timeout_first => ModelFailure::Timeout,
+        FailureClass::McpTimeout | FailureClass::McpCancelled => ModelFailure::Cancelled,
+        _ => ModelFailure::Unavailable,
     }
 }
 

@@ -26,7 +26,7 @@ pub async fn run(args: &GatewayArgs) -> Result<(), StartupCode> {
     let docs = documents::load(args)?;
     let built = templates::build(&docs, args.mode)?;
     // pins.md §10.1 step 5: the env file once, the selected provider credentials only; never the bearer.
-    let bindings = credentials::selected_bindings(&docs.host, &templates::selected_aliases(&built));
+    let bindings = credentials::selected_bindings(&docs.host, &templates::selected_aliases(&built, false));
     let captured = credentials::capture(&docs.host, args.env_file.as_deref(), None, &bindings)?;
     let events = EventLog::disabled();
     let acquired = providers::acquire_sites(&docs, &built, &captured, &events, Purpose::Discover)

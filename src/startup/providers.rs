@@ -10,6 +10,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
+use std::time::Duration;
 
 use crate::apps::{Built, Template};
 use crate::config::credentials::CapturedCredentials;
@@ -19,8 +20,11 @@ use crate::pins::{self, PinMap};
 use crate::providers::acquire::{self, AcquireError, AcquireSpec};
 use crate::providers::child::LaunchSpec;
 use crate::providers::env::{child_environment, EnvInputs};
+use crate::providers::http::endpoint::Endpoint;
 use crate::providers::http::{acquire_http, HttpSpec};
 use crate::providers::listing::listed_tools;
+use crate::providers::model::chat::ModelDefaults;
+use crate::providers::model::{ModelSite, ModelSpec};
 use crate::providers::sites::{finish_all, Site};
 use crate::providers::upstream::Upstream;
 use crate::providers::FailureClass;
@@ -38,6 +42,8 @@ pub enum Purpose {
 #[derive(Default)]
 pub struct Acquired {
     pub sites: Vec<Arc<Site>>,
+    /// The model sites (serving only: discovery makes none, models.md §3.1).
+    pub models: Vec<Arc<ModelSite>>,
     pub installation_pins: BTreeMap<String, BTreeMap<String, String>>,
     pub snapshot_pins: BTreeMap<String, BTreeMap<String, String>>,
 }
@@ -180,6 +186,12 @@ async fn acquire_into(
             }
             actual.insert(key, pin);
         }
+        // models.md §3.1: a model site contacts nothing at startup and has no snapshot pin.
+        if purpose == Purpose::Serve {
+            for declaration in &template.selections.models {
+                acquired.models.push(model_site(docs, credentials, events, (template, index), declaration)?);
+            }
+        }
         // pins.md §9.3: after the tool's last site, no configured key may name none of its sites. A cold
         // tool has none, so its map must be `{}` (pins.md §9.4).
         if purpose == Purpose::Serve {
@@ -203,6 +215,39 @@ fn validate_snapshots(template: &Template) -> Result<(), Refused> {
         }
     }
     Ok(())
+}
+
+/// One model site (models.md §3.1): the endpoint parsed, the captured credential in its header, the warm
+/// pool made empty. Nothing is sent.
+fn model_site(
+    docs: &Documents,
+    credentials: &CapturedCredentials,
+    events: &EventLog,
+    (template, index): (&Template, usize),
+    declaration: &str,
+) -> Result<Arc<ModelSite>, Refused> {
+    let Some(InstallationKind::Llm(llm)) = docs.host.install.get(declaration).map(|i| &i.kind) else {
+        return Err(StartupCode::InternalError.into());
+    };
+    let endpoint =
+        Endpoint::parse(&llm.endpoint, llm.allow_insecure_loopback).ok_or(StartupCode::InternalError)?;
+    let credential = credentials.get(&llm.credential).ok_or(StartupCode::CredentialUnavailable)?;
+    let spec = ModelSpec {
+        tool: (&template.name, index),
+        declaration,
+        endpoint,
+        credential: credential.expose(),
+        defaults: ModelDefaults {
+            model: llm.model.clone(),
+            temperature: llm.temperature.clone(),
+            max_tokens: llm.max_tokens,
+        },
+        timeout: Duration::from_millis(llm.timeout_ms),
+        max_idle: usize::try_from(docs.gateway.admission.max_active_provider_calls).unwrap_or(usize::MAX),
+        gateway_version: env!("CARGO_PKG_VERSION"),
+    };
+    let counters = events.pair(&template.name, declaration);
+    ModelSite::new(spec, counters).map(Arc::new).ok_or_else(|| StartupCode::CredentialUnavailable.into())
 }
 
 fn runtime_unavailable(class: FailureClass) -> Refused {

@@ -276,7 +276,8 @@ async fn stage_warm_providers(
 ) -> Result<Warm, StartupCode> {
     // 9a–9b: read once, capture once; the overlay is a lookup layer that never touches the process
     // environment, so 9e (discarding it) happens when `capture` returns (config.md §7.3).
-    let provider_bindings = credentials::selected_bindings(&docs.host, &templates::selected_aliases(built));
+    let provider_bindings =
+        credentials::selected_bindings(&docs.host, &templates::selected_aliases(built, true));
     let captured = credentials::capture(
         &docs.host,
         args.env_file.as_deref(),
@@ -318,11 +319,12 @@ async fn stage_warm_providers(
         })?;
     let version = env!("CARGO_PKG_VERSION").to_owned();
     let ctx = domain.context().clone();
-    let runtime = Arc::new(ProviderRuntime::new(acquired.sites, fifo, ctx, held.events.clone(), version));
+    let sites = (acquired.sites, acquired.models);
+    let runtime = Arc::new(ProviderRuntime::new(sites, fifo, ctx, held.events.clone(), version));
     held.stack.push(Part::Providers { runtime: runtime.clone(), domain: domain.clone() });
     // providers.md §12.1: every transport gets its owner now, before readiness; a loss since its
     // acquisition is delivered to the owner at once.
-    crate::providers::owner::start_tree(domain, runtime.sites(), &held.events)
+    crate::providers::owner::start_tree(domain, (runtime.sites(), runtime.models()), &held.events)
         .await
         .map_err(|_| StartupCode::InternalError)?;
     Ok(Warm { credentials: captured, owner, runtime })

@@ -33,10 +33,19 @@ pub fn declaration_count(built: &Built) -> u64 {
     built.templates.iter().map(|t| t.selections.all_declarations().len() as u64).sum()
 }
 
-/// Every installation alias some served tool selects, sorted, without repetition.
-pub fn selected_aliases(built: &Built) -> Vec<&str> {
-    let mut aliases: Vec<&str> =
-        built.templates.iter().flat_map(|t| t.selections.declarations.iter().map(String::as_str)).collect();
+/// Every installation alias some served tool acquires, sorted, without repetition: the installations
+/// whose credentials are captured (config.md §8.1). Serving acquires mission transports and workflow
+/// models; discovery only the transports, since it makes no model site (models.md §3.1), so a model
+/// credential need not be available to `--print-pins`.
+pub fn selected_aliases(built: &Built, with_models: bool) -> Vec<&str> {
+    let mut aliases: Vec<&str> = built
+        .templates
+        .iter()
+        .flat_map(|t| {
+            let models = if with_models { t.selections.models.as_slice() } else { &[] };
+            t.selections.declarations.iter().chain(models).map(String::as_str)
+        })
+        .collect();
     aliases.sort_unstable();
     aliases.dedup();
     aliases

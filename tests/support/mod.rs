@@ -18,6 +18,7 @@ pub mod audit;
 pub mod http_fixture;
 pub mod http_time_server;
 pub mod mcp;
+pub mod openai;
 pub mod pki;
 pub mod providers;
 pub mod sse;

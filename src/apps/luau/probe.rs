@@ -3,7 +3,7 @@
 //! component is loaded (with whatever it requires while loading) and must expose a function under the
 //! entry name; every mission component is loaded. Every chunk must return a table.
 //!
-//! Owns the probe's stand-in host functions: `mission`, `tool` and `fail` raise, because host functions
+//! Owns the probe's stand-in host functions: `mission`, `model`, `tool` and `fail` raise, because host functions
 //! never act while a module loads (execution.md §12.2), so the probe contacts nothing. The `json` library is
 //! the real one (it is pure). Mission sandboxes record each module's exported function names as its chunk
 //! returned it, which the probe joins with the scanned doc comments into the mission's `functions` of
@@ -81,7 +81,12 @@ fn install(lua: &Lua) -> mlua::Result<HostGlobals> {
     };
     let json = Value::Table(json_lib::library(lua)?);
     Ok(HostGlobals {
-        workflow: vec![("mission", refuse("mission")?), ("fail", refuse("fail")?), ("json", json.clone())],
+        workflow: vec![
+            ("mission", refuse("mission")?),
+            ("model", refuse("model")?),
+            ("fail", refuse("fail")?),
+            ("json", json.clone()),
+        ],
         mission: vec![("tool", refuse("tool")?), ("fail", refuse("fail")?), ("json", json)],
     })
 }

@@ -26,6 +26,9 @@ pub struct ApiTool {
     pub description: Option<String>,
     /// The upstream tool's listed `inputSchema` (pinned, providers.md §7.3).
     pub input_schema: Arc<Value>,
+    /// The upstream tool's listed `outputSchema`, when it has one. Not part of `handle:api()`; the agent's
+    /// signatures use it (models.md §8.2).
+    pub output_schema: Option<Arc<Value>>,
     /// The operator's declared effect of the upstream tool (config.md §5.4.3).
     pub effect: ToolEffect,
 }

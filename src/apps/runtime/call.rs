@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use mlua::{Function, Lua, Value as LuaValue};
 
 use super::missions::MissionSandbox;
+use super::models::ModelPort;
 use super::observe::RunObserver;
 use super::outcome::{self, Finished};
 use super::tools::ToolPort;
@@ -37,6 +38,8 @@ pub(super) struct Run {
     pub failed: Mutex<Option<Option<String>>>,
     /// The provider runtime's port for `tool` (execution.md §12.5); `None` without providers.
     pub tools: Option<Arc<dyn ToolPort>>,
+    /// The model sites' port for `model` (models.md §7); `None` without workflow model providers.
+    pub models: Option<Arc<dyn ModelPort>>,
     /// The trace's observer (traces.md §5); `None` when the call is not traced.
     pub observer: Option<Arc<dyn RunObserver>>,
 }
@@ -148,6 +151,7 @@ pub(super) fn run(
                 sandboxes: Mutex::new(BTreeMap::new()),
                 failed: Mutex::new(None),
                 tools: ports.tools,
+                models: ports.models,
                 observer: ports.observer,
             });
             let finished = match vm.begin(run.budget.clone(), limits.memory_bytes) {

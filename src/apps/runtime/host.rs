@@ -1,5 +1,6 @@
 //! The host globals of a run (execution.md §12.4, §12.5): `mission` in the workflow (its handles'
-//! `:call`, `:eval` and `:api`), `tool` in missions,
+//! `:call`, `:eval`, `:api` and `:agent`, models.md §8), `model` in the workflow (its handles' `:chat`,
+//! models.md §7), `tool` in missions,
 //! `fail` and `json` in both, and the `pcall`/`xpcall` guard that makes the end of a run (or of a mission
 //! invocation) uncatchable.
 //!
@@ -17,6 +18,7 @@ use std::time::{Instant, SystemTime};
 use mlua::chunk::{ChunkMode, Compiler};
 use mlua::{Function, Lua, Value as LuaValue};
 
+use super::agent;
 use super::api;
 use super::call::{current_run, ended, Run};
 use super::missions::{self, Invocation};
@@ -33,7 +35,7 @@ use crate::codes::provider::{Dispatch, FailureClass};
 /// The mission-handle shim. `raw_*` are the Rust host functions; a handle is a frozen table whose mission
 /// name lives in a weak table the script cannot reach, so a handle cannot be forged or retargeted.
 const HANDLE_SHIM: &str = r#"
-local raw_mission, raw_call, raw_eval, raw_api = ...
+local raw_mission, raw_call, raw_eval, raw_api, raw_agent = ...
 local names = setmetatable({}, { __mode = "k" })
 local function name_of(self)
   local name = names[self]
@@ -54,10 +56,34 @@ end
 function methods.api(self)
   return raw_api(name_of(self))
 end
+function methods.agent(self, options)
+  return raw_agent(name_of(self), options)
+end
 local meta = { __index = table.freeze(methods) }
 table.freeze(meta)
 return function(name)
   raw_mission(name)
+  local handle = table.freeze(setmetatable({}, meta))
+  names[handle] = name
+  return handle
+end
+"#;
+
+/// The model-handle shim (models.md §7.1): like a mission handle, a frozen table whose model name lives in
+/// a weak table the script cannot reach.
+const MODEL_SHIM: &str = r#"
+local raw_model, raw_chat = ...
+local names = setmetatable({}, { __mode = "k" })
+local methods = {}
+function methods.chat(self, request)
+  local name = names[self]
+  if name == nil then error("not a model handle", 2) end
+  return raw_chat(name, request)
+end
+local meta = { __index = table.freeze(methods) }
+table.freeze(meta)
+return function(name)
+  raw_model(name)
   local handle = table.freeze(setmetatable({}, meta))
   names[handle] = name
   return handle
@@ -119,6 +145,7 @@ pub(super) fn globals(lua: &Lua) -> mlua::Result<HostGlobals> {
             ("json", json.clone()),
             ("fail", LuaValue::Function(workflow_fail(lua)?)),
             ("mission", LuaValue::Function(mission_handles(lua)?)),
+            ("model", LuaValue::Function(model_handles(lua)?)),
         ],
         mission: vec![
             ("json", json),
@@ -211,8 +238,49 @@ fn mission_handles(lua: &Lua) -> mlua::Result<Function> {
         run.boundary()?;
         api::value(lua, &run, &name)
     })?;
+    // models.md §8: the agent loop runs its requests and evals as host calls of this run.
+    let raw_agent = lua.create_function(|lua, (name, options): (String, LuaValue)| {
+        let (state, run) = context(lua)?;
+        guard(&state, ":agent")?;
+        run.boundary()?;
+        agent::run(lua, &run, &name, options)
+    })?;
     static HANDLES: OnceLock<Result<Vec<u8>, String>> = OnceLock::new();
-    run_shim(lua, &HANDLES, HANDLE_SHIM, "mission", (raw_mission, raw_call, raw_eval, raw_api))
+    run_shim(lua, &HANDLES, HANDLE_SHIM, "mission", (raw_mission, raw_call, raw_eval, raw_api, raw_agent))
+}
+
+/// The workflow's `model`: the handle shim over `raw_model` (is the name declared?) and `raw_chat`
+/// (models.md §7).
+fn model_handles(lua: &Lua) -> mlua::Result<Function> {
+    let raw_model = lua.create_function(|lua, name: LuaValue| -> mlua::Result<()> {
+        let (state, run) = context(lua)?;
+        guard(&state, "model")?;
+        run.boundary()?;
+        let declared = match (&name, &run.models) {
+            (LuaValue::String(n), Some(port)) => n.to_str().is_ok_and(|n| port.declared(&n)),
+            _ => false,
+        };
+        if declared {
+            Ok(())
+        } else {
+            Err(mlua::Error::runtime("model: not a declared workflow model provider"))
+        }
+    })?;
+    let raw_chat = lua.create_function(|lua, (name, request): (String, LuaValue)| {
+        let (state, run) = context(lua)?;
+        guard(&state, ":chat")?;
+        run.boundary()?;
+        let Some(port) = run.models.clone() else {
+            return Err(mlua::Error::runtime("model: not a declared workflow model provider"));
+        };
+        let request = to_json(lua, &request).ok();
+        let reply = port.chat(&name, request);
+        // models.md §7.2: once the run is cancelled, nothing more is done with the answer.
+        run.boundary()?;
+        reply.table(lua)
+    })?;
+    static MODELS: OnceLock<Result<Vec<u8>, String>> = OnceLock::new();
+    run_shim(lua, &MODELS, MODEL_SHIM, "model", (raw_model, raw_chat))
 }
 
 /// A mission's `fail`: ends the invocation.

@@ -9,6 +9,8 @@
 //!   by-value crossing of execution.md §14.3, and the failure tables of execution.md §12.5;
 //! * `host` owns the host globals (`mission`, `fail`, `tool`, `json`) of execution.md §12.4–§12.5;
 //! * `api` owns the value of `handle:api()` (execution.md §12.5), built from what startup computed;
+//! * `models` is the seam to the model sites ([`ModelPort`]) behind `model(name):chat` (models.md §7),
+//!   `agent` the model-driven mission `handle:agent` (models.md §8) and `signature` its API text;
 //! * `outcome` owns how the end of a run is classified into a [`RunEnd`] and the fail-detail rule
 //!   (execution.md §7.2).
 //!
@@ -16,15 +18,19 @@
 //! nor compilation and the startup probe (`apps::luau`). `tools` is the seam to the provider runtime
 //! ([`ToolPort`]); a run without a port answers `tool_not_granted` for every alias.
 
+mod agent;
 mod api;
 mod call;
 mod host;
 mod missions;
+pub mod models;
 pub mod observe;
 mod outcome;
+pub mod signature;
 pub mod tools;
 
 pub use api::ApiTool;
+pub use models::{ModelPort, ModelReply};
 pub use observe::{MissionEnded, MissionFailure, MissionOp, RunObserver, ToolReturned};
 pub use tools::{ToolAnswer, ToolPort, ToolReply};
 
@@ -153,6 +159,8 @@ impl FailCause {
 #[derive(Clone, Default)]
 pub struct RunPorts {
     pub tools: Option<Arc<dyn ToolPort>>,
+    /// The model sites behind `model` (models.md §7).
+    pub models: Option<Arc<dyn ModelPort>>,
     pub observer: Option<Arc<dyn RunObserver>>,
 }
 
@@ -187,7 +195,7 @@ pub fn try_workflow_here(
     slice: Duration,
     observer: Option<Arc<dyn RunObserver>>,
 ) -> RunEnd {
-    let ports = RunPorts { tools: None, observer };
+    let ports = RunPorts { tools: None, models: None, observer };
     call::run(luau, input, limits, cancel, &|| {}, ports, Some(slice))
 }
 

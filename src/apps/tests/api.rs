@@ -196,6 +196,7 @@ fn granted(alias: &str, description: Option<&str>, schema: &str, effect: ToolEff
         alias: alias.into(),
         description: description.map(str::to_owned),
         input_schema: Arc::new(parse(schema)),
+        output_schema: None,
         effect,
     }
 }
@@ -212,7 +213,7 @@ fn api_lists_granted_tools() {
         granted("notes.Read", Some(""), r#"{"type":"object","properties":{}}"#, ToolEffect::Read),
     ]);
     let app = app("return mission('m'):api().tools", &[("a", "return {}", &[])]);
-    let ports = RunPorts { tools: Some(Arc::new(port)), observer: None };
+    let ports = RunPorts { tools: Some(Arc::new(port)), models: None, observer: None };
     let end = run_workflow_with(&app, &parse("{}"), limits(100_000_000), &CancelToken::new(), ports);
     let want = concat!(
         r#"[{"alias":"notes.Read","description":"","effect":"read","input_schema":{"properties":{},"type":"object"}},"#,

@@ -228,14 +228,14 @@ fn globals_of_a_sandbox() {
     let source = r#"
         for _, name in ipairs({"io", "os", "debug", "coroutine", "load", "loadstring", "dofile", "loadfile",
                                "collectgarbage", "gcinfo", "getfenv", "setfenv", "newproxy", "print",
-                               "vector", "model", "tool"}) do
+                               "vector", "tool"}) do
           assert(rawget(_G, name) == nil, name)
         end
         assert(math.random == nil and math.randomseed == nil)
         for _, name in ipairs({"assert", "error", "getmetatable", "ipairs", "next", "pairs", "pcall",
                                "rawequal", "rawget", "rawlen", "rawset", "select", "setmetatable",
                                "tonumber", "tostring", "type", "typeof", "unpack", "xpcall", "require",
-                               "json", "fail", "mission"}) do
+                               "json", "fail", "mission", "model"}) do
           assert(_G[name] ~= nil, name)
         end
         assert(type(string.format) == "function" and type(table.insert) == "function")

@@ -385,7 +385,7 @@ fn config_rows() {
             },
             true,
             SERVE,
-            Err(C::ProviderSourceUnsupported),
+            Err(C::TemplateInvalid),
         ),
         ("88", row_88, true, SERVE, Err(C::WriteForbidden)),
         ("88, D", row_88, true, DISCOVERY, Err(C::WriteForbidden)),

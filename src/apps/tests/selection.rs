@@ -1,4 +1,4 @@
-//! config.md §6.5: S1–S11 in their order, over `brief` of pins.md §11.2 and variations of the baseline
+//! config.md §6.5: S1–S12 in their order, over `brief` of pins.md §11.2 and variations of the baseline
 //! host document; and the grants they leave.
 
 use super::*;
@@ -104,7 +104,7 @@ fn rule_vectors() {
             "trace snapshot mixed with mcp (row 147)",
             add_snap,
             |m| grant(m, &["notes", "snap"]),
-            Err(K::SourceServedLater),
+            Err(K::SnapshotMixed),
         ),
         ("trace snapshot alone (row 144)", add_snap, |m| grant(m, &["snap"]), Ok(())),
         (
@@ -275,12 +275,54 @@ fn rule_vectors() {
             none,
             Ok(()),
         ),
-        // S11 (row 87).
+        // S10: the catalog form of a workflow selection (row 150); `false` is the default.
         (
-            "llm workflow declaration (row 87)",
+            "catalog workflow selection (row 150)",
+            add_model,
+            |m| {
+                set(m, &["effect"], Value::from("write"));
+                set(m, &["providers", "workflow"], parse(r#"[{"name":"model","config":{"catalog":true}}]"#));
+            },
+            Err(K::CatalogSelected),
+        ),
+        (
+            "catalog false (row 151)",
+            add_model,
+            |m| {
+                set(m, &["effect"], Value::from("write"));
+                set(m, &["providers", "workflow"], parse(r#"[{"name":"model","config":{"catalog":false}}]"#));
+            },
+            Ok(()),
+        ),
+        // S11: a snapshot beside a model (row 152).
+        (
+            "trace snapshot mixed with a model (row 152)",
+            |h| {
+                add_snap(h);
+                add_model(h);
+            },
+            |m| {
+                set(m, &["effect"], Value::from("write"));
+                grant(m, &["snap"]);
+                set(m, &["providers", "workflow"], parse(r#"[{"name":"model"}]"#));
+            },
+            Err(K::SnapshotMixed),
+        ),
+        // S12 (row 87): a model makes the application's effect unknown, so it must be `write` (row 153).
+        (
+            "llm workflow declaration in a read application (row 87)",
             add_model,
             |m| set(m, &["providers", "workflow"], parse(r#"[{"name":"model"}]"#)),
-            Err(K::SourceServedLater),
+            Err(K::ModelInReadApplication),
+        ),
+        (
+            "llm workflow declaration in a write application (row 153)",
+            add_model,
+            |m| {
+                set(m, &["effect"], Value::from("write"));
+                set(m, &["providers", "workflow"], parse(r#"[{"name":"model"}]"#));
+            },
+            Ok(()),
         ),
     ];
     for (what, host_edit, manifest_edit, want) in table {
@@ -305,7 +347,9 @@ fn codes_of_the_rules() {
         (K::AliasCollision, C::TemplateInvalid),
         (K::ReadGrantsWrite, C::TemplateInvalid),
         (K::OauthSelected, C::ProviderSourceUnsupported),
-        (K::SourceServedLater, C::ProviderSourceUnsupported),
+        (K::CatalogSelected, C::ProviderSourceUnsupported),
+        (K::SnapshotMixed, C::ProviderSourceUnsupported),
+        (K::ModelInReadApplication, C::TemplateInvalid),
     ] {
         assert_eq!(AppError::new(kind).code(), code, "{kind:?}");
     }

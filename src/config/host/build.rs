@@ -66,11 +66,15 @@ fn installation(inst: &Value, declaration: Value, dir: &Path) -> Option<Installa
     let source = source(str_at(inst, &["source"])?)?;
     let kind = match source {
         Source::Mcp => InstallationKind::Mcp(mcp(inst, dir)?),
-        Source::Llm => InstallationKind::Llm {
+        Source::Llm => InstallationKind::Llm(LlmInstallation {
             credential: string_at(inst, &["credential"])?,
             endpoint: string_at(inst, &["endpoint"])?,
             allow_insecure_loopback: bool_at(inst, &["allow_insecure_loopback"])?,
-        },
+            model: string_at(inst, &["model"])?,
+            temperature: at(inst, &["params", "temperature"]).cloned(),
+            max_tokens: at(inst, &["params", "max_tokens"]).and_then(Value::as_integer),
+            timeout_ms: int_at(inst, &["ceilings", "timeout_ms"])?,
+        }),
         Source::PtcTraceSnapshot => InstallationKind::TraceSnapshot {
             directory: paths::anchor(Path::new(str_at(inst, &["directory"])?), dir),
         },

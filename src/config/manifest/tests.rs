@@ -201,7 +201,7 @@ fn typed_form_of_brief() {
     let files = Component { id: "files".into(), path: "files.luau".into(), dependencies: vec![] };
     let default = Mission { components: vec![files], providers: vec!["notes".into()] };
     assert_eq!(m.missions.get("default"), Some(&default));
-    assert_eq!(m.mission_providers, [Selection { name: "notes".into(), allow: None }]);
+    assert_eq!(m.mission_providers, [Selection { name: "notes".into(), allow: None, catalog: false }]);
     assert!(m.workflow_providers.is_empty());
     assert_eq!(
         (m.run_duration_ms, m.memory_bytes, m.events_policy),
@@ -222,7 +222,7 @@ fn typed_form_of_forward_and_options() {
     assert_eq!(m.workflow, Workflow::Forward { mission: "default".into(), tool: "notes.read".into() });
     assert_eq!(
         m.mission_providers,
-        [Selection { name: "notes".into(), allow: Some(vec!["notes.read".into()]) }]
+        [Selection { name: "notes".into(), allow: Some(vec!["notes.read".into()]), catalog: false }]
     );
     assert_eq!((m.run_duration_ms, m.memory_bytes), (Some(1000), 1_048_576));
     assert_eq!((m.effect, m.events_policy), (Effect::Write, EventsPolicy::Private));

@@ -52,13 +52,13 @@ fn mission() -> ObjectSchema {
     ])
 }
 
-/// A selection: mission selections may carry `config.allow`, workflow selections only `config: {}`
-/// (no members are defined for them yet).
+/// A selection: mission selections may carry `config.allow`, workflow selections `config.catalog` (the
+/// seed's catalog form, refused when `true`: config.md §6.5 S10).
 fn selection(mission: bool) -> ObjectSchema {
     let config = if mission {
         object(vec![optional("allow", array(alias(), 1, 128).unique())])
     } else {
-        object(Vec::new())
+        object(vec![optional("catalog", boolean())])
     };
     object(vec![
         required("name", string(1, 128).pattern(BINDING)),

@@ -55,6 +55,9 @@ struct Idle {
 
 struct Inner {
     endpoint: Endpoint,
+    /// Idle connections kept ([`MAX_IDLE`] for an MCP acquisition; a model site keeps
+    /// `max_active_provider_calls`, models.md §3).
+    max_idle: usize,
     idle: Mutex<Vec<Idle>>,
     wake: Notify,
     /// The transport's task group (`loss.rs`): the reaper and every connection driver run in it, so that
@@ -85,8 +88,14 @@ impl Drop for Pool {
 impl Pool {
     /// A pool whose tasks run in `tasks`, the group of the transport that will own it.
     pub(crate) fn new(endpoint: Endpoint, tasks: TaskGroup<OwnerEvent>) -> Pool {
+        Pool::with_max_idle(endpoint, tasks, MAX_IDLE)
+    }
+
+    /// A pool that keeps at most `max_idle` idle connections.
+    pub(crate) fn with_max_idle(endpoint: Endpoint, tasks: TaskGroup<OwnerEvent>, max_idle: usize) -> Pool {
         let inner = Arc::new(Inner {
             endpoint,
+            max_idle,
             idle: Mutex::new(Vec::new()),
             wake: Notify::new(),
             tasks: tasks.clone(),
@@ -130,13 +139,13 @@ impl Pool {
         connect(&self.inner.endpoint, &self.inner.tasks).await
     }
 
-    /// Return a connection whose exchange completed; kept only if reusable and fewer than 4 are idle.
+    /// Return a connection whose exchange completed; kept only if reusable and fewer than the bound are idle.
     pub fn checkin(&self, conn: Conn) {
         if conn.sender.is_closed() || !conn.sender.is_ready() {
             return;
         }
         let mut idle = self.inner.idle();
-        if idle.len() < MAX_IDLE {
+        if idle.len() < self.inner.max_idle {
             idle.push(Idle { conn, since: Instant::now() });
             drop(idle);
             self.inner.wake.notify_one();
