@@ -162,3 +162,70 @@ fn debug_analysis_counts_the_main_gateways_runs() {
     assert_eq!(aliases, ["hist.counters", "hist.open", "hist.read", "hist.runs"], "{api}");
     assert_eq!(api["mission"], "hist");
 }
+
+/// agent (issue 16, models.md vector E1): the example's README call against the scripted fixture running
+/// the example's own `fixture-script.json`. The fixture listens on a free port, so the copy's `model`
+/// endpoint is moved there and its installation pin refreshed from `--print-pins` (which needs no model
+/// key); the mission composes the real mcp-server-time, whose result the second request carries.
+#[test]
+fn agent_answers_its_readme_call_against_the_fixture() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let script: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(repo.join("config-examples/agent/fixture-script.json")).expect("script"),
+    )
+    .expect("json");
+    let up = support::openai::OpenAiFixture::start(script["answers"].as_array().expect("answers"));
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::os::unix::fs::symlink(repo.join("tests"), dir.path().join("tests")).expect("tests link");
+    let at = dir.path().join("config-examples/agent");
+    std::fs::create_dir_all(&at).expect("mkdir");
+    support::copy_tree(&repo.join("config-examples/agent"), &at);
+    let host = at.join("ptc-host.json");
+    let text = std::fs::read_to_string(&host).expect("host");
+    assert!(text.contains("\"endpoint\": \"http://127.0.0.1:8800/v1\""), "the README's fixture port");
+    std::fs::write(&host, text.replace("127.0.0.1:8800", &format!("127.0.0.1:{}", up.port))).expect("write");
+    let free = free_port("127.0.0.1");
+    let config = at.join("ptc-gateway.json");
+    let mut gateway_doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&config).expect("config")).expect("json");
+    assert_eq!(gateway_doc["listen"]["port"], 8768, "agent listens on 8768, as its README says");
+    gateway_doc["listen"]["port"] = serde_json::json!(free);
+    std::fs::write(&config, serde_json::to_string_pretty(&gateway_doc).expect("json")).expect("write");
+    let mut discover = ptc();
+    discover.current_dir(&at).args(["gateway", "ptc-gateway.json", "--print-pins"]);
+    let out = run_with_deadline(discover, Duration::from_secs(30));
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let pins: serde_json::Value = serde_json::from_slice(&out.stdout).expect("pins");
+    assert_eq!(pins["ask_time"]["provider_snapshot_pins"], gateway_doc["tools"][0]["provider_snapshot_pins"]);
+    assert_eq!(
+        pins["ask_time"]["installation_config_pins"]["time"],
+        gateway_doc["tools"][0]["installation_config_pins"]["time"]
+    );
+    gateway_doc["tools"][0]["installation_config_pins"] =
+        pins["ask_time"]["installation_config_pins"].clone();
+    std::fs::write(&config, serde_json::to_string_pretty(&gateway_doc).expect("json")).expect("write");
+    let mut cmd = ptc();
+    cmd.current_dir(&at).args(["gateway", "ptc-gateway.json", "--env-file", "credentials.env"]);
+    let _gateway = Gateway::start(cmd, SocketAddr::from(([127, 0, 0, 1], free)));
+    let endpoint = format!("http://127.0.0.1:{free}/mcp");
+    let arguments = r#"{"question":"Which timezone does the clock report?"}"#;
+    assert_eq!(
+        call(&endpoint, "ask_time", arguments, "agent-FAKE-token-000000000000000000000000"),
+        (Some(0), "{\"answer\":\"The clock upstream reports the timezone UTC.\",\"turns\":2}\n".to_owned())
+    );
+    let requests = up.requests();
+    assert_eq!(requests.len(), 2);
+    assert_eq!(requests[0]["headers"]["authorization"], "Bearer sk-FAKE-model-key-for-the-local-fixture");
+    let system = requests[0]["body"]["messages"][0]["content"].as_str().expect("system message");
+    assert!(
+        system.contains(concat!(
+            "declare function tool(alias: \"time.now\", arguments: { timezone: string }): ",
+            "ToolResult<{ datetime: string, day_of_week: string, is_dst: boolean, timezone: string }>"
+        )),
+        "{system}"
+    );
+    assert_eq!(
+        requests[1]["body"]["messages"][3],
+        serde_json::json!({"role": "tool", "tool_call_id": "run-1", "content": "{\"ok\":true,\"value\":\"UTC\"}"})
+    );
+}

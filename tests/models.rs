@@ -233,7 +233,7 @@ fn m1_m9_chat_answers_and_failure_classes() {
         && r["dispatch_state"] == "true"
         && r["outcome_code"] == "success"));
     // M12: neither secret is in any file the gateway wrote, nor in any result.
-    for secret in [MODEL_KEY, "sk-upstream-leak"] {
+    for secret in [MODEL_KEY, "sk-upstream-leak", support::TOKEN] {
         assert_absent(&fx.d.path("artifacts"), secret);
         assert_absent(&fx.d.path("audit"), secret);
     }

@@ -1,6 +1,7 @@
 //! The tree the docs draw is the tree the running system reports (issue 13): a gateway with two tools,
 //! `mission` (a write tool, so the gateway has a private audit) over a stdio upstream (the fault fixture)
-//! and `fwd` over a Streamable HTTP upstream (the HTTP fixture), is started through the library; its
+//! with a workflow model `llm` (models.md §3.3), and `fwd` over a Streamable HTTP upstream (the HTTP
+//! fixture), is started through the library; its
 //! supervision tree, rendered by `TreeNode::render`, equals the block under "The tree of a running
 //! gateway" in `docs/architecture.md`, line for line.
 
@@ -39,6 +40,22 @@ fn deployment(up: &HttpFixture) -> Fx {
     fx.d.write_file("token", support::TOKEN);
     // `mission` writes, so the gateway has a private audit and its committer's owner.
     fx.make_mission_write();
+    // ... and declares the model `llm`, whose site has its owner (startup sends it nothing, models.md §3.1,
+    // so its endpoint need not listen).
+    fx.d.host["credentials"]["model_key"] = json!({"file": "model_key"});
+    fx.d.write_file("model_key", "sk-tree-test");
+    let unused = support::free_port("127.0.0.1");
+    fx.d.host["install"]["llm"] = json!({
+        "source": "llm", "installation_revision": "m-1", "endpoint": format!("http://127.0.0.1:{unused}/v1"),
+        "allow_insecure_loopback": true, "model": "m", "credential": "model_key"
+    });
+    let path = fx.d.path("mission/ptc.json");
+    let mut manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&path).expect("manifest")).expect("json");
+    manifest["providers"]["workflow"] = json!([{"name": "llm"}]);
+    fx.d.write_file("mission/ptc.json", &serde_json::to_string_pretty(&manifest).expect("json"));
+    fx.d.gateway["tools"][1]["expected_application_content_digest"] =
+        json!(support::content_pin::of(&fx.d.path("mission/ptc.json")));
     let path = fx.d.path("fwd/ptc.json");
     let mut manifest: serde_json::Value =
         serde_json::from_slice(&std::fs::read(&path).expect("manifest")).expect("json");
@@ -89,5 +106,25 @@ async fn losing_the_event_logger_changes_nothing() {
     assert_eq!(ready.await.expect("join").status, 200);
     gateway.context().trigger().signal();
     assert_eq!(gateway.serve_until_stopped().await, 0);
+    fx.assert_all_gone();
+}
+
+/// models.md §3.3: the loss of a model site's owner fences readiness with `provider_runtime_lost`, and the
+/// event log's `readiness` record names the pair (`mission`, `llm`).
+#[tokio::test(flavor = "multi_thread")]
+async fn losing_a_model_site_owner_fences_with_the_pair() {
+    let up = HttpFixture::start("auth");
+    let fx = deployment(&up);
+    let gateway = support::start_inproc(&fx.d).await;
+    assert!(gateway.readiness().is_ready());
+    gateway.domain().inject_panic("providers/tool:mission/model:llm").await.expect("the model:llm node");
+    let record = fx.wait_event("the fence", |e| e["kind"] == "readiness" && e["transition"] == "not_ready");
+    assert_eq!(
+        (&record["cause"], &record["tool"], &record["provider"]),
+        (&json!("provider_runtime_lost"), &json!("mission"), &json!("llm"))
+    );
+    assert!(!gateway.readiness().is_ready());
+    gateway.context().trigger().signal();
+    gateway.serve_until_stopped().await;
     fx.assert_all_gone();
 }

@@ -95,3 +95,6 @@ impl ModelSite {
         self.client.pool().idle_count()
     }
 }
+
+#[cfg(test)]
+mod tests;
