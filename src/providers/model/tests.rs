@@ -115,7 +115,7 @@ fn never() -> std::future::Pending<()> {
     std::future::pending()
 }
 
-// models.md §4.1: the exact request line and header set; §3.2: a 200 leaves its connection warm and the
+// models.md §4.1: the exact request line and header set; models.md §3.2: a 200 leaves its connection warm and the
 // next call reuses it.
 #[tokio::test]
 async fn the_request_is_exact_and_a_success_keeps_its_connection() {
