@@ -122,8 +122,10 @@ pub enum AppErrorKind {
     CatalogSelected,
     /// S11: a snapshot mixed with live providers (mission or model).
     SnapshotMixed,
-    /// S12: a `read` application declares a workflow model provider (models.md §2.3).
+    /// S12: a `read` application declares a workflow model provider (models.md §2).
     ModelInReadApplication,
+    /// S12: a forward application declares a workflow model provider (models.md §2).
+    ModelInForward,
 
     // 5g (config.md §6.8 rule 3).
     /// A `write` application on a tool without `allow_write: true`.
@@ -226,6 +228,7 @@ impl AppError {
             K::CatalogSelected => "a workflow selection asks for the catalog form, served in a later version",
             K::SnapshotMixed => "a trace snapshot is selected beside a live provider",
             K::ModelInReadApplication => "a read application declares a workflow model provider",
+            K::ModelInForward => "a forward application declares a workflow model provider",
             K::WriteNotAllowed => "a write application needs allow_write",
             K::HeaderPlacement => "x-mcp-header outside a property schema",
             K::HeaderPathTooLong => "an x-mcp-header property path exceeds 16 names",

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use super::error::{fail, AppError, AppErrorKind};
 use crate::config::host::{HostConfig, InstallationKind, McpInstallation, McpTransport, Source, ToolEffect};
-use crate::config::manifest::{Effect, Manifest, Selection};
+use crate::config::manifest::{Effect, Manifest, Selection, Workflow};
 
 /// config.md §6.5 S3: the two lists together hold at most 128 declarations.
 pub const MAX_DECLARATIONS: usize = 128;
@@ -180,10 +180,15 @@ pub fn check(manifest: &Manifest, host: &HostConfig) -> Result<Selections, AppEr
     if !snapshots.is_empty() && live > 0 {
         return fail(AppErrorKind::SnapshotMixed);
     }
-    // S12 (models.md §2.3): a model call's effect is unknown, so an application that declares a model
+    // S12 (models.md §2): a model call's effect is unknown, so an application that declares a model
     // is a write application, whose every call is audited.
     if !manifest.workflow_providers.is_empty() && manifest.effect == Effect::Read {
         return fail(AppErrorKind::ModelInReadApplication);
+    }
+    // S12: a forward application has no workflow code, so a model it declared could never be called
+    // (like a mission declaration no mission grants, S4).
+    if !manifest.workflow_providers.is_empty() && matches!(manifest.workflow, Workflow::Forward { .. }) {
+        return fail(AppErrorKind::ModelInForward);
     }
     let mut models: Vec<String> = manifest.workflow_providers.iter().map(|d| d.name.clone()).collect();
     models.sort();

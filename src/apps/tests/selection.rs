@@ -316,7 +316,18 @@ fn rule_vectors() {
             Err(K::ModelInReadApplication),
         ),
         (
-            "llm workflow declaration in a write application (row 153)",
+            "llm workflow declaration in a forward application (row 154)",
+            add_model,
+            |m| {
+                set(m, &["effect"], Value::from("write"));
+                set(m, &["workflow"], parse(r#"{"forward":{"mission":"default","tool":"notes.read"}}"#));
+                set(m, &["missions", "default", "components"], parse("[]"));
+                set(m, &["providers", "workflow"], parse(r#"[{"name":"model"}]"#));
+            },
+            Err(K::ModelInForward),
+        ),
+        (
+            "llm workflow declaration in a write application (row 151)",
             add_model,
             |m| {
                 set(m, &["effect"], Value::from("write"));
@@ -350,6 +361,7 @@ fn codes_of_the_rules() {
         (K::CatalogSelected, C::ProviderSourceUnsupported),
         (K::SnapshotMixed, C::ProviderSourceUnsupported),
         (K::ModelInReadApplication, C::TemplateInvalid),
+        (K::ModelInForward, C::TemplateInvalid),
     ] {
         assert_eq!(AppError::new(kind).code(), code, "{kind:?}");
     }
