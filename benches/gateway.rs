@@ -5,7 +5,8 @@
 //! and behind a widely used relay (`forward`, `relay`); the quickstart's memory, descriptors and threads
 //! over 10,000 calls (`residue`); the time a fresh sandbox takes to be ready (in-process, through the
 //! library's doc-hidden `bench_hooks`); what `artifacts.trace: true` costs and a cold `hist.runs` over
-//! 10,000 trace files (`traces`, issue 15). The goals of issue 14 are computed from these figures (`goals`).
+//! 10,000 trace files (`traces`, issue 15); a model call through the gateway next to the same request sent
+//! directly (`models`, issue 16). The goals of issue 14 are computed from these figures (`goals`).
 //! Writes everything to `docs/benchmarks.md` and prints it.
 //!
 //! Both HTTP servers run as their own processes (the gateway is the real release `ptc`; the baseline is
@@ -22,6 +23,8 @@ mod support;
 mod forward;
 #[path = "gateway/goals.rs"]
 mod goals;
+#[path = "gateway/models.rs"]
+mod models;
 #[path = "gateway/relay.rs"]
 mod relay;
 #[path = "gateway/residue.rs"]
@@ -58,6 +61,10 @@ const SANDBOX_WARM_UP: usize = 200;
 fn main() {
     if let Ok(port) = std::env::var(BASELINE_ENV) {
         baseline_server(port.parse().expect("port"));
+        return;
+    }
+    if let Ok(port) = std::env::var(models::MODEL_ENV) {
+        models::model_server(port.parse().expect("port"));
         return;
     }
     if std::env::args().any(|a| a == "--list") {
@@ -332,6 +339,8 @@ pub struct Results {
     residue: residue::Results,
     /// The cost of traces and the cold `hist.runs` (issue 15).
     traces: traces::Results,
+    /// A model call through the gateway next to the direct request (issue 16).
+    models: models::Results,
     /// G7: activation to the entry's first instruction, or why it could not be measured.
     sandbox: Result<Measured, String>,
 }
@@ -352,6 +361,7 @@ async fn run_all() -> Results {
     let forward = forward::measure().await;
     let residue = residue::measure().await;
     let traces = traces::measure().await;
+    let models = models::measure().await;
     // In-process and last, when no server of this run is left to compete for the cores.
     let sandbox = tokio::task::spawn_blocking(sandbox_ready).await.expect("sandbox samples");
     Results {
@@ -363,6 +373,7 @@ async fn run_all() -> Results {
         forward,
         residue,
         traces,
+        models,
         sandbox,
     }
 }
@@ -557,6 +568,7 @@ fn render(r: &Results) -> String {
     out.push_str(&forward::section(&r.forward));
     out.push_str(&residue::section(&r.residue));
     out.push_str(&traces::section(&r.traces));
+    out.push_str(&models::section(&r.models));
     out.push_str(&sandbox_section(&r.sandbox));
     out
 }
