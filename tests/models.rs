@@ -34,6 +34,11 @@ const OPEN: &str = r#"{"type":"object","additionalProperties":true}"#;
 /// The stdio fixture deployment plus the model tool over `up`: installations `llm` (the fixture, timeout
 /// 60 s) and `slow` (the same fixture, `timeout_ms` 400), traces on, the write tool audited.
 fn deployment(up: &OpenAiFixture) -> Fx {
+    deployment_with(up, |_| {})
+}
+
+/// [`deployment`] with `edit` applied before the pins are taken.
+fn deployment_with(up: &OpenAiFixture, edit: impl FnOnce(&mut Fx)) -> Fx {
     let mut fx = Fx::new("modern");
     let llm = |timeout: u64| {
         json!({"source": "llm", "installation_revision": "fixture-1", "endpoint": up.endpoint(),
@@ -63,6 +68,7 @@ fn deployment(up: &OpenAiFixture) -> Fx {
     fx.d.gateway["private_audit"] =
         json!({"directory": "audit", "max_file_bytes": 1048576, "max_retained_files": 4});
     fx.d.gateway["artifacts"]["trace"] = json!(true);
+    edit(&mut fx);
     fx.pin();
     fx
 }
@@ -362,4 +368,86 @@ fn ag2_ag4_max_turns_an_invalid_reply_and_a_failed_eval() {
     assert_eq!(failed["error"]["kind"], "error");
     assert!(failed["error"]["message"].as_str().unwrap().contains("boom"));
     assert_eq!(tool_messages[1]["content"], "{\"error\":{\"kind\":\"result_schema\"},\"ok\":false}");
+}
+
+/// M14: model calls share provider-call admission (providers.md §9): with one active slot and no waiter,
+/// a second call while the first is held is refused unsent, retryable, and counted `provider_busy`.
+#[test]
+fn m14_model_calls_share_provider_call_admission() {
+    let up = OpenAiFixture::start(&[json!({"hold": true}), json!({"reply": {"content": "second"}})]);
+    let fx = deployment_with(&up, |fx| {
+        fx.d.gateway["admission"]["max_active_provider_calls"] = json!(1);
+        fx.d.gateway["admission"]["max_waiting_provider_calls"] = json!(0);
+    });
+    let _gateway = start(&fx);
+    let arguments = json!({"request": user("hold")}).to_string();
+    let mut held = TcpStream::connect(fx.addr()).expect("connect");
+    held.write_all(&tools_call_request(fx.addr(), "model", 1, &arguments, false)).expect("send");
+    up.wait("the held request", |e| e.iter().any(|e| e["event"] == "recv"));
+    assert_eq!(
+        chat(&fx, 2, json!({"request": user("x")})),
+        failure("provider_capacity_exhausted", "false", true, "Provider capacity exhausted")
+    );
+    drop(held);
+    up.wait("the held connection closed", |e| e.iter().any(|e| e["event"] == "closed"));
+    let busy = fx.wait_event("the provider_busy counter", |e| e["kind"] == "provider_busy");
+    assert_eq!(
+        (&busy["tool"], &busy["provider"], &busy["count"]),
+        (&json!("model"), &json!("llm"), &json!(1))
+    );
+    // The slot is free again once the held call was cancelled.
+    wait("the slot released", Duration::from_secs(10), || {
+        let answer = chat(&fx, 3, json!({"request": user("again")}));
+        (answer["ok"] == true).then_some(())
+    });
+}
+
+/// M15: the answer is built in the workflow sandbox, so it counts against `limits.memory_bytes`: an
+/// answer larger than the limit ends the run `execution_failed` (a tool error), and the gateway goes on.
+#[test]
+fn m15_an_answer_over_the_memory_limit_fails_the_run() {
+    let big = "x".repeat(3 * 1024 * 1024);
+    let up =
+        OpenAiFixture::start(&[json!({"reply": {"content": big}}), json!({"reply": {"content": "small"}})]);
+    let fx = deployment_with(&up, |fx| {
+        let path = fx.d.path("model/ptc.json");
+        let mut manifest: Value =
+            serde_json::from_slice(&std::fs::read(&path).expect("manifest")).expect("json");
+        manifest["limits"] = json!({"memory_bytes": 2_097_152});
+        fx.d.write_file("model/ptc.json", &serde_json::to_string_pretty(&manifest).expect("json"));
+    });
+    let _gateway = start(&fx);
+    let (status, body) = call(fx.addr(), "model", 1, &json!({"request": user("big")}));
+    assert_eq!(status, 200);
+    assert!(body.contains("\"isError\":true"), "{body}");
+    assert_eq!(chat(&fx, 2, json!({"request": user("small")}))["message"]["content"], "small");
+    let audit = fx.audit_records();
+    assert_eq!(audit[0]["outcome_code"], "execution_failed");
+}
+
+/// AG5: an agent's evals are traced as mission invocations with their upstream calls; model requests
+/// are not (models.md §9): the trace of AG1's call is `run_start`, `tool_call`, `mission`, `run_end`.
+#[test]
+fn ag5_an_agent_run_is_traced_with_its_evals() {
+    let up = OpenAiFixture::start(&[
+        run_luau("r1", "return tool('fx.echo', { n = 1 }).value.n"),
+        finish("f1", json!(1)),
+    ]);
+    let fx = deployment(&up);
+    let _gateway = start(&fx);
+    assert_eq!(chat(&fx, 1, json!({"goal": "one", "max_turns": 2}))["value"], 1);
+    let dir = fx.d.path("artifacts/traces");
+    let files: Vec<_> = std::fs::read_dir(&dir)
+        .expect("traces")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .collect();
+    assert_eq!(files.len(), 1);
+    let text = std::fs::read_to_string(&files[0]).expect("trace");
+    let records: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).expect("record")).collect();
+    let kinds: Vec<&str> = records.iter().map(|r| r["kind"].as_str().expect("kind")).collect();
+    assert_eq!(kinds, ["run_start", "tool_call", "mission", "run_end"]);
+    assert_eq!(records[2]["op"], "eval");
+    assert!(!text.contains(MODEL_KEY) && !text.contains("chat/completions"));
 }
