@@ -169,6 +169,7 @@ fn run_message(lua: &Lua, completed: bool, value: &LuaValue) -> String {
         (true, Ok(v)) => {
             out.insert("value".into(), v);
         }
+        // A value `:eval` returned has already crossed by value, so it converts; this is defence in depth.
         (true, Err(_)) => {
             out.insert("ok".into(), Value::Bool(false));
             let mut error = Map::new();

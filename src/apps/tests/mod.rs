@@ -1,6 +1,7 @@
 //! Unit tests of stage 5: fixtures written to temporary directories, the applications of pins.md §11.1
 //! (`echo`) and pins.md §11.2 (`brief`), and the baseline host document of config.md §10.
 
+mod agent;
 mod api;
 mod catalog;
 mod closure;
