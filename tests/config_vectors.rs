@@ -489,3 +489,24 @@ fn row153_model_credential_missing() {
     let output = run_with_deadline(cmd, Duration::from_secs(20));
     assert_startup_error(&output, "credential_unavailable", "config.md §11 row 153");
 }
+
+/// config.md §11 row 155: a model site has no snapshot pin (models.md §3.1), so a configured
+/// `workflow/<alias>` key is an extra key: `provider_pin_mismatch`, with the other pins right.
+#[test]
+fn row155_a_workflow_snapshot_key_is_a_mismatch() {
+    let mut d = Deployment::baseline();
+    add_llm(&mut d, "model");
+    write_model_echo(&mut d, json!({"catalog": false}));
+    d.write_documents();
+    let mut discover = d.command();
+    discover.arg("--print-pins");
+    let out = run_with_deadline(discover, Duration::from_secs(20));
+    support::providers::copy_pins(&mut d, &out);
+    tool(&mut d)["provider_snapshot_pins"] = json!({"workflow/model": format!("sha256:{}", "0".repeat(64))});
+    d.frozen = false;
+    d.write_documents();
+    let mut cmd = d.command();
+    cmd.env("MODEL_KEY", "sk-row-155");
+    let output = run_with_deadline(cmd, Duration::from_secs(20));
+    assert_startup_error(&output, "provider_pin_mismatch", "config.md §11 row 155");
+}

@@ -4,7 +4,7 @@
 //! * `closure` (5c) reads every file the manifest names, once, under the confinement rules;
 //! * `content_pin` (5d) computes and compares the application content digest of pins.md §6;
 //! * `contracts`, `luau` (5e) normalise and compile the contracts, compile and probe the Luau components;
-//! * `selection` (5f) runs the provider selection rules S1–S11;
+//! * `selection` (5f) runs the provider selection rules S1–S12;
 //! * `header`, `catalog` (5h, 5i) check the `x-mcp-header` projections and the listing bounds;
 //! * `template` runs them in the spec's order;
 //! * `runtime` runs one call's Luau entry in fresh sandboxes (execution.md §12, §14).

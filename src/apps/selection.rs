@@ -126,7 +126,7 @@ fn reachable_of(decl: &Selection, reached: Reached<'_>) -> Vec<(String, Grant)> 
     }
 }
 
-/// config.md §6.6, checked in stage 5e before S1–S11 have run: whether `tool` is in the grant set of
+/// config.md §6.6, checked in stage 5e before S1–S12 have run: whether `tool` is in the grant set of
 /// `mission`, computed over whatever already resolves (declarations naming an `mcp` installation); a
 /// declaration that does not resolve contributes nothing, and the rules of stage 5f refuse it later.
 pub fn forward_target_granted(manifest: &Manifest, host: &HostConfig, mission: &str, tool: &str) -> bool {

@@ -3,7 +3,7 @@
 //!
 //! This module decodes and validates the document alone; the structure is defined once in
 //! `schema::manifest`. Reading the file, the closure, the content pin, `events.policy` refusal (5b) and
-//! the checks that need other files or the host document (components, missions, S1–S11) live in
+//! the checks that need other files or the host document (components, missions, S1–S12) live in
 //! `apps`.
 
 use std::collections::BTreeMap;

@@ -1,8 +1,8 @@
 //! Stage 5 (lifecycle.md §3.2): every tool's template, in name order, then the catalog checks.
 //!
-//! The rules are `crate::apps`'s (selection rules S1–S11 included: OAuth, `llm` and snapshot sources stay
-//! refused there). Tools with `providers.mission` declarations are served: their sites are acquired at
-//! stage 9 (`startup::providers`).
+//! The rules are `crate::apps`'s (selection rules S1–S12 included: OAuth and reserved sources stay refused
+//! there). Tools with `providers.mission` or `providers.workflow` declarations are served: their sites
+//! are acquired, and their model sites made, at stage 9 (`startup::providers`).
 
 use crate::apps::{self, AppError, Built};
 use crate::config::Mode;

@@ -2,7 +2,7 @@
 //!
 //! The single source of the manifest's structure: `config::manifest::parse` validates against it and
 //! takes its defaults from it, and `schemas/ptc-application.schema.json` is generated from it. Closure,
-//! content pin and the selection rules S1–S11 belong to `apps`.
+//! content pin and the selection rules S1–S12 belong to `apps`.
 
 use super::node::*;
 use super::patterns::{BINDING, IDENTIFIER, TOOL_ALIAS};
