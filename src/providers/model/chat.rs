@@ -202,17 +202,33 @@ fn wire_message(message: &Value) -> Result<Value, ModelFailure> {
     Ok(Value::Object(wire))
 }
 
-/// An assistant's tool call, Luau form `{id, name, arguments}` → wire form, arguments as JSON text.
+/// An assistant's tool call → wire form, arguments as JSON text. The Luau form is `{id, name, arguments}`;
+/// the wire form itself (`{id, type = "function", ["function"] = {name, arguments}}`, arguments a JSON
+/// text or a table) is accepted too, so a script may echo an answer's call in either shape (models.md §4.2).
 fn wire_call(call: &Value) -> Result<Value, ModelFailure> {
     let Value::Object(c) = call else { return Err(INVALID) };
-    only_keys(c, &["id", "name", "arguments"])?;
-    let id = bounded_string(c.get("id"), 256)?;
-    let name = bounded_string(c.get("name"), 64)?;
+    let (id, function) = if c.contains_key("function") {
+        only_keys(c, &["id", "type", "function"])?;
+        if c.get("type").is_some_and(|t| t.as_str() != Some("function")) {
+            return Err(INVALID);
+        }
+        let Some(Value::Object(f)) = c.get("function") else { return Err(INVALID) };
+        only_keys(f, &["name", "arguments"])?;
+        (bounded_string(c.get("id"), 256)?, f)
+    } else {
+        only_keys(c, &["id", "name", "arguments"])?;
+        (bounded_string(c.get("id"), 256)?, c)
+    };
+    let name = bounded_string(function.get("name"), 64)?;
     if !is_function_name(name) {
         return Err(INVALID);
     }
-    let arguments = match c.get("arguments") {
+    let arguments = match function.get("arguments") {
         Some(a @ Value::Object(_)) => json::to_deterministic_string(a),
+        Some(Value::String(text)) => match json::decode(text.as_bytes(), Limits::UPSTREAM_MESSAGE) {
+            Ok(a @ Value::Object(_)) => json::to_deterministic_string(&a),
+            _ => return Err(INVALID),
+        },
         None => "{}".to_owned(),
         Some(_) => return Err(INVALID),
     };
@@ -220,9 +236,21 @@ fn wire_call(call: &Value) -> Result<Value, ModelFailure> {
     Ok(object([("function", function), ("id", Value::from(id)), ("type", Value::from("function"))]))
 }
 
-/// A function tool, Luau form `{name, description?, parameters?}` → wire form.
+/// A function tool, Luau form `{name, description?, parameters?}` (or the wire form `{type = "function",
+/// ["function"] = {…}}`) → wire form.
 fn wire_tool(tool: &Value, names: &mut Vec<String>) -> Result<Value, ModelFailure> {
     let Value::Object(t) = tool else { return Err(INVALID) };
+    let t = match t.get("function") {
+        Some(Value::Object(f)) => {
+            only_keys(t, &["type", "function"])?;
+            if t.get("type").and_then(Value::as_str) != Some("function") {
+                return Err(INVALID);
+            }
+            f
+        }
+        Some(_) => return Err(INVALID),
+        None => t,
+    };
     only_keys(t, &["name", "description", "parameters"])?;
     let name = bounded_string(t.get("name"), 64)?;
     if !is_function_name(name) || names.iter().any(|n| n == name) {
@@ -248,8 +276,16 @@ fn wire_tool(tool: &Value, names: &mut Vec<String>) -> Result<Value, ModelFailur
     Ok(object([("function", Value::Object(function)), ("type", Value::from("function"))]))
 }
 
-/// `tool_choice`: `auto`, `none`, `required`, or the name of one of the request's tools.
+/// `tool_choice`: `auto`, `none`, `required`, or the name of one of the request's tools (also in the wire
+/// form `{type = "function", ["function"] = {name}}`).
 fn wire_choice(choice: &Value, names: &[String]) -> Result<Value, ModelFailure> {
+    let named = choice
+        .get("function")
+        .filter(|_| choice.get("type").and_then(Value::as_str) == Some("function"))
+        .and_then(|f| f.get("name"));
+    if let Some(name) = named {
+        return wire_choice(name, names);
+    }
     match choice.as_str() {
         Some(c @ ("auto" | "none")) => Ok(Value::from(c)),
         Some("required") if !names.is_empty() => Ok(Value::from("required")),

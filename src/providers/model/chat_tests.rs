@@ -1,4 +1,4 @@
-//! models.md §4: the request and answer vectors (R1–R12, A1–A10), each row a case of one table.
+//! models.md §4: the request and answer vectors (R1–R14, A1–A10), each row a case of one table.
 
 use super::*;
 use crate::json::{decode, Limits};
@@ -11,7 +11,7 @@ fn defaults() -> ModelDefaults {
     ModelDefaults { model: "small".into(), temperature: None, max_tokens: None }
 }
 
-// models.md §4.1–§4.2, vectors R1–R12: the Luau-form request (as JSON) and the exact wire body, or the
+// models.md §4.1–§4.2, vectors R1–R14: the Luau-form request (as JSON) and the exact wire body, or the
 // refusal.
 #[test]
 fn request_vectors() {
@@ -48,6 +48,22 @@ fn request_vectors() {
                 r#"{"messages":[{"content":"x","role":"user"}],"model":"small","#,
                 r#""response_format":{"json_schema":{"name":"result","schema":{"type":"object"},"strict":true},"type":"json_schema"}}"#
             )),
+        ),
+        (
+            "R13 the wire forms of a tool call, a tool and a named choice are accepted too",
+            r#"{"messages":[{"role":"assistant","tool_calls":[{"id":"c1","type":"function","function":{"name":"add","arguments":"{\"b\":2, \"a\":1}"}}]},
+               {"role":"tool","tool_call_id":"c1","content":"3"}],
+               "tools":[{"type":"function","function":{"name":"add"}}],"tool_choice":{"type":"function","function":{"name":"add"}}}"#,
+            Ok(concat!(
+                r#"{"messages":[{"content":null,"role":"assistant","tool_calls":[{"function":{"arguments":"{\"a\":1,\"b\":2}","name":"add"},"#,
+                r#""id":"c1","type":"function"}]},{"content":"3","role":"tool","tool_call_id":"c1"}],"model":"small","#,
+                r#""tool_choice":{"function":{"name":"add"},"type":"function"},"tools":[{"function":{"name":"add"},"type":"function"}]}"#
+            )),
+        ),
+        (
+            "R14 wire-form arguments that are not a JSON object",
+            r#"{"messages":[{"role":"assistant","tool_calls":[{"id":"c1","type":"function","function":{"name":"add","arguments":"[1]"}}]}]}"#,
+            Err(ModelFailure::RequestInvalid),
         ),
         ("R5 no messages", r#"{"messages":[]}"#, Err(ModelFailure::RequestInvalid)),
         (
