@@ -425,14 +425,12 @@ fn m15_an_answer_over_the_memory_limit_fails_the_run() {
     assert_eq!(audit[0]["outcome_code"], "execution_failed");
 }
 
-/// AG5: an agent's evals are traced as mission invocations with their upstream calls; model requests
-/// are not (models.md §9): the trace of AG1's call is `run_start`, `tool_call`, `mission`, `run_end`.
+/// AG5: an agent run's trace (traces.md §5.6, models.md §9): each turn's answer as a `model_call` record,
+/// each eval as a mission invocation with its upstream call; no endpoint or key.
 #[test]
 fn ag5_an_agent_run_is_traced_with_its_evals() {
-    let up = OpenAiFixture::start(&[
-        run_luau("r1", "return tool('fx.echo', { n = 1 }).value.n"),
-        finish("f1", json!(1)),
-    ]);
+    let source = "return tool('fx.echo', { n = 1 }).value.n";
+    let up = OpenAiFixture::start(&[run_luau("r1", source), finish("f1", json!(1))]);
     let fx = deployment(&up);
     let _gateway = start(&fx);
     assert_eq!(chat(&fx, 1, json!({"goal": "one", "max_turns": 2}))["value"], 1);
@@ -447,7 +445,20 @@ fn ag5_an_agent_run_is_traced_with_its_evals() {
     let text = std::fs::read_to_string(&files[0]).expect("trace");
     let records: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).expect("record")).collect();
     let kinds: Vec<&str> = records.iter().map(|r| r["kind"].as_str().expect("kind")).collect();
-    assert_eq!(kinds, ["run_start", "tool_call", "mission", "run_end"]);
-    assert_eq!(records[2]["op"], "eval");
-    assert!(!text.contains(MODEL_KEY) && !text.contains("chat/completions"));
+    assert_eq!(kinds, ["run_start", "model_call", "tool_call", "mission", "model_call", "run_end"]);
+    let first = &records[1];
+    assert_eq!(
+        first,
+        &json!({"kind": "model_call", "seq": 2, "at": first["at"], "provider": "llm", "started_at": first["started_at"],
+                "duration_us": first["duration_us"], "ok": true, "class": null, "dispatch": "true",
+                "finish_reason": "tool_calls", "usage": usage(20, 10),
+                "message": {"value": {"role": "assistant", "tool_calls": [
+                    {"id": "r1", "name": "run_luau", "arguments": {"source": source}}]}}})
+    );
+    assert_eq!(records[3]["op"], "eval");
+    assert_eq!(records[3]["input"], json!({"value": source}));
+    assert_eq!(records[4]["message"]["value"]["tool_calls"][0]["name"], "finish");
+    assert!(
+        !text.contains(MODEL_KEY) && !text.contains("chat/completions") && !text.contains(&up.endpoint())
+    );
 }

@@ -6,7 +6,7 @@
 
 use std::time::{Duration, SystemTime};
 
-use crate::apps::runtime::{MissionEnded, ToolReply, ToolReturned};
+use crate::apps::runtime::{MissionEnded, ModelReply, ModelReturned, ToolReply, ToolReturned};
 use crate::events::time::event_timestamp;
 use crate::json::{to_deterministic, Map, Value};
 
@@ -133,6 +133,34 @@ pub fn tool_call(returned: &ToolReturned) -> Draft {
     m.insert("dispatch".to_owned(), text(dispatch));
     m.insert("value".to_owned(), value);
     Draft { kind: "tool_call", at: SystemTime::now(), members: m }
+}
+
+/// traces.md §5.6: one model call that answered the run: classes, numbers and the assistant's message,
+/// never the request, the endpoint or the credential.
+pub fn model_call(returned: &ModelReturned) -> Draft {
+    let mut m = Map::new();
+    m.insert("provider".to_owned(), text(&returned.provider));
+    m.insert("started_at".to_owned(), timestamp(returned.started_at));
+    m.insert("duration_us".to_owned(), micros(returned.duration));
+    let (ok, class, dispatch) = match &returned.reply {
+        ModelReply::Ok { .. } => (true, Value::Null, "true"),
+        ModelReply::Failed { class, dispatch } => (false, text(class.as_str()), dispatch.as_str()),
+    };
+    m.insert("ok".to_owned(), Value::Bool(ok));
+    m.insert("class".to_owned(), class);
+    m.insert("dispatch".to_owned(), text(dispatch));
+    let (finish_reason, usage, message) = match &returned.reply {
+        ModelReply::Ok { message, finish_reason, usage } => (
+            finish_reason.as_deref().map(text).unwrap_or(Value::Null),
+            usage.clone(),
+            optional_field(Some(message)),
+        ),
+        ModelReply::Failed { .. } => (Value::Null, Value::Null, Value::Null),
+    };
+    m.insert("finish_reason".to_owned(), finish_reason);
+    m.insert("usage".to_owned(), usage);
+    m.insert("message".to_owned(), message);
+    Draft { kind: "model_call", at: SystemTime::now(), members: m }
 }
 
 /// What `run_end` says (traces.md §5.5).

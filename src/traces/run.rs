@@ -12,7 +12,7 @@ use std::time::{Instant, SystemTime};
 
 use super::file::{Place, RunFile};
 use super::record::{self, Draft, RunEnd, RunStart};
-use crate::apps::runtime::{MissionEnded, RunObserver, ToolReturned};
+use crate::apps::runtime::{MissionEnded, ModelReturned, RunObserver, ToolReturned};
 
 /// The trace of one run.
 pub struct RunTrace {
@@ -58,6 +58,10 @@ impl RunObserver for RunTrace {
     fn tool_returned(&self, returned: ToolReturned) {
         self.file.write(record::tool_call(&returned), Place::Between);
     }
+
+    fn model_returned(&self, returned: ModelReturned) {
+        self.file.write(record::model_call(&returned), Place::Between);
+    }
 }
 
 /// Records of a run tried on the async worker, kept until the try is known to count.
@@ -71,5 +75,9 @@ impl RunObserver for Held {
 
     fn tool_returned(&self, returned: ToolReturned) {
         self.0.lock().unwrap_or_else(|p| p.into_inner()).push(record::tool_call(&returned));
+    }
+
+    fn model_returned(&self, returned: ModelReturned) {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).push(record::model_call(&returned));
     }
 }

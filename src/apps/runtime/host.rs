@@ -22,6 +22,7 @@ use super::agent;
 use super::api;
 use super::call::{current_run, ended, Run};
 use super::missions::{self, Invocation};
+use super::models;
 use super::observe::ToolReturned;
 use super::outcome::fail_detail;
 use super::tools::{ToolAnswer, ToolReply};
@@ -274,10 +275,8 @@ fn model_handles(lua: &Lua) -> mlua::Result<Function> {
             return Err(mlua::Error::runtime("model: not a declared workflow model provider"));
         };
         let request = to_json(lua, &request).ok();
-        let reply = port.chat(&name, request);
         // models.md §7.2: once the run is cancelled, nothing more is done with the answer.
-        run.boundary()?;
-        reply.table(lua)
+        models::call(&run, port.as_ref(), &name, request)?.table(lua)
     })?;
     static MODELS: OnceLock<Result<Vec<u8>, String>> = OnceLock::new();
     run_shim(lua, &MODELS, MODEL_SHIM, "model", (raw_model, raw_chat))

@@ -31,7 +31,7 @@ pub mod tools;
 
 pub use api::ApiTool;
 pub use models::{ModelPort, ModelReply};
-pub use observe::{MissionEnded, MissionFailure, MissionOp, RunObserver, ToolReturned};
+pub use observe::{MissionEnded, MissionFailure, MissionOp, ModelReturned, RunObserver, ToolReturned};
 pub use tools::{ToolAnswer, ToolPort, ToolReply};
 
 use std::sync::atomic::{AtomicBool, Ordering};

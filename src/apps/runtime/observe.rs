@@ -1,5 +1,5 @@
-//! What a run reports while it runs (traces.md §5.3, §5.4): each mission invocation that ended and each
-//! `tool` call that returned, for the call's trace.
+//! What a run reports while it runs (traces.md §5.3, §5.4, §5.6): each mission invocation that ended, each
+//! `tool` call that returned and each model call that answered, for the call's trace.
 //!
 //! Owns the [`RunObserver`] contract and the facts it is handed. Does not own the trace's records, files or
 //! ceilings (the `traces` module), nor deciding whether a call is traced (the call executor's). A run without
@@ -7,6 +7,7 @@
 
 use std::time::{Duration, SystemTime};
 
+use super::models::ModelReply;
 use super::tools::ToolReply;
 use crate::json::Value;
 
@@ -77,9 +78,20 @@ pub struct ToolReturned {
     pub reply: ToolReply,
 }
 
-/// Hears a run's mission invocations and `tool` calls as they end. Called on the run's thread, in the
+/// One model call (`m:chat` or an agent turn) whose answer reached the run (traces.md §5.6).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ModelReturned {
+    /// The `providers.workflow` declaration.
+    pub provider: String,
+    pub started_at: SystemTime,
+    pub duration: Duration,
+    pub reply: ModelReply,
+}
+
+/// Hears a run's mission invocations, `tool` calls and model calls as they end. Called on the run's thread, in the
 /// order they ended; it must not block for long (a trace appends one line).
 pub trait RunObserver: Send + Sync {
     fn mission_ended(&self, ended: MissionEnded);
     fn tool_returned(&self, returned: ToolReturned);
+    fn model_returned(&self, returned: ModelReturned);
 }
