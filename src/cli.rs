@@ -21,6 +21,10 @@ pub enum Invocation {
     Gateway(GatewayArgs),
     /// `ptc gateway …` with invalid arguments: `config_invalid` (stage 0).
     GatewayUsageError,
+    /// `ptc pin …` with valid arguments (lifecycle.md §1.3); `mode` is discovery.
+    Pin(GatewayArgs),
+    /// `ptc pin …` with invalid arguments: `config_invalid`, as for `ptc gateway`.
+    PinUsageError,
     /// `ptc call …`.
     Call(Vec<OsString>),
     /// No subcommand or an unknown one: usage on stderr, exit 2.
@@ -39,12 +43,16 @@ pub struct GatewayArgs {
 pub const USAGE: &str = "\
 Usage:
   ptc gateway CONFIG [--env-file FILE] [--print-pins]
+  ptc pin CONFIG [--env-file FILE]
   ptc call ENDPOINT TOOL [--arguments JSON]
   ptc --help | --version
 
 ptc gateway serves the tools of the gateway document CONFIG on its loopback listener.
   --env-file FILE  read credentials' environment variables from FILE as well (once, at startup)
   --print-pins     acquire every provider, print every tool's pins as JSON, and exit
+
+ptc pin runs the same discovery as --print-pins and writes every tool's three pin members into CONFIG
+(atomically, keeping its layout and mode), printing one line per changed member.
 
 ptc call performs one stateless tools/call against a running gateway on loopback, with the bearer
 token from PTC_GATEWAY_TOKEN, and prints the structuredContent on stdout.
@@ -74,6 +82,14 @@ pub fn parse(args: &[OsString], cwd: &Path) -> Invocation {
         match parse_gateway(rest, cwd) {
             Some(gateway) => Invocation::Gateway(gateway),
             None => Invocation::GatewayUsageError,
+        }
+    } else if subcommand == "pin" {
+        // lifecycle.md §1.3: the arguments of `ptc gateway` without `--print-pins`.
+        match parse_gateway(rest, cwd) {
+            Some(args) if args.mode == Mode::Serve => {
+                Invocation::Pin(GatewayArgs { mode: Mode::Discovery, ..args })
+            }
+            _ => Invocation::PinUsageError,
         }
     } else if subcommand == "call" {
         Invocation::Call(rest.to_vec())
@@ -182,6 +198,17 @@ mod tests {
             (&[], Invocation::UnknownSubcommand),
             (&["serve"], Invocation::UnknownSubcommand),
             (&["gateway", "--", "--help"], gateway("/srv/ptc/--help", None, Mode::Serve)),
+            (
+                &["pin", "g.json", "--env-file", "e.env"],
+                Invocation::Pin(GatewayArgs {
+                    config: PathBuf::from("/srv/ptc/g.json"),
+                    env_file: Some(PathBuf::from("/srv/ptc/e.env")),
+                    mode: Mode::Discovery,
+                }),
+            ),
+            (&["pin"], Invocation::PinUsageError),
+            (&["pin", "g.json", "--print-pins"], Invocation::PinUsageError),
+            (&["pin", "a.json", "b.json"], Invocation::PinUsageError),
         ];
         for (argv, expected) in cases {
             assert_eq!(&parse(&args(argv), cwd), expected, "argv {argv:?}");

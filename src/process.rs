@@ -48,6 +48,8 @@ async fn async_main(notifier: crate::notify::Notifier) -> u8 {
         }
         Invocation::GatewayUsageError => print_startup_error(StartupCode::ConfigInvalid),
         Invocation::Gateway(gateway) => startup::run(gateway, stop, notifier).await,
+        Invocation::PinUsageError => print_startup_error(StartupCode::ConfigInvalid),
+        Invocation::Pin(args) => startup::run_pin(args, stop).await,
         Invocation::Call(args) => run_call(args, stop).await,
     }
 }

@@ -15,6 +15,7 @@ use crate::json::{Map, Value};
 
 pub mod compare;
 pub mod installation;
+pub mod rewrite;
 pub mod snapshot;
 
 pub use compare::{

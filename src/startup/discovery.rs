@@ -21,8 +21,18 @@ fn pin_map(pins: Option<&std::collections::BTreeMap<String, String>>) -> Value {
     Value::Object(map)
 }
 
-/// Runs discovery and returns the exit status (0 printed, 78 refused).
+/// Runs discovery and prints every tool's pins (pins.md §10.1 step 8).
 pub async fn run(args: &GatewayArgs) -> Result<(), StartupCode> {
+    let pins = discover(args).await?;
+    let mut line = to_deterministic(&pins);
+    line.push(b'\n');
+    let mut stdout = std::io::stdout().lock();
+    stdout.write_all(&line).and_then(|_| stdout.flush()).map_err(|_| StartupCode::InternalError)
+}
+
+/// Runs discovery and returns every tool's three pins, `{<tool>: {<pin member>: …}}`, once every
+/// acquisition is confirmed closed. Shared by `--print-pins` and `ptc pin` (lifecycle.md §1.3).
+pub async fn discover(args: &GatewayArgs) -> Result<Value, StartupCode> {
     let docs = documents::load(args)?;
     let built = templates::build(&docs, args.mode)?;
     // pins.md §10.1 step 5: the env file once, the selected provider credentials only; never the bearer.
@@ -52,8 +62,5 @@ pub async fn run(args: &GatewayArgs) -> Result<(), StartupCode> {
         pins.insert("provider_snapshot_pins".into(), pin_map(acquired.snapshot_pins.get(&template.name)));
         result.insert(template.name().to_owned(), Value::Object(pins));
     }
-    let mut line = to_deterministic(&Value::Object(result));
-    line.push(b'\n');
-    let mut stdout = std::io::stdout().lock();
-    stdout.write_all(&line).and_then(|_| stdout.flush()).map_err(|_| StartupCode::InternalError)
+    Ok(Value::Object(result))
 }

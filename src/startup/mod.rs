@@ -11,6 +11,7 @@ pub mod discovery;
 pub mod documents;
 pub mod gateway;
 pub mod listeners;
+pub mod pin;
 pub mod providers;
 pub mod release;
 pub mod serve;
@@ -51,6 +52,25 @@ pub async fn run(args: GatewayArgs, mut stop: StopRequest, notifier: Notifier) -
             }
         }
         Mode::Serve => run_serve(&args, stop, notifier, probe).await,
+    }
+}
+
+/// `ptc pin` (lifecycle.md §1.3) to its exit status: 0 with one line per changed pin member, 78 with the
+/// startup line of a refusal (nothing written), 70 when interrupted (nothing written).
+pub async fn run_pin(args: GatewayArgs, mut stop: StopRequest) -> u8 {
+    let pinned = futures::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(pin::run(&args)));
+    tokio::select! {
+        biased;
+        _ = stop.requested() => 70,
+        result = pinned => match result {
+            Ok(Ok(lines)) => {
+                let mut out = std::io::stdout().lock();
+                let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+                if out.write_all(text.as_bytes()).and_then(|_| out.flush()).is_ok() { 0 } else { 70 }
+            }
+            Ok(Err(code)) => report_failure(code),
+            Err(_panic) => report_failure(StartupCode::InternalError),
+        },
     }
 }
 
