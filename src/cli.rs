@@ -27,6 +27,8 @@ pub enum Invocation {
     PinUsageError,
     /// `ptc call …`.
     Call(Vec<OsString>),
+    /// `ptc list …` (lifecycle.md §1.4); its arguments are checked by the client.
+    List(Vec<OsString>),
     /// No subcommand or an unknown one: usage on stderr, exit 2.
     UnknownSubcommand,
 }
@@ -45,6 +47,7 @@ Usage:
   ptc gateway CONFIG [--env-file FILE] [--print-pins]
   ptc pin CONFIG [--env-file FILE]
   ptc call ENDPOINT TOOL [--arguments JSON]
+  ptc list ENDPOINT [--json]
   ptc --help | --version
 
 ptc gateway serves the tools of the gateway document CONFIG on its loopback listener.
@@ -58,9 +61,12 @@ ptc call performs one stateless tools/call against a running gateway on loopback
 token from PTC_GATEWAY_TOKEN, and prints the structuredContent on stdout.
   --arguments JSON the tool's arguments, a JSON object (default {})
 
+ptc list prints the tools a running gateway serves (name, read or write, title, description), with the
+same token; --json prints the raw tools/list result.
+
 Exit status of ptc gateway: 0 clean exit, 70 unclean shutdown or abnormal stop, 78 startup failure
 (stderr then holds exactly one line {\"error\":\"<code>\"}).
-Exit status of ptc call: 0 success, 1 the tool returned an error, 2 any other failure.
+Exit status of ptc call: 0 success, 1 the tool returned an error, 2 any other failure; of ptc list: 0 or 2.
 ";
 
 /// Parses `args` (without the program name). `cwd` is the invocation directory.
@@ -93,6 +99,8 @@ pub fn parse(args: &[OsString], cwd: &Path) -> Invocation {
         }
     } else if subcommand == "call" {
         Invocation::Call(rest.to_vec())
+    } else if subcommand == "list" {
+        Invocation::List(rest.to_vec())
     } else {
         Invocation::UnknownSubcommand
     }

@@ -51,6 +51,7 @@ async fn async_main(notifier: crate::notify::Notifier) -> u8 {
         Invocation::PinUsageError => print_startup_error(StartupCode::ConfigInvalid),
         Invocation::Pin(args) => startup::run_pin(args, stop).await,
         Invocation::Call(args) => run_call(args, stop).await,
+        Invocation::List(args) => run_list(args, stop).await,
     }
 }
 
@@ -63,6 +64,19 @@ async fn run_call(args: Vec<std::ffi::OsString>, mut stop: signals::StopRequest)
         result = client => result.unwrap_or(2),
         _ = stop.requested() => {
             let _ = std::io::stderr().write_all(b"ptc call: interrupted\n");
+            2
+        }
+    }
+}
+
+/// lifecycle.md §1.4: `ptc list` as `ptc call` runs (its own thread, interrupted: exit 2 without output).
+async fn run_list(args: Vec<std::ffi::OsString>, mut stop: signals::StopRequest) -> u8 {
+    let token = std::env::var_os("PTC_GATEWAY_TOKEN");
+    let client = tokio::task::spawn_blocking(move || crate::call::list::run(&args, token));
+    tokio::select! {
+        result = client => result.unwrap_or(2),
+        _ = stop.requested() => {
+            let _ = std::io::stderr().write_all(b"ptc list: interrupted\n");
             2
         }
     }

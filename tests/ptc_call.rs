@@ -189,3 +189,55 @@ fn sigint_ends_a_call_that_waits_with_exit_2() {
     assert!(stdout.is_empty());
     assert_eq!(String::from_utf8(stderr).unwrap(), "ptc call: interrupted\n");
 }
+
+fn list(token: Option<&str>, argv: &[&str]) -> Output {
+    let mut cmd = ptc();
+    cmd.arg("list").args(argv).env_remove("PTC_GATEWAY_TOKEN");
+    if let Some(token) = token {
+        cmd.env("PTC_GATEWAY_TOKEN", token);
+    }
+    run_with_deadline(cmd, Duration::from_secs(30))
+}
+
+/// lifecycle.md §1.4, vectors LS4–LS8: `ptc list` on the quickstart: the human listing, the raw listing,
+/// and the failures with `ptc call`'s exit status and never the token.
+#[test]
+fn the_quickstart_answers_ptc_list() {
+    let (_dir, _gateway, endpoint) = quickstart();
+    let e = endpoint.as_str();
+    let wrong_token = "c".repeat(40);
+    let human = list(Some(QUICKSTART_TOKEN), &[e]);
+    assert_eq!(
+        outcome(&human),
+        (Some(0), "greet  read   Greet — Return a greeting for the given name.\n".to_owned(), String::new()),
+        "LS4"
+    );
+    let raw = list(Some(QUICKSTART_TOKEN), &["--json", e]);
+    let (status, stdout, stderr) = outcome(&raw);
+    assert_eq!((status, stderr.as_str()), (Some(0), ""), "LS5");
+    let listing: serde_json::Value = serde_json::from_str(&stdout).expect("LS5: JSON");
+    assert_eq!(listing["tools"][0]["name"], "greet", "LS5");
+    assert_eq!(listing["tools"][0]["annotations"]["readOnlyHint"], true, "LS5");
+    assert!(stdout.ends_with("}\n") && !stdout.trim_end().contains('\n'), "LS5: one line");
+    let cases: &[(&str, Option<&str>, &[&str], &str)] = &[
+        ("LS6 no token", None, &[e], "ptc list: PTC_GATEWAY_TOKEN is not set\n"),
+        (
+            "LS7 usage",
+            Some(QUICKSTART_TOKEN),
+            &[e, "extra"],
+            "ptc list: usage: expected exactly ENDPOINT (ptc list ENDPOINT [--json])\n",
+        ),
+        (
+            "LS7 usage",
+            Some(QUICKSTART_TOKEN),
+            &["--json", "--json", e],
+            "ptc list: usage: --json given twice (ptc list ENDPOINT [--json])\n",
+        ),
+        ("LS8 a wrong token", Some(&wrong_token), &[e], "ptc list: tools/list answered HTTP 401: unauthorized\n"),
+    ];
+    for (what, token, argv, stderr) in cases {
+        let out = list(*token, argv);
+        assert_eq!(outcome(&out), (Some(2), String::new(), (*stderr).to_owned()), "{what}");
+        assert!(!String::from_utf8_lossy(&out.stderr).contains(&wrong_token), "{what}: no token");
+    }
+}

@@ -1,4 +1,5 @@
-//! The closed set of `ptc call` failures (lifecycle.md §1.2, exit 2) and their one-line reasons.
+//! The closed set of `ptc call` and `ptc list` failures (lifecycle.md §1.2, §1.4, exit 2) and their one-line
+//! reasons.
 //!
 //! Owns the wording of every `ptc call: <reason>` line. A reason is built only from the endpoint, the
 //! tool name, status codes, the gateway's fixed error codes and JSON-RPC codes and messages: never from
@@ -27,6 +28,8 @@ impl Step {
 pub enum Failure {
     /// The command line is not `ENDPOINT TOOL [--arguments JSON]` as lifecycle.md §1.2 defines it.
     Usage(&'static str),
+    /// The command line of `ptc list` is not `ENDPOINT [--json]` (lifecycle.md §1.4).
+    ListUsage(&'static str),
     /// `PTC_GATEWAY_TOKEN` is unset.
     TokenMissing,
     /// `PTC_GATEWAY_TOKEN` is set but empty or holds CR, LF or NUL.
@@ -51,6 +54,7 @@ impl fmt::Display for Failure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Failure::Usage(what) => write!(f, "usage: {what} (ptc call ENDPOINT TOOL [--arguments JSON])"),
+            Failure::ListUsage(what) => write!(f, "usage: {what} (ptc list ENDPOINT [--json])"),
             Failure::TokenMissing => write!(f, "PTC_GATEWAY_TOKEN is not set"),
             Failure::TokenInvalid => write!(f, "PTC_GATEWAY_TOKEN is empty or contains CR, LF or NUL"),
             Failure::Connect { authority, error } => write!(f, "cannot connect to {authority}: {error}"),

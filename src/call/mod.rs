@@ -1,5 +1,5 @@
 //! `ptc call ENDPOINT TOOL [--arguments JSON]` (lifecycle.md §1.2): one stateless tool call against a
-//! running gateway, for operators and smoke tests.
+//! running gateway, for operators and smoke tests; and `ptc list` (`list`), which shares its client.
 //!
 //! Owns the sequence (arguments, token, `tools/list`, the `Mcp-Param-*` headers, `tools/call`) and the
 //! mapping of every outcome to stdout, stderr and the exit status of lifecycle.md §1.2 / §2.2. The client
@@ -9,6 +9,7 @@
 pub mod args;
 pub mod failure;
 pub mod http;
+pub mod list;
 pub mod response;
 
 use std::ffi::OsString;
@@ -68,7 +69,7 @@ fn call(argv: &[OsString], token: Option<OsString>) -> Result<Outcome, Failure> 
 }
 
 /// A JSON-RPC request with the `_meta` of lifecycle.md §1.2, in deterministic JSON.
-fn body(id: i128, method: &str, call: Option<(&str, &Value)>) -> Vec<u8> {
+pub(crate) fn body(id: i128, method: &str, call: Option<(&str, &Value)>) -> Vec<u8> {
     let text = |s: &str| Value::String(s.to_owned());
     let mut client_info = Map::new();
     client_info.insert("name".into(), text("ptc"));

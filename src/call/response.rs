@@ -68,12 +68,21 @@ fn printable(text: &str) -> String {
     text.chars().take(200).map(|c| if c.is_control() { '?' } else { c }).collect()
 }
 
-/// The listed entry of `tool` in the `tools/list` answer.
-pub fn listed_tool(response: &Response, tool: &str) -> Result<Value, Failure> {
+/// The `tools/list` answer's `result`, with its `tools` array checked.
+pub fn listing(response: &Response) -> Result<Value, Failure> {
     if response.status != 200 {
         return Err(status_failure(Step::List, response));
     }
     let result = rpc_result(Step::List, 1, &response.body)?;
+    match result.get("tools") {
+        Some(Value::Array(_)) => Ok(result),
+        _ => Err(Failure::Malformed { step: Step::List, what: "no tools array" }),
+    }
+}
+
+/// The listed entry of `tool` in the `tools/list` answer.
+pub fn listed_tool(response: &Response, tool: &str) -> Result<Value, Failure> {
+    let result = listing(response)?;
     let tools = result
         .get("tools")
         .and_then(Value::as_array)
