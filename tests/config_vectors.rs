@@ -291,6 +291,10 @@ rows! {
     row120_mcp_in_workflow_list: 120, |d| set_echo_manifest(d, echo_with(|m| m["providers"] = json!({"workflow": [{"name": "notes"}]}))), Expect::Code("provider_source_unsupported");
     row121_llm_in_mission_list: 121, |d| { add_llm(d, "model"); set_echo_manifest(d, echo_with_mission(json!([{"name": "model"}]), &["model"])); }, Expect::Code("provider_source_unsupported");
     row122_unknown_mission_provider: 122, |d| set_echo_manifest(d, echo_with_mission(json!([{"name": "nomodel"}]), &["nomodel"])), Expect::Code("template_invalid");
+    row156_relative_schema_reference: 156, |d| d.gateway["$schema"] = json!("../schemas/ptc-gateway-config.schema.json"), Expect::Starts;
+    row157_absolute_schema_path: 157, |d| d.gateway["$schema"] = json!("/etc/ptc-gateway-config.schema.json"), Expect::Code("config_invalid");
+    row157b_other_schema_url: 157, |d| d.gateway["$schema"] = json!("https://example.com/ptc-gateway-config.schema.json"), Expect::Code("config_invalid");
+    row157c_another_documents_schema: 157, |d| d.gateway["$schema"] = json!("../schemas/ptc-host-config.schema.json"), Expect::Code("config_invalid");
     row150_catalog_workflow_selection: 150, |d| { add_llm(d, "model"); write_model_echo(d, json!({"catalog": true})); }, Expect::Code("provider_source_unsupported");
     row154_model_in_a_forward_application: 154, |d| { add_llm(d, "model"); write_model_echo(d, json!({})); set_echo_manifest(d, echo_with(|m| { m["effect"] = json!("write"); m["workflow"] = json!({"forward": {"mission": "default", "tool": "notes.read"}}); m["missions"] = json!({"default": {"providers": ["notes"]}}); m["providers"] = json!({"mission": [{"name": "notes"}], "workflow": [{"name": "model"}]}); })); }, Expect::Code("template_invalid");
 }

@@ -6,17 +6,23 @@ use std::path::{Path, PathBuf};
 
 use ptc_gateway::testing::config::{gateway, host, manifest, Mode};
 
+/// Every directory below `config-examples/` that holds a gateway document (`debug/main` and
+/// `debug/analysis` included).
 fn examples() -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("config-examples");
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir(&root).expect("config-examples/") {
-        let dir = entry.expect("entry").path();
+    fn walk(dir: &Path, found: &mut Vec<PathBuf>) {
         if dir.join("ptc-gateway.json").is_file() {
-            found.push(dir);
+            found.push(dir.to_path_buf());
+        }
+        for entry in std::fs::read_dir(dir).expect("a directory of config-examples/").flatten() {
+            if entry.path().is_dir() {
+                walk(&entry.path(), found);
+            }
         }
     }
+    let mut found = Vec::new();
+    walk(&Path::new(env!("CARGO_MANIFEST_DIR")).join("config-examples"), &mut found);
     found.sort();
-    assert!(!found.is_empty(), "config-examples/ holds at least the quickstart");
+    assert!(found.len() >= 6, "config-examples/ holds its six gateways: {found:?}");
     found
 }
 
@@ -54,4 +60,50 @@ fn every_example_passes_the_real_checks_and_the_published_schemas() {
             validate(&application_schema, &tool.manifest);
         }
     }
+}
+
+/// Every gateway, host and application document of every example, in order.
+fn documents() -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for dir in examples() {
+        let config_path = dir.join("ptc-gateway.json");
+        let config = gateway::load(&config_path, Mode::Discovery).expect("gateway document");
+        out.push(config_path);
+        out.push(config.host_path.clone());
+        out.extend(config.tools.iter().map(|t| t.manifest.clone()));
+    }
+    out
+}
+
+fn python_validator(paths: &[PathBuf]) -> std::process::Output {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let python = root.join("tests/python/.venv/bin/python");
+    assert!(python.is_file(), "tests/python/.venv is missing: run `bash tests/third_party/install.sh`");
+    let mut cmd = std::process::Command::new(python);
+    cmd.arg(root.join("tests/fixtures/validate_documents.py")).args(paths);
+    cmd.output().expect("run the validator")
+}
+
+/// config.md §9.7: an editor validates every example without configuration. Each document's `$schema` is a
+/// relative path that resolves, from the document's directory, to its schema in `schemas/`, and the
+/// Python `jsonschema` package (Draft 2020-12, independent of the gateway and of the Rust crate) accepts
+/// the document against it; a document with an unknown member is refused by the same run.
+#[test]
+fn an_editor_validates_every_example_through_its_relative_schema() {
+    let documents = documents();
+    assert!(documents.len() >= 19, "{documents:?}");
+    let out = python_validator(&documents);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(stdout.lines().filter(|l| l.starts_with("ok ")).count(), documents.len(), "{stdout}");
+    // The same validator refuses a document the schema refuses.
+    let dir = tempfile::tempdir_in(Path::new(env!("CARGO_MANIFEST_DIR")).join("config-examples/quickstart"))
+        .expect("tempdir");
+    let bad = dir.path().join("ptc-host.json");
+    let text = std::fs::read_to_string(documents[1].clone()).expect("host");
+    let text = text.replacen("{", "{\"surprise\": 1,", 1).replace("../../schemas/", "../../../schemas/");
+    std::fs::write(&bad, text).expect("write");
+    let out = python_validator(std::slice::from_ref(&bad));
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stdout));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("surprise"));
 }

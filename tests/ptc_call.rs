@@ -233,7 +233,12 @@ fn the_quickstart_answers_ptc_list() {
             &["--json", "--json", e],
             "ptc list: usage: --json given twice (ptc list ENDPOINT [--json])\n",
         ),
-        ("LS8 a wrong token", Some(&wrong_token), &[e], "ptc list: tools/list answered HTTP 401: unauthorized\n"),
+        (
+            "LS8 a wrong token",
+            Some(&wrong_token),
+            &[e],
+            "ptc list: tools/list answered HTTP 401: unauthorized\n",
+        ),
     ];
     for (what, token, argv, stderr) in cases {
         let out = list(*token, argv);

@@ -27,11 +27,11 @@ fn schemas_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas")
 }
 
-/// Deterministic JSON followed by one LF (§9.3).
+/// Deterministic JSON laid out for a person, followed by one LF (§9.3).
 fn file_bytes(value: &Value) -> Vec<u8> {
-    let mut bytes = json::to_deterministic(value);
-    bytes.push(b'\n');
-    bytes
+    let mut text = json::to_deterministic_pretty(value);
+    text.push('\n');
+    text.into_bytes()
 }
 
 #[test]

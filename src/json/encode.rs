@@ -20,6 +20,44 @@ pub fn to_deterministic_string(value: &Value) -> String {
     out
 }
 
+/// `DJ(v)` laid out for a person (the published schemas, config.md §9.1): the same tokens and member order,
+/// with each member and array item on its own line, indented two spaces per level, and `": "` after each
+/// key; empty objects and arrays stay `{}` and `[]`.
+pub fn to_deterministic_pretty(value: &Value) -> String {
+    let mut out = String::new();
+    write_pretty(&mut out, value, 0);
+    out
+}
+
+fn write_pretty(out: &mut String, value: &Value, depth: usize) {
+    let indent = |out: &mut String, depth: usize| out.extend(std::iter::repeat_n("  ", depth));
+    match value {
+        Value::Array(items) if !items.is_empty() => {
+            out.push_str("[\n");
+            for (i, item) in items.iter().enumerate() {
+                indent(out, depth + 1);
+                write_pretty(out, item, depth + 1);
+                out.push_str(if i + 1 < items.len() { ",\n" } else { "\n" });
+            }
+            indent(out, depth);
+            out.push(']');
+        }
+        Value::Object(map) if !map.is_empty() => {
+            out.push_str("{\n");
+            for (i, (key, member)) in map.iter().enumerate() {
+                indent(out, depth + 1);
+                write_string(out, key);
+                out.push_str(": ");
+                write_pretty(out, member, depth + 1);
+                out.push_str(if i + 1 < map.len() { ",\n" } else { "\n" });
+            }
+            indent(out, depth);
+            out.push('}');
+        }
+        other => write_deterministic(out, other),
+    }
+}
+
 /// Appends `DJ(v)` to `out`, for callers that frame several values into one buffer.
 ///
 /// Recursion follows the value's nesting, which the decoder bounds (depth 64) and which values the gateway

@@ -14,5 +14,7 @@ pub use canonical::{
     field_hash, labelled_hash, labelled_pin, qualified, sha256, sha256_qualified, typed_canonical,
 };
 pub use decode::{decode, DecodeError, DecodeErrorKind, Limits};
-pub use encode::{format_float, to_deterministic, to_deterministic_string, write_deterministic};
+pub use encode::{
+    format_float, to_deterministic, to_deterministic_pretty, to_deterministic_string, write_deterministic,
+};
 pub use value::{Map, Value};

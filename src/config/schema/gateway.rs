@@ -11,6 +11,10 @@ use super::patterns::{BINDING, DIGEST, NO_NUL, TOOL_NAME};
 /// (config.md §4.2).
 pub const ID: &str = "https://ptc-gateway.dev/schemas/ptc-gateway-config.schema.json";
 
+/// config.md §9.7: `$schema` is the published URL or a relative path whose last segment is this schema's
+/// file name, so an editor finds `schemas/` from a document in the repository.
+pub const SCHEMA_REFERENCE: &str = r"^(https://ptc-gateway\.dev/schemas/ptc-gateway-config\.schema\.json|([^/:\x00]+/)*ptc-gateway-config\.schema\.json)$";
+
 /// The two literal loopback addresses (config.md §4.2 `listen.address`, `pcc.address`).
 const ADDRESSES: &[&str] = &["127.0.0.1", "::1"];
 
@@ -124,7 +128,7 @@ fn pcc() -> ObjectSchema {
 /// The whole gateway document.
 pub fn definition() -> Schema {
     object(vec![
-        optional("$schema", constant_string(ID)),
+        optional("$schema", string(1, 1024).pattern(SCHEMA_REFERENCE)).describe(super::SCHEMA_HINT),
         required("version", constant_integer(1)),
         required("listen", listen()),
         required("authentication", authentication()),

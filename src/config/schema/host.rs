@@ -13,6 +13,10 @@ use crate::json::Value;
 /// (config.md §5.1).
 pub const ID: &str = "https://ptc-gateway.dev/schemas/ptc-host-config.schema.json";
 
+/// config.md §9.7: `$schema` is the published URL or a relative path whose last segment is this schema's
+/// file name, so an editor finds `schemas/` from a document in the repository.
+pub const SCHEMA_REFERENCE: &str = r"^(https://ptc-gateway\.dev/schemas/ptc-host-config\.schema\.json|([^/:\x00]+/)*ptc-host-config\.schema\.json)$";
+
 /// The reserved sources of config.md §5.3: accepted with any members, refused when selected.
 pub const RESERVED_SOURCES: &[&str] =
     &["llm_replay", "decision", "ptc_private_trace_snapshot", "ptc_inspection_snapshot"];
@@ -157,7 +161,7 @@ pub fn installation() -> Schema {
 pub fn definition() -> Schema {
     let limits = object(vec![defaulted("run_duration_ms", integer(1, 3_600_000), int(30_000))]);
     object(vec![
-        optional("$schema", constant_string(ID)),
+        optional("$schema", string(1, 1024).pattern(SCHEMA_REFERENCE)).describe(super::SCHEMA_HINT),
         defaulted("credentials", map(binding(), credential(), 0, 256), empty_object()),
         required("install", map(binding(), installation(), 0, 128)),
         defaulted("limits", limits, empty_object()),

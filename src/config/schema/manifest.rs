@@ -12,6 +12,10 @@ use crate::json::Value;
 /// (config.md §6.2).
 pub const ID: &str = "https://ptc-gateway.dev/schemas/ptc-application.schema.json";
 
+/// config.md §9.7: `$schema` is the published URL or a relative path whose last segment is this schema's
+/// file name, so an editor finds `schemas/` from a document in the repository.
+pub const SCHEMA_REFERENCE: &str = r"^(https://ptc-gateway\.dev/schemas/ptc-application\.schema\.json|([^/:\x00]+/)*ptc-application\.schema\.json)$";
+
 fn identifier() -> StringSchema {
     string(1, 64).pattern(IDENTIFIER)
 }
@@ -78,7 +82,7 @@ pub fn definition() -> Schema {
     ]);
     let events = object(vec![defaulted("policy", enumeration(&["normal", "private"]), "normal")]);
     object(vec![
-        optional("$schema", constant_string(ID)),
+        optional("$schema", string(1, 1024).pattern(SCHEMA_REFERENCE)).describe(super::SCHEMA_HINT),
         required("version", constant_integer(1)),
         required("effect", enumeration(&["read", "write"])),
         required(
