@@ -5,6 +5,7 @@ mod support;
 
 use std::io::Read;
 use std::net::SocketAddr;
+use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::UnixDatagram;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -256,4 +257,69 @@ print(json.dumps({
     assert!(v["nofile"].as_i64().unwrap() >= 1024, "{v}");
     let env = v["env"].as_object().unwrap();
     assert!(env.keys().all(|k| !k.contains("TOKEN")), "secrets belong in the env file: {env:?}");
+}
+
+/// issue 17 scope 9: `scripts/run-gateway-source.sh` execs the gateway, so SIGTERM sent to the script's
+/// pid reaches the gateway itself and ends in the same clean staged shutdown (exit 0, nothing printed, the
+/// event log's `shutdown_stage` records). Cargo is replaced on `PATH` by a stand-in that records its
+/// arguments and builds nothing, and the target directory is the one holding the binary under test, so
+/// the test neither compiles nor changes what other tests run.
+#[test]
+fn the_source_wrapper_execs_the_gateway_so_sigterm_reaches_it() {
+    let mut d = Deployment::baseline();
+    d.write_documents();
+    let bin = Path::new(env!("CARGO_BIN_EXE_ptc"));
+    let target = bin.parent().and_then(Path::parent).expect("the target directory");
+    let fake = tempfile::tempdir().expect("tempdir");
+    let record = fake.path().join("cargo-args");
+    let cargo = fake.path().join("cargo");
+    std::fs::write(&cargo, format!("#!/bin/sh\necho \"$@\" > '{}'\n", record.display())).expect("fake cargo");
+    std::fs::set_permissions(&cargo, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/run-gateway-source.sh");
+    let path = format!("{}:{}", fake.path().display(), std::env::var("PATH").unwrap_or_default());
+    let mut cmd = Command::new("bash");
+    cmd.arg(&script)
+        .arg("ptc-gateway.json")
+        .current_dir(d.dir.path())
+        .env("PATH", path)
+        .env("PTC_SOURCE_PROFILE", "dev")
+        .env("CARGO_TARGET_DIR", target)
+        .env("GATEWAY_TOKEN", support::TOKEN)
+        .env_remove("PTC_LOG")
+        .env_remove("NOTIFY_SOCKET");
+    let mut guard = Reaped(
+        cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("spawn"),
+    );
+    let start = Instant::now();
+    while ready_status(&d) != Some(200) {
+        assert!(guard.try_wait().expect("wait").is_none(), "the gateway exited before ready");
+        assert!(start.elapsed() < Duration::from_secs(20), "not ready within 20 s");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // The script's process is now the gateway: exec kept the pid.
+    let exe = std::fs::read_link(format!("/proc/{}/exe", guard.id())).expect("exe");
+    assert_eq!(exe, bin.canonicalize().expect("binary"), "the script exec'd the gateway");
+    let args = std::fs::read_to_string(&record).expect("cargo was asked to build");
+    assert!(
+        args.starts_with("build --manifest-path ") && args.trim_end().ends_with("--locked --quiet --bin ptc"),
+        "{args}"
+    );
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(guard.id() as i32), Signal::SIGTERM).expect("kill");
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = guard.try_wait().expect("wait") {
+            break status;
+        }
+        assert!(start.elapsed() < Duration::from_secs(10), "no exit after SIGTERM");
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let mut stderr = String::new();
+    guard.stderr.take().expect("stderr").read_to_string(&mut stderr).expect("read");
+    assert_eq!(status.code(), Some(0), "stderr: {stderr}");
+    assert!(stderr.is_empty(), "a clean stop prints nothing: {stderr}");
+    let stages: Vec<serde_json::Value> = support::providers::event_records(&d)
+        .into_iter()
+        .filter(|r| r["kind"] == "shutdown_stage" && r["outcome"] != "started")
+        .collect();
+    assert!(!stages.is_empty() && stages.iter().all(|r| r["outcome"] == "clean"), "{stages:?}");
 }
