@@ -229,3 +229,25 @@ fn agent_answers_its_readme_call_against_the_fixture() {
         serde_json::json!({"role": "tool", "tool_call_id": "run-1", "content": "{\"ok\":true,\"value\":\"UTC\"}"})
     );
 }
+
+/// published-briefs (issue 17, scope 5): the README's call over the official filesystem server on two
+/// read-only roots, a file one root lacks, and a path that leaves the `notes` root.
+#[test]
+fn published_briefs_answers_its_readme_call() {
+    let (_dir, _at, _gateway, endpoint) = start("published-briefs", 8769);
+    let token = "published-briefs-FAKE-token-0000000000";
+    let cases = [
+        (
+            r#"{"path":"brief.txt"}"#,
+            "{\"notes\":\"Quarterly brief: ship the gateway, keep the audit.\\n\",\"policy\":\"Policy: every write is audited; secrets never leave the host.\\n\"}\n",
+        ),
+        (r#"{"path":"draft.txt"}"#, "{\"notes\":\"A second note, with no policy beside it.\\n\",\"policy\":null}\n"),
+        (
+            r#"{"path":"../policy/brief.txt"}"#,
+            "{\"notes\":null,\"policy\":\"Policy: every write is audited; secrets never leave the host.\\n\"}\n",
+        ),
+    ];
+    for (arguments, stdout) in cases {
+        assert_eq!(call(&endpoint, "brief", arguments, token), (Some(0), stdout.to_owned()), "{arguments}");
+    }
+}

@@ -7,7 +7,9 @@
 #   - tests/conformance/node_modules: `npm ci` of tests/conformance/package-lock.json (the MCP
 #     conformance suite and the Node.js 22 binary it needs, shipped as an npm package);
 #   - tests/upstreams/everything/node_modules: `npm ci` of tests/upstreams/everything/package-lock.json
-#     (the official reference server `@modelcontextprotocol/server-everything`, a stdio upstream).
+#     (the official reference server `@modelcontextprotocol/server-everything`, a stdio upstream);
+#   - config-examples/published-briefs/node_modules: the example's own install command, `npm ci` of its
+#     package-lock.json (the official `@modelcontextprotocol/server-filesystem`), which its test runs.
 # Idempotent: each part is skipped when a stamp records that the same pinned file was installed, so a
 # second run reaches no registry. Run from anywhere; `.ci/run` runs it before the test command.
 set -euo pipefail
@@ -43,3 +45,4 @@ npm_ci() {
 
 npm_ci tests/conformance "conformance suite"
 npm_ci tests/upstreams/everything "server-everything upstream"
+npm_ci config-examples/published-briefs "published-briefs example (server-filesystem)"
