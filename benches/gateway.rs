@@ -82,6 +82,12 @@ fn main() {
 
 /// The bare hyper server: one fixed JSON body, HTTP/1.1 keep-alive, the same runtime flavour as the gateway.
 fn baseline_server(port: u16) {
+    fixed_answer_server(port, br#"{"status":"ready"}"#, None);
+}
+
+/// A server answering every request on `port` with `body` (and `content_type`, when given): the baseline,
+/// and the model server of the model rows (`models`).
+fn fixed_answer_server(port: u16, body: &'static [u8], content_type: Option<&'static str>) {
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");
     runtime.block_on(async move {
         let listener = TcpListener::bind(("127.0.0.1", port)).await.expect("bind");
@@ -89,10 +95,14 @@ fn baseline_server(port: u16) {
             let Ok((stream, _)) = listener.accept().await else { continue };
             let _ = stream.set_nodelay(true);
             tokio::spawn(async move {
-                let service = service_fn(|_req: Request<hyper::body::Incoming>| async {
-                    Ok::<_, Infallible>(Response::new(Full::new(Bytes::from_static(
-                        br#"{"status":"ready"}"#,
-                    ))))
+                let service = service_fn(move |_req: Request<hyper::body::Incoming>| async move {
+                    let mut response = Response::new(Full::new(Bytes::from_static(body)));
+                    if let Some(value) = content_type {
+                        response
+                            .headers_mut()
+                            .insert("content-type", hyper::header::HeaderValue::from_static(value));
+                    }
+                    Ok::<_, Infallible>(response)
                 });
                 let _ = http1::Builder::new().serve_connection(TokioIo::new(stream), service).await;
             });

@@ -7,18 +7,10 @@
 //! trivial write tool is driven too, so the model call's own share shows beside the audit's. Owns only these
 //! rows; the HTTP client helpers are the parent module's. Nothing here asserts a threshold.
 
-use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::process::{Command, Stdio};
 
-use bytes::Bytes;
-use http_body_util::{BodyExt, Full};
-use hyper::server::conn::http1;
-use hyper::service::service_fn;
-use hyper::{Request, Response};
-use hyper_util::rt::TokioIo;
 use serde_json::json;
-use tokio::net::TcpListener;
 
 use super::{count, drive, mcp_request, ms, sequential, wait_listening, Measured, Reaped};
 use crate::support;
@@ -55,25 +47,9 @@ async fn rows(addr: SocketAddr, request: Vec<u8>) -> Rows {
     Rows { loaded, single }
 }
 
-/// The model server of `MODEL_ENV`: reads each request's body, answers [`ANSWER`].
+/// The model server of `MODEL_ENV`: answers every request with [`ANSWER`].
 pub fn model_server(port: u16) {
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");
-    runtime.block_on(async move {
-        let listener = TcpListener::bind(("127.0.0.1", port)).await.expect("bind");
-        loop {
-            let Ok((stream, _)) = listener.accept().await else { continue };
-            let _ = stream.set_nodelay(true);
-            tokio::spawn(async move {
-                let service = service_fn(|req: Request<hyper::body::Incoming>| async {
-                    let _ = req.into_body().collect().await;
-                    let mut response = Response::new(Full::new(Bytes::from_static(ANSWER.as_bytes())));
-                    response.headers_mut().insert("content-type", "application/json".parse().expect("value"));
-                    Ok::<_, Infallible>(response)
-                });
-                let _ = http1::Builder::new().serve_connection(TokioIo::new(stream), service).await;
-            });
-        }
-    });
+    super::fixed_answer_server(port, ANSWER.as_bytes(), Some("application/json"));
 }
 
 pub async fn measure() -> Results {

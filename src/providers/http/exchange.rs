@@ -20,7 +20,7 @@ use super::super::framing::{parse_message, Message, WireId};
 use super::super::outgoing::server_reply;
 use super::super::table::Reply;
 use super::headers::StaticHeaders;
-use super::pool::{Conn, Pool};
+use super::pool::{Conn, Pool, SendFailure};
 use super::sse::{SseParser, MAX_LINE};
 use super::status::{self, Body, Meaning};
 
@@ -131,27 +131,14 @@ pub async fn post(ctx: &Ctx, post: Post, progress: &Progress) -> Answer {
     }
 }
 
-// Check out a connection and send. A request hyper hands back unsent (a reused connection the server had
-// just closed) is retried on a fresh connection: nothing was written, so this is not a retry of a request.
+// Check out a connection and send (`Pool::send`: a request hyper hands back unwritten goes once more on a
+// fresh connection).
 async fn send(ctx: &Ctx, post: &Post, progress: &Progress) -> Result<(Response<Incoming>, Conn), Answer> {
-    let mut request = build(ctx, post);
-    for _ in 0..2 {
-        let Ok(mut conn) = ctx.pool.checkout().await else {
-            return Err(failed(FailureClass::McpTransportError, Dispatch::False));
-        };
-        progress.set(Progress::WRITTEN);
-        match conn.sender.try_send_request(request).await {
-            Ok(response) => return Ok((response, conn)),
-            Err(mut error) => match error.take_message() {
-                Some(unsent) => {
-                    progress.set(0);
-                    request = unsent;
-                }
-                None => return Err(failed(FailureClass::McpTransportError, Dispatch::Unknown)),
-            },
-        }
-    }
-    Err(failed(FailureClass::McpTransportError, Dispatch::False))
+    let written = |may_have_left: bool| progress.set(if may_have_left { Progress::WRITTEN } else { 0 });
+    ctx.pool.send(build(ctx, post), written).await.map_err(|failure| match failure {
+        SendFailure::Unsent => failed(FailureClass::McpTransportError, Dispatch::False),
+        SendFailure::MaybeSent => failed(FailureClass::McpTransportError, Dispatch::Unknown),
+    })
 }
 
 fn build(ctx: &Ctx, post: &Post) -> Request<Full<Bytes>> {

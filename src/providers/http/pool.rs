@@ -153,6 +153,43 @@ impl Pool {
     }
 }
 
+/// Why [`Pool::send`] got no response.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SendFailure {
+    /// No connection could be made: nothing was written.
+    Unsent,
+    /// The exchange failed after bytes may have left.
+    MaybeSent,
+}
+
+impl Pool {
+    /// Sends `request` on a pooled or new connection and awaits the response head. `written` is told `true`
+    /// just before bytes may leave and `false` when hyper hands the request back unwritten (a reused
+    /// connection the server had just closed); such a request is sent once more on a fresh connection,
+    /// which is not a retry of a request, since none of it left.
+    pub async fn send(
+        &self,
+        mut request: hyper::Request<Full<Bytes>>,
+        written: impl Fn(bool),
+    ) -> Result<(hyper::Response<hyper::body::Incoming>, Conn), SendFailure> {
+        for _ in 0..2 {
+            let mut conn = self.checkout().await.map_err(|_| SendFailure::Unsent)?;
+            written(true);
+            match conn.sender.try_send_request(request).await {
+                Ok(response) => return Ok((response, conn)),
+                Err(mut error) => match error.take_message() {
+                    Some(unsent) => {
+                        written(false);
+                        request = unsent;
+                    }
+                    None => return Err(SendFailure::MaybeSent),
+                },
+            }
+        }
+        Err(SendFailure::Unsent)
+    }
+}
+
 async fn connect(endpoint: &Endpoint, tasks: &TaskGroup<OwnerEvent>) -> std::io::Result<Conn> {
     let tcp = open_tcp(endpoint).await?;
     let _ = tcp.set_nodelay(true);

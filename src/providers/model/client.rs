@@ -20,7 +20,7 @@ use tokio::time::Instant;
 use super::chat::{self, ChatAnswer, MAX_RESPONSE_BYTES};
 use crate::codes::model::ModelFailure;
 use crate::codes::provider::Dispatch;
-use crate::providers::http::pool::{Conn, Pool};
+use crate::providers::http::pool::{Conn, Pool, SendFailure};
 
 /// How long a finished exchange waits for its connection to be reusable before dropping it.
 const READY_BOUND: Duration = Duration::from_millis(100);
@@ -133,24 +133,11 @@ impl ModelClient {
         body: Bytes,
         progress: &Progress,
     ) -> Result<(hyper::Response<hyper::body::Incoming>, Conn), ModelError> {
-        let mut request = self.request(body);
-        for _ in 0..2 {
-            let Ok(mut conn) = self.pool.checkout().await else {
-                return Err((ModelFailure::TransportError, Dispatch::False));
-            };
-            progress.set(Progress::WRITTEN);
-            match conn.sender.try_send_request(request).await {
-                Ok(response) => return Ok((response, conn)),
-                Err(mut error) => match error.take_message() {
-                    Some(unsent) => {
-                        progress.set(0);
-                        request = unsent;
-                    }
-                    None => return Err((ModelFailure::TransportError, Dispatch::Unknown)),
-                },
-            }
-        }
-        Err((ModelFailure::TransportError, Dispatch::False))
+        let written = |may_have_left: bool| progress.set(if may_have_left { Progress::WRITTEN } else { 0 });
+        self.pool.send(self.request(body), written).await.map_err(|failure| match failure {
+            SendFailure::Unsent => (ModelFailure::TransportError, Dispatch::False),
+            SendFailure::MaybeSent => (ModelFailure::TransportError, Dispatch::Unknown),
+        })
     }
 
     fn request(&self, body: Bytes) -> Request<Full<Bytes>> {
