@@ -22,6 +22,13 @@ pub(crate) enum OwnerEvent {
     Lost,
 }
 
+/// The messages of an owner actor of a provider site (a transport's, `owner.rs`, or a model site's,
+/// `model/owner.rs`): what the site's task group delivers, and the fault tests' panic.
+pub(crate) enum OwnerMsg {
+    Event(OwnerEvent),
+    Panic,
+}
+
 impl From<TaskReport> for OwnerEvent {
     fn from(report: TaskReport) -> Self {
         OwnerEvent::Task(report)

@@ -19,7 +19,7 @@ use ractor::{Actor, ActorProcessingErr, ActorRef};
 
 use super::http::pool::TASK_CONNECTION;
 use super::http::transport::TASK_REINITIALISE;
-use super::loss::OwnerEvent;
+use super::loss::{OwnerEvent, OwnerMsg};
 use super::model::owner::model_spec;
 use super::model::ModelSite;
 use super::sites::Site;
@@ -36,12 +36,6 @@ pub const PROVIDERS: &str = "providers";
 
 /// The owner actor of one acquisition's transport.
 pub(crate) struct TransportOwner;
-
-/// The owner's messages: what its transport's group delivers, and the fault tests' panic.
-pub(crate) enum OwnerMsg {
-    Event(OwnerEvent),
-    Panic,
-}
 
 impl Actor for TransportOwner {
     type Msg = OwnerMsg;

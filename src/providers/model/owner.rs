@@ -16,17 +16,12 @@ use crate::codes::domain::{ChildPolicy, ChildSpec};
 use crate::codes::NotReadyCause;
 use crate::events::EventLog;
 use crate::providers::http::pool::TASK_CONNECTION;
-use crate::providers::loss::OwnerEvent;
+use crate::providers::loss::{OwnerEvent, OwnerMsg};
 
 pub(crate) struct ModelOwner;
 
-pub(crate) enum ModelOwnerMsg {
-    Event(OwnerEvent),
-    Panic,
-}
-
 impl Actor for ModelOwner {
-    type Msg = ModelOwnerMsg;
+    type Msg = OwnerMsg;
     type State = Arc<ModelSite>;
     type Arguments = Arc<ModelSite>;
 
@@ -36,7 +31,7 @@ impl Actor for ModelOwner {
         site: Arc<ModelSite>,
     ) -> Result<Self::State, ActorProcessingErr> {
         site.tasks().attach(Box::new(move |event| {
-            let _ = myself.send_message(ModelOwnerMsg::Event(event));
+            let _ = myself.send_message(OwnerMsg::Event(event));
         }));
         Ok(site)
     }
@@ -48,17 +43,17 @@ impl Actor for ModelOwner {
         site: &mut Self::State,
     ) -> Result<(), ActorProcessingErr> {
         match message {
-            ModelOwnerMsg::Event(OwnerEvent::Task(report))
+            OwnerMsg::Event(OwnerEvent::Task(report))
                 if report.task == TASK_CONNECTION && report.end == TaskEnd::Returned =>
             {
                 Ok(())
             }
-            ModelOwnerMsg::Event(event) => {
+            OwnerMsg::Event(event) => {
                 tracing::warn!(?event, "model site task ended");
                 site.close();
                 Err("a model site task ended".into())
             }
-            ModelOwnerMsg::Panic => {
+            OwnerMsg::Panic => {
                 site.close();
                 Err("injected fault: a panic in a model site owner".into())
             }
@@ -79,5 +74,5 @@ pub(crate) fn model_spec(site: Arc<ModelSite>, events: EventLog) -> ChildSpec<Mo
                 events.pair_not_ready(NotReadyCause::ProviderRuntimeLost, &lost.tool, &lost.provider);
             }
         })
-        .panic_message(|| ModelOwnerMsg::Panic)
+        .panic_message(|| OwnerMsg::Panic)
 }

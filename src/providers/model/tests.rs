@@ -201,3 +201,36 @@ async fn no_listener_is_a_transport_error_with_nothing_sent() {
     let got = site.client().chat(body(), Instant::now() + Duration::from_secs(5), true, never()).await;
     assert_eq!(got.err(), Some((ModelFailure::TransportError, Dispatch::False)));
 }
+
+// models.md §3.2 and §5.1 step 3: once the runtime closed its model sites (shutdown stage S5, or a
+// startup failure), a call is `provider_unavailable`, nothing sent; before that the same call is answered.
+#[tokio::test]
+async fn a_closed_site_refuses_calls_unsent() {
+    use crate::codes::domain::DomainContext;
+    use crate::events::EventLog;
+    use crate::json::{decode, Limits};
+    use crate::providers::admission::CallAdmission;
+    use crate::providers::runtime::ProviderRuntime;
+    use ptc_actors::{AdmissionPool, RefusalOrder};
+
+    let (port, seen) = server().await;
+    let model = Arc::new(site(port, "/v1", 4, Duration::from_secs(5)));
+    let admission = CallAdmission::new(4, 0, AdmissionPool::new("p", 4, RefusalOrder::UnavailableFirst));
+    let domain = DomainContext::new(Arc::new(EventLog::disabled()));
+    let runtime = ProviderRuntime::new(
+        (Vec::new(), vec![model.clone()]),
+        admission,
+        domain,
+        EventLog::disabled(),
+        "0.1.0".into(),
+    );
+    let request = decode(br#"{"messages":[{"role":"user","content":"hi"}]}"#, Limits::DOCUMENT).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let answered = runtime.chat(&model, &request, deadline, never).await;
+    assert!(answered.is_ok(), "{answered:?}");
+    assert!(runtime.close_all().await);
+    assert!(model.is_closed());
+    let refused = runtime.chat(&model, &request, deadline, never).await;
+    assert_eq!(refused.err(), Some((ModelFailure::Unavailable, Dispatch::False)));
+    assert_eq!(seen.heads.lock().unwrap().len(), 1, "the refused call sent nothing");
+}
