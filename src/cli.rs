@@ -25,6 +25,10 @@ pub enum Invocation {
     Pin(GatewayArgs),
     /// `ptc pin …` with invalid arguments: `config_invalid`, as for `ptc gateway`.
     PinUsageError,
+    /// `ptc check …` with valid arguments (lifecycle.md §1.5); `mode` is serve.
+    Check(GatewayArgs),
+    /// `ptc check …` with invalid arguments: explained as `config_invalid` at stage 0.
+    CheckUsageError,
     /// `ptc call …`.
     Call(Vec<OsString>),
     /// `ptc list …` (lifecycle.md §1.4); its arguments are checked by the client.
@@ -46,6 +50,7 @@ pub const USAGE: &str = "\
 Usage:
   ptc gateway CONFIG [--env-file FILE] [--print-pins]
   ptc pin CONFIG [--env-file FILE]
+  ptc check CONFIG [--env-file FILE]
   ptc call ENDPOINT TOOL [--arguments JSON]
   ptc list ENDPOINT [--json]
   ptc --help | --version
@@ -56,6 +61,10 @@ ptc gateway serves the tools of the gateway document CONFIG on its loopback list
 
 ptc pin runs the same discovery as --print-pins and writes every tool's three pin members into CONFIG
 (atomically, keeping its layout and mode), printing one line per changed member.
+
+ptc check runs every startup stage that binds no port and creates nothing (providers are started and
+stopped again) and explains the first refusal: code, stage, document, key, tool, digests. Exit 0 when
+serving would start, 78 otherwise.
 
 ptc call performs one stateless tools/call against a running gateway on loopback, with the bearer
 token from PTC_GATEWAY_TOKEN, and prints the structuredContent on stdout.
@@ -96,6 +105,12 @@ pub fn parse(args: &[OsString], cwd: &Path) -> Invocation {
                 Invocation::Pin(GatewayArgs { mode: Mode::Discovery, ..args })
             }
             _ => Invocation::PinUsageError,
+        }
+    } else if subcommand == "check" {
+        // lifecycle.md §1.5: the arguments of `ptc gateway` without `--print-pins`.
+        match parse_gateway(rest, cwd) {
+            Some(args) if args.mode == Mode::Serve => Invocation::Check(args),
+            _ => Invocation::CheckUsageError,
         }
     } else if subcommand == "call" {
         Invocation::Call(rest.to_vec())
@@ -164,6 +179,13 @@ mod tests {
         list.iter().map(OsString::from).collect()
     }
 
+    fn check(config: &str, env_file: Option<&str>) -> Invocation {
+        match gateway(config, env_file, Mode::Serve) {
+            Invocation::Gateway(args) => Invocation::Check(args),
+            other => other,
+        }
+    }
+
     fn gateway(config: &str, env_file: Option<&str>, mode: Mode) -> Invocation {
         Invocation::Gateway(GatewayArgs {
             config: PathBuf::from(config),
@@ -215,6 +237,11 @@ mod tests {
                 }),
             ),
             (&["pin"], Invocation::PinUsageError),
+            (&["check", "g.json"], check("/srv/ptc/g.json", None)),
+            (&["check", "--env-file=e.env", "g.json"], check("/srv/ptc/g.json", Some("/srv/ptc/e.env"))),
+            (&["check"], Invocation::CheckUsageError),
+            (&["check", "g.json", "--print-pins"], Invocation::CheckUsageError),
+            (&["check", "a.json", "b.json"], Invocation::CheckUsageError),
             (&["pin", "g.json", "--print-pins"], Invocation::PinUsageError),
             (&["pin", "a.json", "b.json"], Invocation::PinUsageError),
         ];

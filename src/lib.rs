@@ -24,6 +24,7 @@ mod codes;
 mod config;
 mod events;
 mod exec;
+mod explain;
 mod fault;
 mod http;
 mod json;

@@ -50,6 +50,8 @@ async fn async_main(notifier: crate::notify::Notifier) -> u8 {
         Invocation::Gateway(gateway) => startup::run(gateway, stop, notifier).await,
         Invocation::PinUsageError => print_startup_error(StartupCode::ConfigInvalid),
         Invocation::Pin(args) => startup::run_pin(args, stop).await,
+        Invocation::CheckUsageError => startup::report_check_usage_error(),
+        Invocation::Check(args) => startup::run_check(args, stop).await,
         Invocation::Call(args) => run_call(args, stop).await,
         Invocation::List(args) => run_list(args, stop).await,
     }

@@ -14,6 +14,10 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use serde_json::{json, Value};
+use support::vectors::{
+    add_audit, add_remote, echo_with, echo_with_mission, private_dir, repin_echo, schema_of_normalised_size,
+    set_echo_manifest, seventy_large_tools, tool,
+};
 use support::{assert_startup_error, run_with_deadline, Deployment, Gateway};
 
 /// What a row expects.
@@ -37,6 +41,7 @@ fn check(row: u32, mutate: impl FnOnce(&mut Deployment), expect: Expect) {
     let context = format!("config.md §11 row {row}");
     match expect {
         Expect::Code(code) => {
+            assert_check_agrees(&d, Some(code), &context);
             let before = d.tree();
             let output = run_with_deadline(d.command(), Duration::from_secs(20));
             assert_startup_error(&output, code, &context);
@@ -67,6 +72,7 @@ fn check(row: u32, mutate: impl FnOnce(&mut Deployment), expect: Expect) {
             assert_eq!(d.tree(), before, "{context}: discovery creates nothing");
         }
         Expect::Starts => {
+            assert_check_agrees(&d, None, &context);
             let addr: SocketAddr = listen_addr(&d);
             let gateway = Gateway::start(d.command(), addr);
             let (code, _, stdout, stderr) =
@@ -107,14 +113,40 @@ fn assert_nothing_left_behind(
     assert!(before.is_subset(&after), "{context}: nothing is removed");
 }
 
+/// CK28 (lifecycle.md §1.5): `ptc check` on the row's deployment names the code serve mode refuses with
+/// (`None`: serve mode starts, so the check passes), creating nothing; it passes instead for a refusal of
+/// a part it does not run (a lock, a store's contents, a listener, an admission actor).
+fn assert_check_agrees(d: &Deployment, serve_code: Option<&str>, context: &str) {
+    const NOT_CHECKED: [&str; 5] = [
+        "artifact_root_unavailable",
+        "audit_unavailable",
+        "listener_unavailable",
+        "run_admission_unavailable",
+        "provider_admission_unavailable",
+    ];
+    let before = d.tree();
+    let output = run_with_deadline(d.check_command(), Duration::from_secs(20));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let first = stdout.lines().next().unwrap_or_default();
+    let passed = output.status.code() == Some(0) && first.starts_with("ok: serving would start with ");
+    match serve_code {
+        None => assert!(passed, "{context}: ptc check passes where serving starts\n{stdout}"),
+        Some(code) if passed => {
+            assert!(NOT_CHECKED.contains(&code), "{context}: ptc check passed where serving refuses {code}")
+        }
+        Some(code) => {
+            assert_eq!(output.status.code(), Some(78), "{context}: ptc check\n{stdout}");
+            assert!(first.starts_with(&format!("{code}: ")), "{context}: ptc check names {code}\n{stdout}");
+        }
+    }
+    assert!(output.stderr.is_empty(), "{context}: ptc check writes nothing to stderr");
+    assert_eq!(d.tree(), before, "{context}: ptc check creates nothing");
+}
+
 fn listen_addr(d: &Deployment) -> SocketAddr {
     let ip = d.gateway["listen"]["address"].as_str().unwrap_or("127.0.0.1");
     let ip: std::net::IpAddr = ip.parse().expect("ip");
     SocketAddr::new(ip, d.port)
-}
-
-fn tool(d: &mut Deployment) -> &mut Value {
-    &mut d.gateway["tools"][0]
 }
 
 /// Writes the gateway document as raw text (rows that need bytes serde_json cannot produce).
@@ -125,44 +157,6 @@ fn raw_gateway(d: &mut Deployment, text: String) {
 
 fn compact(v: &Value) -> String {
     serde_json::to_string(v).expect("json")
-}
-
-/// Rewrites the echo manifest and updates its content pin with the independent implementation.
-fn set_echo_manifest(d: &mut Deployment, manifest: Value) {
-    d.write_file("echo/ptc.json", &serde_json::to_string_pretty(&manifest).expect("json"));
-    repin_echo(d);
-}
-
-fn repin_echo(d: &mut Deployment) {
-    let pin = support::content_pin::of(&d.path("echo/ptc.json"));
-    tool(d)["expected_application_content_digest"] = json!(pin);
-}
-
-fn echo_with(f: impl FnOnce(&mut Value)) -> Value {
-    let mut m = support::echo_manifest();
-    f(&mut m);
-    m
-}
-
-fn add_audit(d: &mut Deployment) {
-    d.gateway["private_audit"] =
-        json!({"directory": "audit", "max_file_bytes": 1048576, "max_retained_files": 4});
-}
-
-fn add_remote(d: &mut Deployment, endpoint: &str) {
-    d.host["install"]["remote"] = json!({
-        "source": "mcp", "installation_revision": "r1",
-        "transport": {"type": "streamable_http", "endpoint": endpoint},
-        "tools": {"echo": {"as": "remote.echo", "effect": "read"}}
-    });
-}
-
-/// A mission granting `names` to the echo manifest, with the selections given.
-fn echo_with_mission(selections: Value, granted: &[&str]) -> Value {
-    echo_with(|m| {
-        m["missions"] = json!({"default": {"providers": granted}});
-        m["providers"] = json!({ "mission": selections });
-    })
 }
 
 macro_rules! rows {
@@ -252,7 +246,7 @@ rows! {
     row076_schema_65536: 76, |d| { d.write_file("echo/input.json", &schema_of_normalised_size(65_536)); set_echo_manifest(d, echo_with(|m| m["contracts"]["input_schema"]["path"] = json!("input.json"))); }, Expect::Starts;
     row077_header_on_object: 77, |d| { d.write_file("echo/input.json", "{\"type\":\"object\",\"properties\":{\"o\":{\"type\":\"object\",\"x-mcp-header\":\"O\"}}}\n"); set_echo_manifest(d, echo_with(|m| m["contracts"]["input_schema"]["path"] = json!("input.json"))); }, Expect::Code("template_invalid");
     row078_constructors_before_catalog: 78, |d| { d.write_file("echo/input.json", "{\"type\":\"object\",\"properties\":{\"o\":{\"type\":\"object\",\"x-mcp-header\":\"O\"}}}\n"); set_echo_manifest(d, echo_with(|m| m["contracts"]["input_schema"]["path"] = json!("input.json"))); add_second_tool(d, true); }, Expect::Code("application_content_digest_mismatch");
-    row079_catalog_too_large: 79, |d| { d.write_file("echo/input.json", &schema_of_normalised_size(65_000)); set_echo_manifest(d, echo_with(|m| m["contracts"]["input_schema"]["path"] = json!("input.json"))); let t = tool(d).clone(); d.gateway["tools"] = Value::Array((0..70).map(|i| { let mut t = t.clone(); t["name"] = json!(format!("echo{i:02}")); t }).collect()); d.gateway["pcc"]["servers"]["briefs"]["tools"] = json!(["echo00"]); }, Expect::Code("catalog_too_large");
+    row079_catalog_too_large: 79, seventy_large_tools, Expect::Code("catalog_too_large");
     row080_unknown_installation: 80, |d| set_echo_manifest(d, echo_with_mission(json!([{"name": "notes2"}]), &["notes2"])), Expect::Code("template_invalid");
     row081_write_tool_without_allow: 81, |d| { d.host["install"]["notes"]["tools"]["write_text_file"] = json!({"as": "notes.write", "effect": "write"}); set_echo_manifest(d, echo_with_mission(json!([{"name": "notes"}]), &["notes"])); }, Expect::Code("template_invalid");
     row083_read_app_granted_write: 83, |d| { d.host["install"]["notes"]["tools"]["write_text_file"] = json!({"as": "notes.write", "effect": "write"}); set_echo_manifest(d, echo_with_mission(json!([{"name": "notes", "config": {"allow": ["notes.write"]}}]), &["notes"])); }, Expect::Code("template_invalid");
@@ -321,13 +315,6 @@ fn write_model_echo(d: &mut Deployment, config: Value) {
     add_audit(d);
 }
 
-/// Creates `rel` as an owner-only directory.
-fn private_dir(d: &Deployment, rel: &str) {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::create_dir_all(d.path(rel)).expect("mkdir");
-    std::fs::set_permissions(d.path(rel), std::fs::Permissions::from_mode(0o700)).expect("chmod");
-}
-
 /// A second provider-free tool `zecho` (sorted after `echo`), optionally with a stale content pin.
 fn add_second_tool(d: &mut Deployment, stale: bool) {
     d.write_file("zecho/ptc.json", &compact(&support::echo_manifest()));
@@ -345,13 +332,6 @@ fn add_second_tool(d: &mut Deployment, stale: bool) {
     if let Some(a) = d.gateway["tools"].as_array_mut() {
         a.push(t);
     }
-}
-
-/// An input contract whose normalised deterministic JSON is exactly `size` bytes:
-/// `{"additionalProperties":false,"description":"xxx…","type":"object"}`.
-fn schema_of_normalised_size(size: usize) -> String {
-    let frame = "{\"additionalProperties\":false,\"description\":\"\",\"type\":\"object\"}".len();
-    format!("{{\"type\":\"object\",\"description\":\"{}\"}}\n", "x".repeat(size - frame))
 }
 
 #[test]

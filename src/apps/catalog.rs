@@ -7,6 +7,7 @@
 
 use super::error::{fail, AppError, AppErrorKind};
 use crate::config::manifest::Effect;
+use crate::explain::{self, Fact};
 use crate::json::{to_deterministic_string, Map, Value};
 
 /// http-mcp.md §10.3: the encoded `tools` array and the worst-case response are each at most this.
@@ -74,12 +75,19 @@ pub fn entry(tool: &ListingTool<'_>) -> Value {
     Value::Object(e)
 }
 
+/// Notes the bound that refused the listing, for `ptc check` (lifecycle.md §1.5).
+fn note_size(what: &str, bytes: usize) {
+    explain::note(Fact::Needed, format!("{what}: {bytes} bytes"));
+    explain::note(Fact::Available, format!("{MAX_LISTING_BYTES} bytes"));
+}
+
 /// Builds and bounds the listing. `tools` must already be in ascending byte order of their names (the
 /// gateway document's normalised order).
 pub fn build(tools: &[ListingTool<'_>]) -> Result<Catalog, AppError> {
     let array = Value::Array(tools.iter().map(entry).collect());
     let encoded_tools = to_deterministic_string(&array);
     if encoded_tools.len() > MAX_LISTING_BYTES {
+        note_size("the encoded tools array", encoded_tools.len());
         return fail(AppErrorKind::CatalogTooLarge);
     }
     let mut result = Map::new();
@@ -89,7 +97,9 @@ pub fn build(tools: &[ListingTool<'_>]) -> Result<Catalog, AppError> {
     result.insert("tools".into(), array);
     result.insert("ttlMs".into(), Value::Integer(0));
     let encoded_result = to_deterministic_string(&Value::Object(result));
-    if encoded_result.len().saturating_add(WORST_CASE_ENVELOPE_BYTES) > MAX_LISTING_BYTES {
+    let worst_case = encoded_result.len().saturating_add(WORST_CASE_ENVELOPE_BYTES);
+    if worst_case > MAX_LISTING_BYTES {
+        note_size("the worst-case tools/list response", worst_case);
         return fail(AppErrorKind::CatalogTooLarge);
     }
     Ok(Catalog { tools: encoded_tools, result: encoded_result })

@@ -11,6 +11,7 @@ use sha2::{Digest, Sha256};
 use super::closure::Closure;
 use super::error::{fail, AppError, AppErrorKind};
 use crate::config::manifest::{Component, Manifest, Workflow};
+use crate::explain::{self, Fact};
 use crate::json::canonical::LABEL_APPLICATION_CONTENT;
 use crate::json::{qualified, typed_canonical, Value};
 
@@ -148,6 +149,10 @@ pub fn digest(manifest: &Manifest, closure: &Closure) -> Result<String, AppError
 pub fn compare(computed: &str, expected: Option<&str>) -> Result<(), AppError> {
     match expected {
         Some(expected) if expected.as_bytes() != computed.as_bytes() => {
+            // For `ptc check` (lifecycle.md §1.5): both digests are names of content, not content.
+            explain::note(Fact::Field, "expected_application_content_digest");
+            explain::note(Fact::Expected, expected);
+            explain::note(Fact::Computed, computed);
             fail(AppErrorKind::ContentDigestMismatch)
         }
         _ => Ok(()),

@@ -18,7 +18,8 @@ use super::{closure, content_pin};
 use crate::config::gateway::ToolConfig;
 use crate::config::host::HostConfig;
 use crate::config::manifest::{self, Effect, EventsPolicy, Manifest, Workflow};
-use crate::config::{paths, Mode};
+use crate::config::{explained, paths, Mode};
+use crate::explain::{self, Fact};
 use crate::json::Limits;
 use crate::mcp_param::HeaderParam;
 
@@ -83,8 +84,10 @@ pub struct Built {
 
 /// Stage 5a: read the manifest (at most 1,000,000 bytes) and decode and validate it → `template_invalid`.
 pub fn load_manifest(path: &Path) -> Result<Manifest, AppError> {
-    let bytes = paths::read_document(path, Limits::DOCUMENT.max_bytes)
-        .map_err(|_| AppError::new(AppErrorKind::ManifestUnreadable))?;
+    let bytes = paths::read_document(path, Limits::DOCUMENT.max_bytes).map_err(|e| {
+        explained::read(e);
+        AppError::new(AppErrorKind::ManifestUnreadable)
+    })?;
     manifest::parse(&bytes).map_err(|_| AppError::new(AppErrorKind::ManifestInvalid))
 }
 
@@ -171,8 +174,11 @@ pub fn build_all(tools: &[ToolConfig], host: &HostConfig, mode: Mode) -> Result<
 pub fn finish(mut templates: Vec<Template>) -> Result<Built, AppError> {
     // 5h.
     for t in &mut templates {
+        explain::note(Fact::Tool, t.name.as_str());
         t.header_params = header::project(t.input.schema())?;
     }
+    // 5i concerns the listing as a whole, not the last tool projected above.
+    explain::clear_except(&[Fact::Stage]);
     // 5i.
     let listing: Vec<ListingTool<'_>> = templates
         .iter()

@@ -19,6 +19,7 @@ use super::envfile::{self, EnvFile, EnvFileError};
 use super::host::{CredentialSource, HeaderScheme, HostConfig, InstallationKind, McpTransport};
 use super::secret::{read_secret_file, FileReadError, Secret};
 use crate::codes::StartupCode;
+use crate::explain::{self, Fact};
 
 /// The size bound of a `file` credential (config.md §5.2, §8.2).
 pub const MAX_CREDENTIAL_FILE_BYTES: usize = 65_536;
@@ -180,9 +181,36 @@ pub struct CredentialError {
 }
 
 impl CredentialError {
-    /// The startup code of every capture failure (config.md §7.1, §8; lifecycle.md §3.2 stage 9).
+    /// The startup code of every capture failure (config.md §7.1, §8; lifecycle.md §3.2 stage 9). Notes the
+    /// binding and the rule for `ptc check` (lifecycle.md §1.5): names and line numbers, never a value.
     pub fn code(&self) -> StartupCode {
+        if let Some(binding) = &self.binding {
+            explain::note(Fact::Binding, binding.as_str());
+        }
+        explain::note_with(Fact::Reason, || self.reason());
         StartupCode::CredentialUnavailable
+    }
+
+    /// The rule that refused, as a sentence.
+    fn reason(&self) -> String {
+        use CredentialErrorKind as K;
+        let text = match self.kind {
+            K::EnvFile(e) => return format!("the --env-file {e}"),
+            K::FileUnreadable(io) => return format!("the credential file cannot be read ({io})"),
+            K::UnknownBinding => "the binding is not in the host document's credentials",
+            K::LiteralBearer => "the bearer binding is a literal; the bearer must come from env or file",
+            K::EnvAbsent => "its environment variable is not set (nor in the --env-file)",
+            K::EnvNotUtf8 => "its environment variable is not valid UTF-8",
+            K::FileNotRegular => "the credential file is not a regular file",
+            K::FileTooLarge => "the credential file is larger than 65,536 bytes",
+            K::FileNotUtf8 => "the credential file is not valid UTF-8",
+            K::Empty => "the value is empty after normalisation",
+            K::ForbiddenCharacter => "the value contains NUL, CR or LF",
+            K::HeaderCharacter => "the value, sent in a header, holds a byte outside printable ASCII and tab",
+            K::BearerLength => "the bearer is shorter than 32 or longer than 4,096 bytes",
+            K::BearerSyntax => "the bearer is not token68",
+        };
+        text.to_owned()
     }
 }
 
@@ -202,8 +230,8 @@ impl std::fmt::Display for CredentialError {
 impl std::error::Error for CredentialError {}
 
 impl From<CredentialError> for StartupCode {
-    fn from(_: CredentialError) -> StartupCode {
-        StartupCode::CredentialUnavailable
+    fn from(e: CredentialError) -> StartupCode {
+        e.code()
     }
 }
 

@@ -15,8 +15,9 @@ use super::schema::access::{
     array_at, at, bool_at, int_at, object_at, str_at, string_at, string_map, strings_at,
 };
 use super::schema::{self, fill_defaults, GATEWAY};
-use super::{origin, paths, Mode};
+use super::{explained, origin, paths, Mode};
 use crate::codes::StartupCode;
+use crate::explain::{self, Fact};
 use crate::json::{self, DecodeErrorKind, Limits, Value};
 
 /// One of the two literal loopback addresses a listener may bind.
@@ -167,8 +168,10 @@ pub struct GatewayConfig {
 /// An unreadable or oversized file is `config_unavailable` (config.md §2.8); everything after the read is
 /// [`from_bytes`].
 pub fn load(path: &Path, mode: Mode) -> Result<GatewayConfig, StartupCode> {
-    let bytes =
-        paths::read_document(path, Limits::DOCUMENT.max_bytes).map_err(|_| StartupCode::ConfigUnavailable)?;
+    let bytes = paths::read_document(path, Limits::DOCUMENT.max_bytes).map_err(|e| {
+        explained::read(e);
+        StartupCode::ConfigUnavailable
+    })?;
     from_bytes(&bytes, path, mode)
 }
 
@@ -176,9 +179,13 @@ pub fn load(path: &Path, mode: Mode) -> Result<GatewayConfig, StartupCode> {
 /// strict decoding (decode failure → `config_unavailable`, duplicate key → `duplicate_json_key`), structure
 /// (→ `config_invalid`), the semantic checks of config.md §4.4 in order, then normalisation (config.md §4.3).
 pub fn from_bytes(bytes: &[u8], path: &Path, mode: Mode) -> Result<GatewayConfig, StartupCode> {
-    let mut doc = json::decode(bytes, Limits::DOCUMENT).map_err(|e| decode_failure(e.kind))?;
+    let mut doc =
+        json::decode(bytes, Limits::DOCUMENT).map_err(|e| decode_failure(explained::decode(e).kind))?;
     // config.md §4.1, §4.2, §4.6, §4.8 and the byte-bound rules of config.md §2.8.
-    schema::validate(&GATEWAY, &doc, mode).map_err(|_| StartupCode::ConfigInvalid)?;
+    schema::validate(&GATEWAY, &doc, mode).map_err(|e| {
+        explained::schema(e);
+        StartupCode::ConfigInvalid
+    })?;
     // Defaults change no semantic check, so the checks can read the filled document.
     fill_defaults(&GATEWAY, &mut doc);
     let mut config = build(&doc, paths::document_dir(path)).ok_or(StartupCode::ConfigInvalid)?;
@@ -210,29 +217,61 @@ fn decode_failure(kind: DecodeErrorKind) -> StartupCode {
 
 /// The semantic checks of config.md §4.4, in their order; the first failure decides.
 fn check(config: &GatewayConfig) -> Result<(), StartupCode> {
+    // Each refusal notes its pointer and rule for `ptc check` (lifecycle.md §1.5).
+    let refuse = |code: StartupCode, pointer: String, reason: &str| {
+        explain::note(Fact::Pointer, pointer);
+        explain::note(Fact::Reason, reason);
+        Err(code)
+    };
     // 1. Origins, in array order (config.md §4.5).
-    for entry in &config.listen.allowed_origins {
-        origin::check_origin(entry).map_err(|_| StartupCode::OriginInvalid)?;
+    for (i, entry) in config.listen.allowed_origins.iter().enumerate() {
+        if origin::check_origin(entry).is_err() {
+            let reason = "not an origin: scheme://host[:port], lowercase, no path, no default port";
+            return refuse(StartupCode::OriginInvalid, format!("/listen/allowed_origins/{i}"), reason);
+        }
     }
     // 2. Tool names (case-sensitive).
     let mut names: Vec<&str> = config.tools.iter().map(|t| t.name.as_str()).collect();
     names.sort_unstable();
-    if names.windows(2).any(|pair| pair.first() == pair.get(1)) {
-        return Err(StartupCode::ToolNameDuplicate);
+    if let Some(pair) = names.windows(2).find(|pair| pair.first() == pair.get(1)) {
+        let name = pair.first().copied().unwrap_or_default();
+        let last = config.tools.iter().rposition(|t| t.name == name).unwrap_or_default();
+        explain::note(Fact::Tool, name);
+        return refuse(
+            StartupCode::ToolNameDuplicate,
+            format!("/tools/{last}/name"),
+            "an earlier tool has this name",
+        );
     }
     // 3. Audit presence, both directions.
-    let any_write = config.tools.iter().any(|t| t.allow_write);
-    if any_write != config.private_audit.is_some() {
-        return Err(StartupCode::AuditInvalid);
+    let writer = config.tools.iter().position(|t| t.allow_write);
+    match (writer, &config.private_audit) {
+        (Some(i), None) => {
+            let reason = "a tool with allow_write needs private_audit";
+            return refuse(StartupCode::AuditInvalid, format!("/tools/{i}/allow_write"), reason);
+        }
+        (None, Some(_)) => {
+            let reason = "private_audit is configured but no tool has allow_write";
+            return refuse(StartupCode::AuditInvalid, "/private_audit".into(), reason);
+        }
+        _ => {}
     }
     // 4. PCC cross-references.
     if let Some(pcc) = &config.pcc {
         if pcc.address == config.listen.address && pcc.port == config.listen.port {
-            return Err(StartupCode::ConfigInvalid);
+            let reason = "the PCC listener has the address and port of the /mcp listener";
+            return refuse(StartupCode::ConfigInvalid, "/pcc/port".into(), reason);
         }
         let known = |name: &String| names.binary_search(&name.as_str()).is_ok();
-        if !pcc.servers.values().flatten().all(known) {
-            return Err(StartupCode::ConfigInvalid);
+        for (server, tools) in &pcc.servers {
+            if let Some(i) = tools.iter().position(|t| !known(t)) {
+                let reason = "names no tool of the document";
+                return refuse(
+                    StartupCode::ConfigInvalid,
+                    format!("/pcc/servers/{server}/tools/{i}"),
+                    reason,
+                );
+            }
         }
     }
     Ok(())

@@ -10,8 +10,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::schema::{self, fill_defaults, HOST};
-use super::{origin, paths, Mode};
+use super::{explained, origin, paths, Mode};
 use crate::codes::StartupCode;
+use crate::explain::{self, Fact};
 use crate::json::{self, Limits, Value};
 
 /// Where one credential's value comes from (config.md §5.2). A literal's value is a secret and is never
@@ -239,8 +240,10 @@ impl HostConfig {
 /// Stage 2: read, decode, validate and check the host document at `path` (already anchored).
 /// `bearer_binding` is the gateway document's `authentication.bearer.binding` (config.md §5.7 rule 3).
 pub fn load(path: &Path, bearer_binding: &str) -> Result<HostConfig, StartupCode> {
-    let bytes =
-        paths::read_document(path, Limits::DOCUMENT.max_bytes).map_err(|_| StartupCode::HostInvalid)?;
+    let bytes = paths::read_document(path, Limits::DOCUMENT.max_bytes).map_err(|e| {
+        explained::read(e);
+        StartupCode::HostInvalid
+    })?;
     from_bytes(&bytes, path, bearer_binding)
 }
 
@@ -248,9 +251,15 @@ pub fn load(path: &Path, bearer_binding: &str) -> Result<HostConfig, StartupCode
 /// Every refusal is `host_invalid` (config.md §2.8): decoding, structure, and the semantic checks of
 /// config.md §5.7.
 pub fn from_bytes(bytes: &[u8], path: &Path, bearer_binding: &str) -> Result<HostConfig, StartupCode> {
-    let declared = json::decode(bytes, Limits::DOCUMENT).map_err(|_| StartupCode::HostInvalid)?;
+    let declared = json::decode(bytes, Limits::DOCUMENT).map_err(|e| {
+        explained::decode(e);
+        StartupCode::HostInvalid
+    })?;
     // The host document has no mode-dependent members.
-    schema::validate(&HOST, &declared, Mode::Serve).map_err(|_| StartupCode::HostInvalid)?;
+    schema::validate(&HOST, &declared, Mode::Serve).map_err(|e| {
+        explained::schema(e);
+        StartupCode::HostInvalid
+    })?;
     let mut filled = declared.clone();
     fill_defaults(&HOST, &mut filled);
     let config =
@@ -264,7 +273,19 @@ pub fn from_bytes(bytes: &[u8], path: &Path, bearer_binding: &str) -> Result<Hos
 pub fn check_bearer_binding(host: &HostConfig, binding: &str) -> Result<(), StartupCode> {
     match host.credentials.get(binding) {
         Some(CredentialSource::Env(_) | CredentialSource::File(_)) => Ok(()),
-        Some(CredentialSource::Literal(_)) | None => Err(StartupCode::CredentialUnavailable),
+        Some(CredentialSource::Literal(_)) => {
+            explain::note(Fact::Binding, binding);
+            explain::note(
+                Fact::Reason,
+                "the bearer binding is a literal; the bearer must come from env or file",
+            );
+            Err(StartupCode::CredentialUnavailable)
+        }
+        None => {
+            explain::note(Fact::Binding, binding);
+            explain::note(Fact::Reason, "the bearer binding is not in the host document's credentials");
+            Err(StartupCode::CredentialUnavailable)
+        }
     }
 }
 
@@ -309,12 +330,20 @@ const RESERVED_HEADERS: &[&str] = &[
 /// `host_invalid`. Rule 1 (one member per credential) is already structural (`minProperties` and
 /// `maxProperties` 1) and is enforced again by [`credential`].
 fn check(config: &HostConfig, bearer_binding: &str) -> Result<(), StartupCode> {
-    let invalid = Err(StartupCode::HostInvalid);
+    // Each refusal names the installation and the rule for `ptc check` (lifecycle.md §1.5).
+    let invalid = |alias: &str, member: &str, reason: &str| {
+        explain::note(Fact::Pointer, format!("/install/{alias}{member}"));
+        explain::note(Fact::Reason, reason);
+        Err(StartupCode::HostInvalid)
+    };
     for (alias, installation) in &config.install {
         for binding in config.bindings_of(alias) {
             // Rule 2: references exist. Rule 3: the inbound bearer is never forwarded upstream.
-            if !config.credentials.contains_key(&binding) || binding == bearer_binding {
-                return invalid;
+            if !config.credentials.contains_key(&binding) {
+                return invalid(alias, "", "a credential binding it names is not in credentials");
+            }
+            if binding == bearer_binding {
+                return invalid(alias, "", "it names the gateway's bearer binding, which is never forwarded");
             }
         }
         match &installation.kind {
@@ -323,22 +352,34 @@ fn check(config: &HostConfig, bearer_binding: &str) -> Result<(), StartupCode> {
                 let mut aliases: Vec<&str> = mcp.tools.values().map(|t| t.alias.as_str()).collect();
                 aliases.sort_unstable();
                 if aliases.windows(2).any(|pair| pair.first() == pair.get(1)) {
-                    return invalid;
+                    return invalid(alias, "/tools", "two upstream tools map to the same alias");
                 }
                 if let McpTransport::StreamableHttp(http) = &mcp.transport {
                     // Rule 5.
                     if origin::check_endpoint(&http.endpoint, http.allow_insecure_loopback).is_err() {
-                        return invalid;
+                        return invalid(
+                            alias,
+                            "/endpoint",
+                            "the endpoint is not https (or allowed loopback http)",
+                        );
                     }
                     // Rule 6.
                     if !headers_follow_the_rules(&http.headers) {
-                        return invalid;
+                        return invalid(
+                            alias,
+                            "/headers",
+                            "a header repeats, is set by the gateway, or is Mcp-Param-*",
+                        );
                     }
                 }
             }
             InstallationKind::Llm(LlmInstallation { endpoint, allow_insecure_loopback, .. }) => {
                 if origin::check_endpoint(endpoint, *allow_insecure_loopback).is_err() {
-                    return invalid;
+                    return invalid(
+                        alias,
+                        "/endpoint",
+                        "the endpoint is not https (or allowed loopback http)",
+                    );
                 }
             }
             InstallationKind::TraceSnapshot { .. } | InstallationKind::Reserved => {}

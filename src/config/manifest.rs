@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 use super::schema::access::{array_at, at, int_at, object_at, str_at, string_at, strings_at};
 use super::schema::{self, fill_defaults, APPLICATION};
-use super::Mode;
+use super::{explained, Mode};
 use crate::codes::StartupCode;
 use crate::json::{self, Limits, Value};
 
@@ -95,9 +95,15 @@ pub struct Manifest {
 /// Stage 5a: decode and validate one manifest's bytes. Every refusal (decoding, duplicate key, structure,
 /// byte bounds) is `template_invalid` (config.md §2.8).
 pub fn parse(bytes: &[u8]) -> Result<Manifest, StartupCode> {
-    let document = json::decode(bytes, Limits::DOCUMENT).map_err(|_| StartupCode::TemplateInvalid)?;
+    let document = json::decode(bytes, Limits::DOCUMENT).map_err(|e| {
+        explained::decode(e);
+        StartupCode::TemplateInvalid
+    })?;
     // The manifest has no mode-dependent members.
-    schema::validate(&APPLICATION, &document, Mode::Serve).map_err(|_| StartupCode::TemplateInvalid)?;
+    schema::validate(&APPLICATION, &document, Mode::Serve).map_err(|e| {
+        explained::schema(e);
+        StartupCode::TemplateInvalid
+    })?;
     let mut filled = document.clone();
     fill_defaults(&APPLICATION, &mut filled);
     build(document, &filled).ok_or(StartupCode::TemplateInvalid)

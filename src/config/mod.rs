@@ -9,6 +9,7 @@
 
 pub mod credentials;
 pub mod envfile;
+pub(crate) mod explained;
 pub mod gateway;
 pub mod host;
 pub mod manifest;

@@ -10,6 +10,21 @@
 
 use super::PinMap;
 use crate::codes::StartupCode;
+use crate::explain::{self, Fact};
+use crate::json::{to_deterministic_string, Value};
+
+/// Notes a refused pin member for `ptc check` (lifecycle.md §1.5): the member, the configured value and
+/// the computed one, each as deterministic JSON. Pins are digests and names, never secrets.
+fn note_mismatch(field: &str, why: &str, configured: Option<&PinMap>, computed: Value) {
+    explain::note(Fact::Field, field);
+    explain::note(Fact::Reason, why);
+    explain::note_with(Fact::Expected, || to_deterministic_string(&map_value(configured)));
+    explain::note_with(Fact::Computed, || to_deterministic_string(&computed));
+}
+
+fn map_value(map: Option<&PinMap>) -> Value {
+    Value::Object(or_empty(map).map(|(k, v)| (k.clone(), Value::String(v.clone()))).collect())
+}
 
 fn or_empty(map: Option<&PinMap>) -> impl Iterator<Item = (&String, &String)> {
     map.into_iter().flatten()
@@ -21,7 +36,13 @@ pub fn check_provider_free(
     installation: Option<&PinMap>,
     snapshot: Option<&PinMap>,
 ) -> Result<(), StartupCode> {
-    if or_empty(installation).next().is_some() || or_empty(snapshot).next().is_some() {
+    let why = "a tool without provider declarations has both pin maps {}";
+    if or_empty(installation).next().is_some() {
+        note_mismatch("installation_config_pins", why, installation, map_value(None));
+        return Err(StartupCode::ProviderPinMismatch);
+    }
+    if or_empty(snapshot).next().is_some() {
+        note_mismatch("provider_snapshot_pins", why, snapshot, map_value(None));
         return Err(StartupCode::ProviderPinMismatch);
     }
     Ok(())
@@ -38,6 +59,8 @@ pub fn check_installation_pins(configured: Option<&PinMap>, expected: &PinMap) -
     if matches {
         Ok(())
     } else {
+        let why = "the configured installation pins differ from the installations' digests";
+        note_mismatch("installation_config_pins", why, configured, map_value(Some(expected)));
         Err(StartupCode::InstallationPinMismatch)
     }
 }
@@ -66,7 +89,18 @@ pub fn check_site_snapshot(
 ) -> Result<(), StartupCode> {
     match configured.and_then(|map| map.get(site_key)) {
         Some(pin) if pin.as_bytes() == actual_pin.as_bytes() => Ok(()),
-        _ => Err(StartupCode::ProviderPinMismatch),
+        _ => {
+            let why = "the configured snapshot pin differs from the site's listing";
+            let computed =
+                Value::Object([(site_key.to_owned(), Value::from(actual_pin))].into_iter().collect());
+            let configured_entry: PinMap = configured
+                .and_then(|map| map.get_key_value(site_key))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .into_iter()
+                .collect();
+            note_mismatch("provider_snapshot_pins", why, Some(&configured_entry), computed);
+            Err(StartupCode::ProviderPinMismatch)
+        }
     }
 }
 
@@ -77,7 +111,9 @@ pub fn check_no_extra_sites<'a>(
     actual_keys: impl IntoIterator<Item = &'a str>,
 ) -> Result<(), StartupCode> {
     let actual: std::collections::BTreeSet<&str> = actual_keys.into_iter().collect();
-    if or_empty(configured).any(|(key, _)| !actual.contains(key.as_str())) {
+    if let Some((key, _)) = or_empty(configured).find(|(key, _)| !actual.contains(key.as_str())) {
+        explain::note(Fact::Field, "provider_snapshot_pins");
+        explain::note(Fact::Reason, format!("the configured key {key:?} names no provider site of the tool"));
         return Err(StartupCode::ProviderPinMismatch);
     }
     Ok(())

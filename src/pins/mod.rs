@@ -49,6 +49,16 @@ impl PinError {
     /// The startup code this failure ends as: a site that cannot produce an identity is
     /// `provider_pin_unavailable` (pins.md §9.3 step 3); an unknown alias is an internal defect.
     pub fn code(self) -> StartupCode {
+        // lifecycle.md §1.5: the rule, for `ptc check`.
+        crate::explain::note(
+            crate::explain::Fact::Reason,
+            match self {
+                PinError::UnknownInstallation => "a selected alias names no installation",
+                PinError::FactsMalformed => "the upstream's listing does not have the recorded shape",
+                PinError::ExecutableDigestMissing => "the stdio command's executable has no digest",
+                PinError::GrantedToolMissing => "a granted upstream tool is not in the upstream's listing",
+            },
+        );
         match self {
             PinError::UnknownInstallation => StartupCode::InternalError,
             PinError::FactsMalformed | PinError::ExecutableDigestMissing | PinError::GrantedToolMissing => {

@@ -4,8 +4,12 @@
 //! raises the limit itself. The report describes the listener geometry; it is returned to in-process
 //! callers and logged once at info level, never served.
 
+use crate::apps::Built;
+use crate::explain::{self, Fact};
 use crate::json::{Map, Value};
-use crate::startup::StartupCode;
+use crate::startup::documents::Documents;
+use crate::startup::fault::{self, FaultPoint};
+use crate::startup::{templates, StartupCode};
 
 /// Connection slots above `max_inflight_requests` for idle keep-alive and health sockets (lifecycle.md §11).
 pub const IDLE_HEADROOM: u64 = 8;
@@ -67,10 +71,24 @@ impl BudgetInputs {
 
     /// The check of lifecycle.md §10.1 against a soft limit (`None`: `getrlimit` failed).
     pub fn check(&self, soft_limit: Option<SoftLimit>) -> Result<ListenerPolicy, StartupCode> {
-        let soft_limit = soft_limit.ok_or(StartupCode::ListenerCapacityUnavailable)?;
+        let Some(soft_limit) = soft_limit else {
+            explain::note(Fact::Reason, "the soft RLIMIT_NOFILE could not be read");
+            return Err(StartupCode::ListenerCapacityUnavailable);
+        };
         let budget = self.descriptor_budget();
         if let SoftLimit::Finite(limit) = soft_limit {
             if budget > limit {
+                // lifecycle.md §1.5: the formula's terms, so an operator sees which setting to lower.
+                explain::note(Fact::Reason, "the descriptor budget exceeds the soft RLIMIT_NOFILE");
+                explain::note_with(Fact::Needed, || {
+                    format!(
+                        "descriptor_budget {budget} (handler_ceiling {}, descriptor_reserve {}, pcc {})",
+                        self.handler_ceiling(),
+                        self.descriptor_reserve(),
+                        self.pcc
+                    )
+                });
+                explain::note(Fact::Available, format!("soft RLIMIT_NOFILE {limit}"));
                 return Err(StartupCode::ListenerCapacityExceeded);
             }
         }
@@ -82,6 +100,23 @@ impl BudgetInputs {
             pcc: self.pcc,
         })
     }
+}
+
+/// Stage 6 for the documents and templates: the inputs of lifecycle.md §10.1 checked against the soft
+/// limit read now (shared by serving and `ptc check`).
+pub fn stage(docs: &Documents, built: &Built) -> Result<ListenerPolicy, StartupCode> {
+    let admission = &docs.gateway.admission;
+    let inputs = BudgetInputs {
+        max_inflight_requests: u64::from(admission.max_inflight_requests),
+        max_concurrent_runs: u64::from(admission.max_concurrent_runs),
+        max_active_provider_calls: u64::from(admission.max_active_provider_calls),
+        installations: docs.host.install.len() as u64,
+        declarations: templates::declaration_count(built),
+        artifacts: docs.gateway.artifacts.is_some(),
+        pcc: docs.gateway.pcc.is_some(),
+    };
+    let soft_limit = if fault::injected(FaultPoint::Getrlimit) { None } else { read_soft_limit() };
+    inputs.check(soft_limit)
 }
 
 /// Reads the soft `RLIMIT_NOFILE`; `None` when the call fails.

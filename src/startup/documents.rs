@@ -3,7 +3,7 @@
 
 use crate::cli::GatewayArgs;
 use crate::config::gateway::GatewayConfig;
-use crate::config::host::{CredentialSource, HostConfig};
+use crate::config::host::HostConfig;
 use crate::config::{gateway, host, Mode};
 use crate::startup::StartupCode;
 
@@ -19,16 +19,7 @@ pub fn load(args: &GatewayArgs) -> Result<Documents, StartupCode> {
     let gateway = gateway::load(&args.config, args.mode)?;
     let host = host::load(&gateway.host_path, &gateway.bearer_binding)?;
     if args.mode == Mode::Serve {
-        check_bearer_binding(&host, &gateway.bearer_binding)?;
+        host::check_bearer_binding(&host, &gateway.bearer_binding)?;
     }
     Ok(Documents { gateway, host })
-}
-
-/// Stage 3 (config.md §5.8): the bearer binding exists and is an `env` or `file` credential. The value
-/// is not read here.
-fn check_bearer_binding(host: &HostConfig, binding: &str) -> Result<(), StartupCode> {
-    match host.credentials.get(binding) {
-        Some(CredentialSource::Env(_)) | Some(CredentialSource::File(_)) => Ok(()),
-        Some(CredentialSource::Literal(_)) | None => Err(StartupCode::CredentialUnavailable),
-    }
 }

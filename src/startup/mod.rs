@@ -6,6 +6,7 @@
 //! points of the tests (`crate::fault`).
 
 pub mod budget;
+pub mod check;
 pub mod credentials_owner;
 pub mod discovery;
 pub mod documents;
@@ -28,6 +29,7 @@ use std::io::Write;
 
 use crate::cli::GatewayArgs;
 use crate::config::Mode;
+use crate::explain;
 use crate::notify::{self, Message, Notifier, Status};
 use crate::signals::StopRequest;
 
@@ -74,6 +76,33 @@ pub async fn run_pin(args: GatewayArgs, mut stop: StopRequest) -> u8 {
     }
 }
 
+/// `ptc check` (lifecycle.md §1.5) to its exit status: 0 when serving would start, 78 with the explained
+/// refusal, 70 when interrupted (nothing printed). Everything goes to stdout: the reader is a person.
+pub async fn run_check(args: GatewayArgs, mut stop: StopRequest) -> u8 {
+    let checked = futures::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(check::run(&args)));
+    let outcome = tokio::select! {
+        biased;
+        _ = stop.requested() => return 70,
+        result = checked => match result {
+            Ok(outcome) => outcome,
+            Err(_panic) => Err((StartupCode::InternalError, Default::default())),
+        },
+    };
+    let status = if outcome.is_ok() { 0 } else { 78 };
+    let mut out = std::io::stdout().lock();
+    match out.write_all(check::render(&outcome).as_bytes()).and_then(|_| out.flush()) {
+        Ok(()) => status,
+        Err(_) => 70,
+    }
+}
+
+/// `ptc check` with bad arguments: `config_invalid` at stage 0, explained like any refusal, exit 78.
+pub fn report_check_usage_error() -> u8 {
+    let text = "config_invalid: the gateway document is not valid\n  stage: 0 arguments\n  reason: usage: ptc check CONFIG [--env-file FILE]\n";
+    let _ = std::io::stdout().write_all(text.as_bytes());
+    78
+}
+
 /// Serve mode: startup (abandoned by a stop request, lifecycle.md §8.3), then serving and the staged
 /// shutdown.
 async fn run_serve(
@@ -85,13 +114,20 @@ async fn run_serve(
     notifier.send(&[Message::Status(Status::Starting)]);
     let mut held = serve::Startup::default();
     let started = {
-        let startup =
-            futures::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(serve::start(args, &mut held)));
+        // The facts a refusing stage notes (lifecycle.md §1.5) reach the human log too, at info level.
+        let startup = futures::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(explain::gather(
+            serve::start(args, &mut held),
+        )));
         tokio::select! {
             biased;
             _ = stop.requested() => None,
             result = startup => Some(match result {
-                Ok(result) => result,
+                Ok((Err(code), facts)) => {
+                    let facts: Vec<String> = facts.iter().map(|(k, v)| format!("{}: {v}", k.as_str())).collect();
+                    tracing::info!(code = code.as_str(), facts = %facts.join("; "), "startup refused");
+                    Err(code)
+                }
+                Ok((result, _)) => result,
                 Err(_panic) => Err(StartupCode::InternalError),
             }),
         }

@@ -16,6 +16,7 @@ use crate::apps::{Built, Template};
 use crate::config::credentials::CapturedCredentials;
 use crate::config::host::{CredentialSource, HostConfig, InstallationKind, McpInstallation, McpTransport};
 use crate::events::{EventLog, ReasonClass};
+use crate::explain::{self, Fact};
 use crate::pins::{self, PinMap};
 use crate::providers::acquire::{self, AcquireError, AcquireSpec};
 use crate::providers::child::LaunchSpec;
@@ -78,6 +79,7 @@ pub fn check_installation_pins(docs: &Documents, built: &Built) -> Result<(), St
         let Some(tool) = docs.gateway.tools.iter().find(|t| t.name == template.name) else {
             return Err(StartupCode::InternalError);
         };
+        explain::note(Fact::Tool, template.name.as_str());
         let expected = expected_installation_pins(&docs.host, template)?;
         pins::check_tool_first_pass(
             tool.installation_config_pins.as_ref(),
@@ -172,7 +174,10 @@ async fn acquire_into(
         let tool = docs.gateway.tools.iter().find(|t| t.name == template.name);
         let configured = tool.and_then(|t| t.provider_snapshot_pins.as_ref());
         let mut actual = BTreeMap::new();
+        // lifecycle.md §1.5: every refusal below names its tool and, per site, its installation.
+        explain::note(Fact::Tool, template.name.as_str());
         for declaration in &template.selections.declarations {
+            explain::note(Fact::Installation, declaration.as_str());
             let (site, facts) =
                 acquire_site(docs, credentials, events, (template, index), declaration).await?;
             acquired.sites.push(site);
@@ -194,6 +199,7 @@ async fn acquire_into(
         }
         // pins.md §9.3: after the tool's last site, no configured key may name none of its sites. A cold
         // tool has none, so its map must be `{}` (pins.md §9.4).
+        explain::clear_except(&[Fact::Stage, Fact::Tool]);
         if purpose == Purpose::Serve {
             pins::check_no_extra_sites(configured, actual.keys().map(String::as_str))?;
             validate_snapshots(template)?;
@@ -211,6 +217,8 @@ fn validate_snapshots(template: &Template) -> Result<(), Refused> {
     for directory in template.selections.snapshots.values() {
         if let Err(error) = crate::traces::hist::validate_directory(directory) {
             tracing::debug!(tool = %template.name, %error, "snapshot directory refused");
+            explain::note_with(Fact::Path, || directory.display().to_string());
+            explain::note(Fact::Reason, "the trace snapshot directory cannot be opened and listed");
             return Err(Refused { code: StartupCode::ProviderRuntimeUnavailable, reason: None });
         }
     }
@@ -251,6 +259,8 @@ fn model_site(
 }
 
 fn runtime_unavailable(class: FailureClass) -> Refused {
+    explain::note(Fact::Class, class.as_str());
+    explain::note(Fact::Reason, "the upstream could not be acquired (started, initialised and listed)");
     Refused { code: StartupCode::ProviderRuntimeUnavailable, reason: Some(ReasonClass::Provider(class)) }
 }
 
@@ -276,7 +286,13 @@ async fn acquire_site(
                 Site::new((&template.name, index), declaration, upstream, era, ceilings, listed, counters);
             Ok((Arc::new(site), facts))
         }
-        Err(AcquireError::PinUnavailable) => Err(StartupCode::ProviderPinUnavailable.into()),
+        Err(AcquireError::PinUnavailable) => {
+            explain::note(
+                Fact::Reason,
+                "the installation's command cannot be resolved and read to compute its digest",
+            );
+            Err(StartupCode::ProviderPinUnavailable.into())
+        }
         Err(AcquireError::Failed { class, end }) => {
             // providers.md §7.5: the failed transport's `transport` record and, when enabled, its stderr tail
             // (stdio only: HTTP transports have no stderr, audit-events.md §3.8).

@@ -25,7 +25,7 @@ use crate::exec::Executor;
 use crate::mcp::{BearerDigest, FrontSettings, McpFront};
 use crate::providers::admission::CallAdmission;
 use crate::providers::runtime::ProviderRuntime;
-use crate::startup::budget::{self, BudgetInputs, ListenerPolicy};
+use crate::startup::budget;
 use crate::startup::documents::{self, Documents};
 use crate::startup::fault::{self, FaultPoint};
 use crate::startup::gateway::Gateway;
@@ -81,7 +81,7 @@ pub async fn start(args: &GatewayArgs, held: &mut Startup) -> Result<Gateway, St
     if fault::injected(FaultPoint::PanicInStage) {
         panic!("injected fault: a panic inside a stage");
     }
-    let policy = stage_listener_capacity(&docs, &built)?;
+    let policy = budget::stage(&docs, &built)?;
     tracing::info!(listener_policy = %crate::json::to_deterministic_string(&policy.to_value()), "stage 6");
     events.stage(StartupStage::Templates, StartupOutcome::Ready);
     let audit_log = stage_audit(&docs, &domain, held).await?;
@@ -185,22 +185,6 @@ fn stage_artifact_root(docs: &Documents, held: &mut Startup) -> Result<(), Start
     held.stack.push(Part::ArtifactRoot(root));
     held.stack.push(Part::EventLog(held.events.clone()));
     Ok(())
-}
-
-/// Stage 6: the descriptor budget (lifecycle.md §10).
-fn stage_listener_capacity(docs: &Documents, built: &Built) -> Result<ListenerPolicy, StartupCode> {
-    let admission = &docs.gateway.admission;
-    let inputs = BudgetInputs {
-        max_inflight_requests: u64::from(admission.max_inflight_requests),
-        max_concurrent_runs: u64::from(admission.max_concurrent_runs),
-        max_active_provider_calls: u64::from(admission.max_active_provider_calls),
-        installations: docs.host.install.len() as u64,
-        declarations: templates::declaration_count(built),
-        artifacts: docs.gateway.artifacts.is_some(),
-        pcc: docs.gateway.pcc.is_some(),
-    };
-    let soft_limit = if fault::injected(FaultPoint::Getrlimit) { None } else { budget::read_soft_limit() };
-    inputs.check(soft_limit)
 }
 
 /// Stage 7: the audit directory, its lock, inventory, recovery, new file, probe and retention

@@ -6,6 +6,7 @@
 
 use crate::apps::{self, AppError, Built};
 use crate::config::Mode;
+use crate::explain::{self, Fact};
 use crate::startup::documents::Documents;
 use crate::startup::StartupCode;
 
@@ -15,16 +16,22 @@ pub use crate::apps::Template;
 pub fn build(docs: &Documents, mode: Mode) -> Result<Built, StartupCode> {
     let report = |e: AppError| {
         tracing::debug!(reason = e.describe(), "template refused");
+        // A deeper site may have noted a sharper reason (a manifest's schema rule) for `ptc check`.
+        explain::note_if_absent(Fact::Reason, e.describe());
         e.code()
     };
     let mut ordered: Vec<_> = docs.gateway.tools.iter().collect();
     ordered.sort_by(|a, b| a.name.as_bytes().cmp(b.name.as_bytes()));
     let mut templates = Vec::with_capacity(ordered.len());
     for tool in ordered {
+        // lifecycle.md §1.5: a refusal of 5a–5g names its tool and manifest.
+        explain::note(Fact::Tool, tool.name.as_str());
+        explain::note_with(Fact::Document, || tool.manifest.display().to_string());
         let manifest = apps::load_manifest(&tool.manifest).map_err(report)?;
         let template = apps::build(tool, &manifest, &docs.host, mode).map_err(report)?;
         templates.push(template);
     }
+    explain::clear_except(&[Fact::Stage]);
     apps::finish(templates).map_err(report)
 }
 

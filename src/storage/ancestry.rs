@@ -22,7 +22,7 @@ use nix::unistd::geteuid;
 
 use super::error::{ErrorKind, Op, Result, StorageError};
 use super::private_dir::{make_dir_at, PrivateDir};
-use super::sys::{lstat_at, open_dir_at, stat_fd, EntryKind, EntryStat};
+use super::sys::{is_absent, lstat_at, open_dir_at, stat_fd, EntryKind, EntryStat};
 
 /// The sticky bit.
 const STICKY: u32 = 0o1000;
@@ -150,6 +150,48 @@ pub fn open_parent(dir: &Path) -> Result<(OwnedFd, OsString)> {
         }
     }
     Ok((cur, split.name.to_os_string()))
+}
+
+/// R-ANC and R-DIR on a store directory `dir` and its existing subdirectories `subdirs`, creating nothing
+/// (`ptc check`, lifecycle.md §1.5): the existing ancestry is checked as startup checks it, an existing
+/// directory is validated and never repaired, and a missing one passes when its deepest existing ancestor
+/// is writable, so startup could create it.
+pub fn probe_store_dir(dir: &Path, subdirs: &[&str]) -> Result<()> {
+    let split = split(dir)?;
+    let (resolved, existing) = resolve_existing(&split.parent)?;
+    let root = openat(AT_FDCWD, "/", OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC, Mode::empty())
+        .map_err(|e| StorageError::with_errno(ErrorKind::AncestorUnresolvable, e))?;
+    check_ancestor(&stat_fd(&root).map_err(|e| StorageError::io(Op::Stat, e))?)?;
+    let mut cur = root;
+    for comp in resolved.components() {
+        match comp {
+            Component::RootDir => {}
+            Component::Normal(name) => cur = step_existing(cur.as_fd(), name)?,
+            _ => return Err(StorageError::rule(ErrorKind::AncestorUnresolvable)),
+        }
+    }
+    let writable = |fd: &OwnedFd| {
+        nix::unistd::faccessat(fd.as_fd(), ".", nix::unistd::AccessFlags::W_OK, nix::fcntl::AtFlags::empty())
+            .map_err(|e| StorageError::io(Op::Mkdir, e))
+    };
+    if existing < split.parent.len() {
+        return writable(&cur);
+    }
+    match lstat_at(cur.as_fd(), split.name) {
+        Err(e) if is_absent(e) => writable(&cur),
+        Err(e) => Err(StorageError::with_errno(ErrorKind::DirectoryUnavailable, e)),
+        Ok(_) => {
+            let store = PrivateDir::open_at(cur.as_fd(), split.name)?;
+            for sub in subdirs {
+                match lstat_at(store.as_fd(), OsStr::new(sub)) {
+                    Err(e) if is_absent(e) => {}
+                    Err(e) => return Err(StorageError::with_errno(ErrorKind::DirectoryUnavailable, e)),
+                    Ok(_) => drop(store.open_subdir(OsStr::new(sub))?),
+                }
+            }
+            Ok(())
+        }
+    }
 }
 
 /// R-ANC then R-DIR on a store directory `dir` (absolute, as anchored by config.md §3.2): the directory is

@@ -22,6 +22,7 @@ pub mod openai;
 pub mod pki;
 pub mod providers;
 pub mod sse;
+pub mod vectors;
 
 /// The `ptc` binary under test.
 pub fn ptc() -> Command {
@@ -148,6 +149,13 @@ impl Deployment {
     pub fn command(&self) -> Command {
         let mut cmd = ptc();
         cmd.current_dir(self.dir.path()).arg("gateway").arg("ptc-gateway.json").env("GATEWAY_TOKEN", TOKEN);
+        cmd
+    }
+
+    /// `ptc check <config>` (lifecycle.md §1.5) with the fixture token, run from the deployment dir.
+    pub fn check_command(&self) -> Command {
+        let mut cmd = ptc();
+        cmd.current_dir(self.dir.path()).arg("check").arg("ptc-gateway.json").env("GATEWAY_TOKEN", TOKEN);
         cmd
     }
 
