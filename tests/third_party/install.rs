@@ -1,13 +1,13 @@
 //! Where the installed third-party programs are, and the failure when they are not.
 //!
-//! Owns: the paths of the Python virtual environment and of the conformance suite's `node_modules`, both
-//! created by `tests/third_party/install.sh` (which `.ci/run` runs before the test command), and the
-//! one clear message a missing install produces. A missing install fails the test: it never passes
-//! silently. Does not own: installing anything (the test never touches a registry).
+//! Owns: the paths of the Python virtual environment, of the TypeScript client's and of the conformance
+//! suite's `node_modules`, all created by `tests/third_party/install.sh` (which `.ci/run` runs before the
+//! test command), and the one clear message a missing install produces. A missing install fails the
+//! test: it never passes silently. Does not own: installing anything (the test never touches a registry).
 
 use std::path::{Path, PathBuf};
 
-/// The command that creates both installs.
+/// The command that creates every install.
 pub const INSTALL_STEP: &str = "bash tests/third_party/install.sh";
 
 fn root() -> &'static Path {
@@ -29,6 +29,17 @@ pub fn python_client() -> (PathBuf, PathBuf) {
     let python = require(root().join("tests/python/.venv/bin/python"), "the Python MCP SDK venv");
     require(root().join("tests/python/.venv/.ptc-installed"), "the Python MCP SDK (pinned requirements)");
     (python, root().join("tests/python/client.py"))
+}
+
+/// The `node` on PATH (the SDK needs Node.js 20 or later) and the TypeScript client script, whose
+/// pinned SDK is in tests/typescript/node_modules.
+pub fn typescript_client() -> (PathBuf, PathBuf) {
+    let dir = root().join("tests/typescript");
+    require(
+        dir.join("node_modules/.ptc-installed"),
+        "the TypeScript MCP client SDK (pinned package-lock.json)",
+    );
+    (PathBuf::from("node"), dir.join("client.mjs"))
 }
 
 /// The Node.js 22 binary the suite needs and the suite's CLI entry point.

@@ -4,6 +4,9 @@
 #   - tests/python/.venv: the official `mcp` Python SDK and the official time server `mcp-server-time`
 #     (same closure), `pip install --require-hashes` of tests/python/requirements.txt (generated from
 #     requirements.in with pip-compile --generate-hashes);
+#   - tests/typescript/node_modules: `npm ci` of tests/typescript/package-lock.json (the official MCP
+#     TypeScript client SDK v2, `@modelcontextprotocol/client`, which speaks 2026-07-28; run with the `node`
+#     on PATH, Node.js 20 or later);
 #   - tests/conformance/node_modules: `npm ci` of tests/conformance/package-lock.json (the MCP
 #     conformance suite and the Node.js 22 binary it needs, shipped as an npm package);
 #   - tests/upstreams/everything/node_modules: `npm ci` of tests/upstreams/everything/package-lock.json
@@ -43,6 +46,7 @@ npm_ci() {
   fi
 }
 
+npm_ci tests/typescript "TypeScript client SDK"
 npm_ci tests/conformance "conformance suite"
 npm_ci tests/upstreams/everything "server-everything upstream"
 npm_ci config-examples/published-briefs "published-briefs example (server-filesystem)"
