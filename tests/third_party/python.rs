@@ -1,5 +1,6 @@
-//! The official `mcp` Python SDK (2.x, pinned in tests/python/requirements.txt) as a real third-party
-//! client of the gateway in 2026-07-28 mode.
+//! The official `mcp` Python SDK (2.x, pinned in config-examples/upstreams/requirements.txt, the closure of
+//! the examples' time server, whose venv the tests reuse) as a real third-party client of the gateway in
+//! 2026-07-28 mode.
 //!
 //! Owns: running tests/python/client.py against the real binary and asserting what the SDK parsed:
 //! the era it negotiated, the `server/discover` result (http-mcp.md §10.2), the `tools/list` result
