@@ -10,18 +10,26 @@ use std::time::Duration;
 
 use support::{free_port, ptc, run_with_deadline, Gateway};
 
-/// An example copied to a temporary directory (so the repository stays clean) and moved to a free port
-/// (the port is part of no pin); returns the directory, the running gateway and the endpoint. The copy
-/// keeps the repository's layout (`config-examples/<example>` beside a `tests` link to the repository's),
-/// so the relative upstream launchers of two-upstreams resolve, with the same bytes and so the same pins.
-fn start(example: &str, port: u16) -> (tempfile::TempDir, PathBuf, Gateway, String) {
+/// An example copied to a temporary directory, so the repository stays clean; returns the directory and
+/// the copy. The copy has nothing of the repository beside it but `config-examples/upstreams` (a link to
+/// the repository's, holding its installs): an example that named anything else outside its own directory,
+/// `tests/` above all, would not start. The relative upstream launchers resolve to the same bytes, so the
+/// committed pins hold.
+fn copy_example(example: &str) -> (tempfile::TempDir, PathBuf) {
     let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let source = repo.join("config-examples").join(example);
     let dir = tempfile::tempdir().expect("tempdir");
-    std::os::unix::fs::symlink(repo.join("tests"), dir.path().join("tests")).expect("tests link");
-    let at = dir.path().join("config-examples").join(example);
+    let examples = dir.path().join("config-examples");
+    let at = examples.join(example);
     std::fs::create_dir_all(&at).expect("mkdir");
-    support::copy_tree(&source, &at);
+    std::os::unix::fs::symlink(support::example_upstreams(), examples.join("upstreams")).expect("link");
+    support::copy_tree(&repo.join("config-examples").join(example), &at);
+    (dir, at)
+}
+
+/// An example copied (`copy_example`) and moved to a free port (the port is part of no pin); returns the
+/// directory, the copy, the running gateway and the endpoint.
+fn start(example: &str, port: u16) -> (tempfile::TempDir, PathBuf, Gateway, String) {
+    let (dir, at) = copy_example(example);
     let free = free_port("127.0.0.1");
     let config = at.join("ptc-gateway.json");
     let text = std::fs::read_to_string(&config).expect("config");
@@ -116,12 +124,7 @@ fn two_upstreams_answers_its_readme_call() {
 /// gateway has created its trace directory (traces.md H7).
 #[test]
 fn debug_analysis_counts_the_main_gateways_runs() {
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let dir = tempfile::tempdir().expect("tempdir");
-    std::os::unix::fs::symlink(repo.join("tests"), dir.path().join("tests")).expect("tests link");
-    let at = dir.path().join("config-examples").join("debug");
-    std::fs::create_dir_all(&at).expect("mkdir");
-    support::copy_tree(&repo.join("config-examples/debug"), &at);
+    let (_dir, at) = copy_example("debug");
     let mut ports = Vec::new();
     for (part, port) in [("main", 8768), ("analysis", 8769)] {
         let config = at.join(part).join("ptc-gateway.json");
@@ -175,11 +178,7 @@ fn agent_answers_its_readme_call_against_the_fixture() {
     )
     .expect("json");
     let up = support::openai::OpenAiFixture::start(script["answers"].as_array().expect("answers"));
-    let dir = tempfile::tempdir().expect("tempdir");
-    std::os::unix::fs::symlink(repo.join("tests"), dir.path().join("tests")).expect("tests link");
-    let at = dir.path().join("config-examples/agent");
-    std::fs::create_dir_all(&at).expect("mkdir");
-    support::copy_tree(&repo.join("config-examples/agent"), &at);
+    let (_dir, at) = copy_example("agent");
     let host = at.join("ptc-host.json");
     let text = std::fs::read_to_string(&host).expect("host");
     assert!(text.contains("\"endpoint\": \"http://127.0.0.1:8800/v1\""), "the README's fixture port");

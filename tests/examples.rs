@@ -77,8 +77,9 @@ fn documents() -> Vec<PathBuf> {
 
 fn python_validator(paths: &[PathBuf]) -> std::process::Output {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let python = root.join("tests/python/.venv/bin/python");
-    assert!(python.is_file(), "tests/python/.venv is missing: run `bash tests/third_party/install.sh`");
+    // The examples' upstream venv: `jsonschema` is in the pinned closure of the `mcp` SDK there.
+    let python = root.join("config-examples/upstreams/.venv/bin/python");
+    assert!(python.is_file(), "{} is missing: run `bash tests/third_party/install.sh`", python.display());
     let mut cmd = std::process::Command::new(python);
     cmd.arg(root.join("tests/fixtures/validate_documents.py")).args(paths);
     cmd.output().expect("run the validator")

@@ -31,7 +31,13 @@ fn root() -> &'static Path {
 }
 
 fn launcher(name: &str) -> String {
-    root().join("tests/upstreams/bin").join(name).display().to_string()
+    support::example_upstreams().join("bin").join(name).display().to_string()
+}
+
+/// The interpreter of the examples' upstream venv, whose pinned closure holds the `mcp` SDK the HTTP
+/// upstream script runs on.
+fn venv_python() -> std::path::PathBuf {
+    support::example_upstreams().join(".venv/bin/python")
 }
 
 /// A deployment with one installation `up` (`install`), a forward tool `fwd` over `forward_alias` and a
@@ -170,7 +176,7 @@ fn mcp_server_time_over_stdio_through_forward_and_mission_tools() {
 }
 
 fn http_upstream() -> HttpTimeServer {
-    let python = root().join("tests/python/.venv/bin/python");
+    let python = venv_python();
     HttpTimeServer::start(&python, &root().join("tests/upstreams/http_time_server.py"), UPSTREAM_TOKEN)
 }
 
@@ -223,7 +229,7 @@ fn mcp_server_time_over_streamable_http_with_a_static_bearer() {
 fn mcp_server_time_over_https_is_verified_against_the_trusted_roots() {
     let pki = Pki::new(&["localhost"]);
     let (cert, key) = pki.server();
-    let python = root().join("tests/python/.venv/bin/python");
+    let python = venv_python();
     let script = root().join("tests/upstreams/http_time_server.py");
     let upstream = HttpTimeServer::start_tls(&python, &script, UPSTREAM_TOKEN, &cert, &key);
     let https = |endpoint: &str| {

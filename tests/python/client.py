@@ -1,4 +1,5 @@
-"""A real third-party client against the gateway: the official `mcp` Python SDK (pinned in requirements.txt).
+"""A real third-party client against the gateway: the official `mcp` Python SDK (pinned, in the closure of the
+examples' time server, in config-examples/upstreams/requirements.txt).
 
 Driven by tests/third_party/python.rs, which starts the real `ptc` binary and asserts what this prints.
 It owns only the client side: connect in the SDK's default `mode="auto"` (which probes `server/discover`

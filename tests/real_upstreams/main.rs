@@ -9,7 +9,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
-// The shared module also names the Python client and the conformance suite, which this crate does not run.
+// The shared module also names the SDK clients and the conformance suite, which this crate does not run.
 #[allow(dead_code)]
 #[path = "../third_party/install.rs"]
 mod install;

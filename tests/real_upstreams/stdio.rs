@@ -5,8 +5,8 @@
 //!
 //! The facts asserted here (era, protocol version, server identity, the mapped tools' listing facts,
 //! §7.4) are what the snapshot pins of the example deployments will hash; they are stable for the pinned
-//! versions. Both are launched through the committed launchers of `tests/upstreams/bin/`, as the example
-//! deployment launches them, so the executable fact is the same in every clone. The time server is started
+//! versions. Both are launched through the committed launchers of `config-examples/upstreams/bin/`, as the
+//! example deployments launch them, so the executable fact is the same in every clone. The time server is started
 //! with `--local-timezone Etc/UTC` because it names the machine's local timezone in its tool descriptions.
 //! Spawns are counted by a wrapper (spawns.rs).
 

@@ -31,6 +31,14 @@ pub fn ptc() -> Command {
     cmd
 }
 
+/// The examples' shared upstream installs, which the tests reuse rather than keep copies of (tests may
+/// depend on `config-examples/`, never the reverse): `config-examples/upstreams/`, filled by its
+/// `install.sh` (run by `tests/third_party/install.sh`). Its `.venv` holds `mcp-server-time` and, in the
+/// same pinned closure, the `mcp` Python SDK; its `bin/` holds the committed launchers.
+pub fn example_upstreams() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("config-examples/upstreams")
+}
+
 /// A TCP port that was free a moment ago on `ip`.
 ///
 /// Ports come from below Linux's ephemeral range (32768–60999), not from `bind(0)`: a port the kernel hands

@@ -1,4 +1,4 @@
-//! The launcher of the scripted OpenAI-compatible fixture (`tests/fixtures/openai_fixture.py`, models.md
+//! The launcher of the scripted OpenAI-compatible fixture (`scripts/openai-fixture.py`, models.md
 //! §10): writes the test's script, starts the server, waits (with a deadline) for the port it writes, reads
 //! what it recorded, and kills and reaps the process when the guard drops.
 
@@ -35,7 +35,7 @@ impl OpenAiFixture {
         let marker = dir.path().join("marker.jsonl");
         let portfile = dir.path().join("port");
         std::fs::write(&script, serde_json::json!({ "answers": answers }).to_string()).expect("script");
-        let program = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/openai_fixture.py");
+        let program = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/openai-fixture.py");
         let child = Command::new(python())
             .arg(&program)
             .arg(&script)

@@ -1,8 +1,10 @@
-//! Running the third-party programs (the Python client, the conformance CLI) as child processes.
+//! Running the third-party programs (the Python and TypeScript clients, the conformance CLI) as child
+//! processes.
 //!
 //! Owns: spawning in a process group of its own, draining stdout and stderr on threads (so a chatty
-//! child can never block on a full pipe), a deadline after which the whole group is killed, and reaping.
-//! Does not own: interpreting the output (python.rs, conformance.rs).
+//! child can never block on a full pipe), a deadline after which the whole group is killed, reaping, and
+//! reading the one JSON object an SDK client prints. Does not own: what that output must be (python.rs,
+//! typescript.rs, conformance.rs).
 
 use std::io::Read;
 use std::os::unix::process::CommandExt;
@@ -74,4 +76,15 @@ pub fn run(what: &str, mut cmd: Command, deadline: Duration) -> Finished {
             panic!("{what}: did not finish within {deadline:?}\n--- stdout\n{stdout}\n--- stderr\n{stderr}")
         }
     }
+}
+
+/// Runs a client program that prints one JSON object on stdout: panics naming `what` (with everything it
+/// printed) unless it exits 0 and prints that object; returns the object and the transcript.
+pub fn run_json(what: &str, cmd: Command, deadline: Duration) -> (serde_json::Value, String) {
+    let run = run(what, cmd, deadline);
+    let transcript = run.transcript();
+    assert!(run.status.success(), "{what} failed\n{transcript}");
+    let value = serde_json::from_str(run.stdout.trim())
+        .unwrap_or_else(|e| panic!("{what} printed no JSON object ({e})\n{transcript}"));
+    (value, transcript)
 }

@@ -97,6 +97,20 @@ pub fn tools_list_result() -> Value {
     ]})
 }
 
+/// The results of the three calls both SDK clients make (tests/python/client.py, tests/typescript/client.mjs),
+/// by label, as the gateway sends them.
+pub fn sdk_call_results() -> Value {
+    json!({
+        // execution.md §15.1 "A successful call", byte for byte in the text block.
+        "shout": success(json!({"length": 12, "text": "HELLO, WORLD"}), r#"{"length":12,"text":"HELLO, WORLD"}"#),
+        // Both SDKs mirror `region` into Mcp-Param-Region; not header-safe, so only its base64 form
+        // (http-mcp.md §9.2 step 4) can pass C3. Deterministic JSON leaves non-ASCII unescaped.
+        "weather": success(json!({"region": "Hello, 世界"}), r#"{"region":"Hello, 世界"}"#),
+        // execution.md §15.1 "Invalid input": minLength fails, the stream carries the fixed text.
+        "shout_invalid": tool_error("Tool input did not satisfy its contract"),
+    })
+}
+
 /// A success result (execution.md §7.1): the value as `structuredContent` and as deterministic JSON text.
 pub fn success(value: Value, text: &str) -> Value {
     json!({"_meta": server_meta(), "content": [{"text": text, "type": "text"}], "isError": false,
