@@ -31,6 +31,7 @@ mod json;
 mod logging;
 mod mcp;
 mod mcp_param;
+mod metrics;
 mod notify;
 mod pcc;
 mod pins;

@@ -289,6 +289,9 @@ rows! {
     row157_absolute_schema_path: 157, |d| d.gateway["$schema"] = json!("/etc/ptc-gateway-config.schema.json"), Expect::Code("config_invalid");
     row157b_other_schema_url: 157, |d| d.gateway["$schema"] = json!("https://example.com/ptc-gateway-config.schema.json"), Expect::Code("config_invalid");
     row157c_another_documents_schema: 157, |d| d.gateway["$schema"] = json!("../schemas/ptc-host-config.schema.json"), Expect::Code("config_invalid");
+    row158_metrics_with_events: 158, |d| d.gateway["artifacts"]["metrics"] = json!({}), Expect::Starts;
+    row159_metrics_without_events: 159, |d| { d.gateway["artifacts"]["metrics"] = json!({}); d.gateway["artifacts"].as_object_mut().map(|a| a.remove("events")); }, Expect::Code("config_invalid");
+    row160_metrics_interval_below_one_second: 160, |d| d.gateway["artifacts"]["metrics"] = json!({"interval_ms": 999}), Expect::Code("config_invalid");
     row150_catalog_workflow_selection: 150, |d| { add_llm(d, "model"); write_model_echo(d, json!({"catalog": true})); }, Expect::Code("provider_source_unsupported");
     row154_model_in_a_forward_application: 154, |d| { add_llm(d, "model"); write_model_echo(d, json!({})); set_echo_manifest(d, echo_with(|m| { m["effect"] = json!("write"); m["workflow"] = json!({"forward": {"mission": "default", "tool": "notes.read"}}); m["missions"] = json!({"default": {"providers": ["notes"]}}); m["providers"] = json!({"mission": [{"name": "notes"}], "workflow": [{"name": "model"}]}); })); }, Expect::Code("template_invalid");
 }

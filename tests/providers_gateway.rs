@@ -15,7 +15,9 @@ use std::time::{Duration, Instant};
 
 use nix::sys::signal::Signal;
 use serde_json::{json, Value};
-use support::providers::{call, mission_args, mission_error, structured, wait, Fx};
+use support::providers::{
+    admission_held_by_a_holder, call, mission_args, mission_error, structured, wait, Fx,
+};
 use support::sse::{read_stream, success};
 use support::{http_get, Gateway};
 
@@ -363,33 +365,10 @@ fn f19_the_129th_concurrent_call_is_busy_and_all_slots_return() {
     stop(&fx, gateway, 0);
 }
 
-/// One active provider-call slot with `waiting` queue places, held by a `holder` tool's `slow` call that
-/// has reached the fixture; `timeout_ms` is the installation's call ceiling.
-fn admission_held_by_a_holder(
-    waiting: u64,
-    timeout_ms: Option<u64>,
-) -> (Fx, Gateway, std::thread::JoinHandle<(u16, String)>) {
-    let mut fx = Fx::new("modern");
-    let hold_marker = fx.add_holder();
-    if let Some(timeout_ms) = timeout_ms {
-        fx.ceilings(timeout_ms, 262144);
-    }
-    fx.d.gateway["admission"]["max_active_provider_calls"] = json!(1);
-    fx.d.gateway["admission"]["max_waiting_provider_calls"] = json!(waiting);
-    fx.pin();
-    let gateway = start(&fx);
-    let addr = fx.addr();
-    let holder = std::thread::spawn(move || call(addr, "holder", 1, &mission_args("fx.slow", json!({}))));
-    wait("holder dispatched", Duration::from_secs(10), || {
-        std::fs::read_to_string(&hold_marker).ok().filter(|t| t.contains("tools/call")).map(|_| ())
-    });
-    (fx, gateway, holder)
-}
-
 #[test]
 fn f20_f21_provider_admission_refuses_and_times_out_waiters() {
     // F20: one active slot, no queue: the second concurrent call is refused.
-    let (fx, gateway, holder) = admission_held_by_a_holder(0, None);
+    let (fx, gateway, holder) = admission_held_by_a_holder(0, None, |_| {});
     let (_, text) = call(fx.addr(), "mission", 2, &mission_args("fx.echo", json!({})));
     assert_eq!(mission_error(&text), ("provider_capacity_exhausted".into(), "false".into(), true));
     wait("provider_busy", Duration::from_secs(5), || (counter(&fx, "provider_busy") == 1).then_some(()));
@@ -397,7 +376,7 @@ fn f20_f21_provider_admission_refuses_and_times_out_waiters() {
     let _ = holder.join();
 
     // F21: one waiter, timeout 300 ms, the active slot held elsewhere: the waiter times out undispatched.
-    let (fx, gateway, holder) = admission_held_by_a_holder(1, Some(300));
+    let (fx, gateway, holder) = admission_held_by_a_holder(1, Some(300), |_| {});
     let (_, text) = call(fx.addr(), "mission", 2, &mission_args("fx.echo", json!({})));
     assert_eq!(mission_error(&text), ("mcp_timeout".into(), "false".into(), false));
     assert_eq!(fx.calls_received(), 0, "the waiter's request never reached the fixture");

@@ -40,6 +40,8 @@ fn deployment(up: &HttpFixture) -> Fx {
     fx.d.write_file("token", support::TOKEN);
     // `mission` writes, so the gateway has a private audit and its committer's owner.
     fx.make_mission_write();
+    // ... and the metrics file, whose writer has its owner (audit-events.md §3.12).
+    fx.d.gateway["artifacts"]["metrics"] = json!({});
     // ... and declares the model `llm`, whose site has its owner (startup sends it nothing, models.md §3.1,
     // so its endpoint need not listen).
     fx.d.host["credentials"]["model_key"] = json!({"file": "model_key"});

@@ -123,6 +123,13 @@ impl RunArtifactsConfig {
         RunArtifactsConfig { max_file_bytes: 1_048_576, max_retained_files: 1_000 };
 }
 
+/// `artifacts.metrics` (audit-events.md §3.12).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MetricsConfig {
+    /// How often the metrics file is replaced.
+    pub interval_ms: u64,
+}
+
 /// `artifacts`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Artifacts {
@@ -133,6 +140,8 @@ pub struct Artifacts {
     pub trace: Option<RunArtifactsConfig>,
     /// `artifacts.inspection` (traces.md §2): `None` when absent or `false`.
     pub inspection: Option<RunArtifactsConfig>,
+    /// `artifacts.metrics` (audit-events.md §3.12).
+    pub metrics: Option<MetricsConfig>,
 }
 
 /// `pcc`.
@@ -274,6 +283,14 @@ fn check(config: &GatewayConfig) -> Result<(), StartupCode> {
             }
         }
     }
+    // 5. The metrics file needs the event log: its counters are the log's, and the events lock is what
+    // makes this gateway the root's only writer (audit-events.md §3.12).
+    if let Some(artifacts) = &config.artifacts {
+        if artifacts.metrics.is_some() && artifacts.events.is_none() {
+            let reason = "artifacts.metrics needs artifacts.events";
+            return refuse(StartupCode::ConfigInvalid, "/artifacts/metrics".into(), reason);
+        }
+    }
     Ok(())
 }
 
@@ -315,6 +332,10 @@ fn build(doc: &Value, dir: PathBuf) -> Option<GatewayConfig> {
             },
             trace: run_artifacts(at(artifacts, &["trace"]))?,
             inspection: run_artifacts(at(artifacts, &["inspection"]))?,
+            metrics: match at(artifacts, &["metrics"]) {
+                None => None,
+                Some(metrics) => Some(MetricsConfig { interval_ms: int_at(metrics, &["interval_ms"])? }),
+            },
         }),
     };
     let pcc = match at(doc, &["pcc"]) {

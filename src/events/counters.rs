@@ -10,6 +10,7 @@
 //! stage 9 (never per call), one (tool, provider) slot for each of `busy`, `provider_busy`, `detached` and
 //! `settlement_timeout` ([`PairSlots`]). Every drop is counted in the gateway-wide `dropped_events` slot.
 
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -99,7 +100,13 @@ pub struct Counters {
     slots: Vec<Slot>,
     /// Registered at stage 9, one entry per acquisition; read once per report.
     pairs: Mutex<Vec<Arc<PairSlots>>>,
+    /// Everything reported so far, per (kind, tool, provider): the cumulative counters of the metrics
+    /// file (audit-events.md §3.12), which equal the sum of the log's counter records.
+    totals: Mutex<BTreeMap<TotalKey, u64>>,
 }
+
+/// The key of one cumulative total: kind, tool, provider.
+pub type TotalKey = (CounterKind, Option<String>, Option<String>);
 
 impl Counters {
     /// The slots for `tools` (the served tools' names, in tool order: the index a call carries).
@@ -117,7 +124,7 @@ impl Counters {
                 slots.push(Slot { kind, tool: None, value: AtomicU64::new(0) });
             }
         }
-        Counters { tools, slots, pairs: Mutex::new(Vec::new()) }
+        Counters { tools, slots, pairs: Mutex::new(Vec::new()), totals: Mutex::new(BTreeMap::new()) }
     }
 
     /// Registers the slots of one acquisition's (tool, provider) pair (stage 9, once per site).
@@ -199,8 +206,19 @@ impl Counters {
         readings
     }
 
-    /// After a report was written: subtract exactly what it emitted; increments made meanwhile stay.
+    /// The cumulative totals of every reported reading, in report order.
+    pub fn totals(&self) -> Vec<(TotalKey, u64)> {
+        self.totals.lock().map(|t| t.iter().map(|(k, v)| (k.clone(), *v)).collect()).unwrap_or_default()
+    }
+
+    /// After a report was written: subtract exactly what it emitted (increments made meanwhile stay), and
+    /// add it to the cumulative totals.
     pub fn subtract(&self, reading: &Reading) {
+        if let Ok(mut totals) = self.totals.lock() {
+            let key = (reading.kind, reading.tool.clone(), reading.provider.clone());
+            let total = totals.entry(key).or_insert(0);
+            *total = total.saturating_add(reading.count);
+        }
         let sub = |value: &AtomicU64| {
             let _ = value
                 .fetch_update(Ordering::AcqRel, Ordering::Acquire, |v| Some(v.saturating_sub(reading.count)));

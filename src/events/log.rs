@@ -137,6 +137,11 @@ impl EventLog {
     }
 
     /// `startup_failed` with the code the process exits with (audit-events.md §3.6; lifecycle.md §5.2).
+    /// The cumulative counters reported so far (audit-events.md §3.12); empty without a log.
+    pub fn counter_totals(&self) -> Vec<(super::counters::TotalKey, u64)> {
+        self.inner.as_ref().map(|inner| inner.counters.totals()).unwrap_or_default()
+    }
+
     pub fn startup_failed(&self, code: StartupCode, reason_class: ReasonClass) {
         self.emit(Record::StartupFailed { code, reason_class });
     }

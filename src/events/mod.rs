@@ -16,5 +16,7 @@ pub mod record;
 pub mod sink;
 pub mod time;
 
+pub use counters::TotalKey;
 pub use log::EventLog;
+pub use record::CounterKind;
 pub use record::{ReasonClass, Record, StartupOutcome, StartupStage};

@@ -91,7 +91,13 @@ mod tests {
         let sref = StartRef::from_parts(4, [4; 8]);
         let cfg = EventsConfig { max_file_bytes: 4096, max_retained_files: 4, stderr: false };
         let opened = ArtifactRoot::open(
-            &Artifacts { root: root.clone(), events: Some(cfg), trace: None, inspection: None },
+            &Artifacts {
+                root: root.clone(),
+                events: Some(cfg),
+                trace: None,
+                inspection: None,
+                metrics: None,
+            },
             &sref,
         )
         .unwrap();

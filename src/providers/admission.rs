@@ -130,6 +130,12 @@ impl CallAdmission {
 
     /// Shutdown (lifecycle.md §7.3 S5): no new admissions; every waiter leaves with
     /// `provider_unavailable`.
+    /// `(max_active, active, waiting)` now, for the metrics file (audit-events.md §3.12).
+    pub fn occupancy(&self) -> (u64, u64, u64) {
+        let state = self.inner.state();
+        (u64::from(self.inner.max_active), u64::from(state.active), state.waiters.len() as u64)
+    }
+
     pub fn close(&self) {
         let mut state = self.inner.state();
         state.closed = true;

@@ -93,6 +93,11 @@ impl ProviderRuntime {
         self.sites.iter().find(|s| s.tool_index == tool && s.provider == declaration)
     }
 
+    /// Provider-call admission's `(max_active, active, waiting)` (audit-events.md §3.12).
+    pub fn call_occupancy(&self) -> (u64, u64, u64) {
+        self.admission.occupancy()
+    }
+
     pub fn sites(&self) -> &[Arc<Site>] {
         &self.sites
     }

@@ -23,7 +23,7 @@ use crate::startup::fault::{self, FaultPoint};
 use crate::startup::providers::{self, Purpose};
 use crate::startup::{budget, templates, StartupCode};
 use crate::storage::ancestry::probe_store_dir;
-use crate::storage::artifact_root::{EVENTS_DIR, INSPECTION_DIR, TRACES_DIR};
+use crate::storage::artifact_root::{EVENTS_DIR, INSPECTION_DIR, METRICS_DIR, TRACES_DIR};
 use crate::storage::StorageError;
 
 /// What `ptc check` ends with: the names of the tools that would be served, or the refusal and its facts.
@@ -54,7 +54,7 @@ async fn stages(args: &GatewayArgs) -> Result<Vec<String>, StartupCode> {
     let docs = Documents { gateway, host };
     if let Some(artifacts) = &docs.gateway.artifacts {
         enter("4 artifact root");
-        let subdirs = [EVENTS_DIR, TRACES_DIR, INSPECTION_DIR];
+        let subdirs = [EVENTS_DIR, TRACES_DIR, INSPECTION_DIR, METRICS_DIR];
         probe(&artifacts.root, &subdirs).map_err(|_| StartupCode::ArtifactRootUnavailable)?;
     }
     enter("5 templates");

@@ -35,6 +35,8 @@ pub struct Gateway {
     pub(crate) pcc_streams: AdmissionPool,
     pub(crate) listeners: listeners::Serving,
     pub(crate) events: EventLog,
+    /// The metrics writer, with `artifacts.metrics` (audit-events.md §3.12); S8 writes its last file.
+    pub(crate) metrics: Option<crate::metrics::Writer>,
     pub(crate) audit: Option<AuditLog>,
     /// Held for the life of the gateway; its supervised owner is in the tree (`credentials`).
     pub(crate) credentials: Arc<CapturedCredentials>,

@@ -8,6 +8,7 @@
 //! its exit status.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use ptc_actors::{AdmissionOwnerRef, AdmissionPool, RefusalOrder};
 
@@ -23,6 +24,7 @@ use crate::events::{EventLog, ReasonClass, StartupOutcome, StartupStage};
 use crate::exec::luau_runner::LuauRunner;
 use crate::exec::Executor;
 use crate::mcp::{BearerDigest, FrontSettings, McpFront};
+use crate::metrics;
 use crate::providers::admission::CallAdmission;
 use crate::providers::runtime::ProviderRuntime;
 use crate::startup::budget;
@@ -49,6 +51,8 @@ pub struct Startup {
     pub(crate) reason: Option<ReasonClass>,
     /// The run artifacts (traces.md), from stage 4, when `artifacts.trace` is configured.
     pub(crate) run_artifacts: Option<Arc<RunArtifacts>>,
+    /// The metrics directory (audit-events.md §3.12), from stage 4, for the writer started after stage 12.
+    pub(crate) metrics_dir: Option<crate::storage::PrivateDir>,
 }
 
 impl Startup {
@@ -123,6 +127,7 @@ pub async fn start(args: &GatewayArgs, held: &mut Startup) -> Result<Gateway, St
         });
     }
     tracing::info!("ready");
+    let metrics = start_metrics(&docs, held, &domain, &ctx, (&requests, &runs, &pcc_streams), &warm).await;
     fault::mark_serving();
     inject_owner_panic(&domain).await;
     Ok(Gateway {
@@ -137,6 +142,7 @@ pub async fn start(args: &GatewayArgs, held: &mut Startup) -> Result<Gateway, St
         pcc_streams,
         listeners: serving,
         events,
+        metrics,
         audit: audit_log,
         credentials: warm.credentials,
         templates: built,
@@ -163,7 +169,7 @@ async fn inject_owner_panic(domain: &DomainHandle) {
 fn stage_artifact_root(docs: &Documents, held: &mut Startup) -> Result<(), StartupCode> {
     let Some(artifacts) = &docs.gateway.artifacts else { return Ok(()) };
     let start_ref = start_ref().map_err(|_| StartupCode::ArtifactRootUnavailable)?;
-    let root = ArtifactRoot::open(artifacts, &start_ref).map_err(|e| {
+    let mut root = ArtifactRoot::open(artifacts, &start_ref).map_err(|e| {
         tracing::debug!(step = e.step.as_str(), "artifact root refused");
         e.code()
     })?;
@@ -182,9 +188,39 @@ fn stage_artifact_root(docs: &Documents, held: &mut Startup) -> Result<(), Start
         }
     };
     held.run_artifacts = run_artifacts.map(Arc::new);
+    held.metrics_dir = root.take_metrics();
     held.stack.push(Part::ArtifactRoot(root));
     held.stack.push(Part::EventLog(held.events.clone()));
     Ok(())
+}
+
+/// audit-events.md §3.12: the metrics writer, once readiness is true, so its first file reads ready. Its
+/// failure to start loses the file, never the gateway (like the event log's).
+async fn start_metrics(
+    docs: &Documents,
+    held: &mut Startup,
+    domain: &DomainHandle,
+    ctx: &DomainContext,
+    (requests, runs, pcc_streams): (&AdmissionPool, &AdmissionPool, &AdmissionPool),
+    warm: &Warm,
+) -> Option<metrics::Writer> {
+    let interval = docs.gateway.artifacts.as_ref()?.metrics?.interval_ms;
+    let dir = held.metrics_dir.take()?;
+    let sources = metrics::Sources {
+        ctx: ctx.clone(),
+        requests: requests.clone(),
+        runs: runs.clone(),
+        pcc_streams: docs.gateway.pcc.as_ref().map(|_| pcc_streams.clone()),
+        providers: warm.runtime.clone(),
+        events: held.events.clone(),
+    };
+    match metrics::start(domain, dir, Duration::from_millis(interval), sources).await {
+        Ok(writer) => Some(writer),
+        Err(_) => {
+            tracing::warn!("metrics writer did not start; serving without the metrics file");
+            None
+        }
+    }
 }
 
 /// Stage 7: the audit directory, its lock, inventory, recovery, new file, probe and retention

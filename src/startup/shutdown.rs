@@ -19,6 +19,7 @@ use crate::codes::stage::CLEANUP_WINDOW;
 use crate::codes::StageId;
 use crate::events::owner::EVENT_LOGGER;
 use crate::events::EventLog;
+use crate::metrics::{write_last, Writer, METRICS_WRITER};
 use crate::notify::{Message, Notifier, Status};
 use crate::providers::owner::PROVIDERS;
 use crate::providers::runtime::ProviderRuntime;
@@ -40,6 +41,7 @@ pub async fn run(gateway: Gateway, notifier: Notifier) -> u8 {
         listeners,
         pcc_streams,
         events,
+        metrics,
         providers,
         credentials,
         ..
@@ -67,7 +69,9 @@ pub async fn run(gateway: Gateway, notifier: Notifier) -> u8 {
         .with_stage(StageId::ProviderCleanup, move |stage| provider_cleanup(stage, providers, s5))
         .with_stage(StageId::AdmissionClean, move |stage| admission_clean(stage, pcc_streams, closer))
         .with_stage(StageId::AuditFlush, move |_: StageContext| audit_flush(s7_audit, s7))
-        .with_stage(StageId::EventLogClose, move |_: StageContext| event_log_close(events, artifact_root, s8))
+        .with_stage(StageId::EventLogClose, move |_: StageContext| {
+            event_log_close(events, metrics, artifact_root, s8)
+        })
         .with_private_audit(private_audit)
         .with_domain(root, CHILD_STOP_BOUND);
     drop(listeners);
@@ -143,9 +147,23 @@ async fn audit_flush(audit: Arc<Mutex<Option<Audit>>>, domain: DomainHandle) -> 
 
 /// S8 (audit-events.md §3.10): the event-log owner first (the writer's orderly end is then no loss), then
 /// the log closes (bounded) before its lock is released; only the lock counts (audit-events.md §1.4).
-async fn event_log_close(events: EventLog, root: Option<ArtifactRoot>, domain: DomainHandle) -> StageOutcome {
+async fn event_log_close(
+    events: EventLog,
+    metrics: Option<Writer>,
+    root: Option<ArtifactRoot>,
+    domain: DomainHandle,
+) -> StageOutcome {
+    // audit-events.md §3.12: the writer stops first; once the log's last report is written, the last file
+    // says the gateway is not ready and holds every count the log reported. Its failure never makes the
+    // stage unclean.
+    if metrics.is_some() {
+        let _ = stop_subtree(&domain, METRICS_WRITER).await;
+    }
     let _ = stop_subtree(&domain, EVENT_LOGGER).await;
     let _ = events.close_async().await;
+    if let Some(metrics) = metrics {
+        write_last(&metrics).await;
+    }
     match root {
         Some(root) => StageOutcome::from_bool(root.release().is_ok(), Unclean::Failed),
         None => StageOutcome::Clean,

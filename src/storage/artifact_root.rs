@@ -29,6 +29,9 @@ pub const TRACES_DIR: &str = "traces";
 /// The inspection directory below the artifact root (traces.md §3).
 pub const INSPECTION_DIR: &str = "inspection";
 
+/// The metrics directory below the root (audit-events.md §3.12).
+pub const METRICS_DIR: &str = "metrics";
+
 /// Which step of stage 4 failed: the closed internal reason of an `artifact_root_unavailable`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ArtifactStep {
@@ -44,6 +47,8 @@ pub enum ArtifactStep {
     Traces,
     /// The same for the inspection directory.
     Inspection,
+    /// Creating the metrics directory or R-DIR on it (audit-events.md §3.12).
+    Metrics,
 }
 
 impl ArtifactStep {
@@ -56,6 +61,7 @@ impl ArtifactStep {
             ArtifactStep::EventsInventory => "events_inventory",
             ArtifactStep::Traces => "traces",
             ArtifactStep::Inspection => "inspection",
+            ArtifactStep::Metrics => "metrics",
         }
     }
 }
@@ -150,6 +156,8 @@ pub struct ArtifactRoot {
     events: Option<EventsStore>,
     traces: Option<RunArtifactsStore>,
     inspection: Option<RunArtifactsStore>,
+    /// The metrics directory, until the metrics writer takes it.
+    metrics: Option<PrivateDir>,
 }
 
 fn at(step: ArtifactStep) -> impl Fn(StorageError) -> ArtifactRootError {
@@ -203,7 +211,7 @@ impl ArtifactRoot {
     /// every lock already taken.
     pub fn open(artifacts: &Artifacts, start_ref: &StartRef) -> Result<ArtifactRoot, ArtifactRootError> {
         let (root, _created) = open_store_dir(&artifacts.root).map_err(at(ArtifactStep::Root))?;
-        let mut opened = ArtifactRoot { root, events: None, traces: None, inspection: None };
+        let mut opened = ArtifactRoot { root, events: None, traces: None, inspection: None, metrics: None };
         if let Some(cfg) = &artifacts.events {
             opened.events = Some(open_events(&opened.root, cfg.max_file_bytes, start_ref)?);
         }
@@ -223,7 +231,23 @@ impl ArtifactRoot {
                 }
             }
         }
+        if artifacts.metrics.is_some() {
+            // No lock of its own: the events lock (required with metrics, config.md §4.4 rule 5) already
+            // makes this process the root's only writer.
+            match opened.root.ensure_subdir(std::ffi::OsStr::new(METRICS_DIR)) {
+                Ok((dir, _created)) => opened.metrics = Some(dir),
+                Err(cause) => {
+                    let _ = opened.release();
+                    return Err(ArtifactRootError { step: ArtifactStep::Metrics, cause });
+                }
+            }
+        }
         Ok(opened)
+    }
+
+    /// Hands the metrics directory to the metrics writer (audit-events.md §3.12).
+    pub fn take_metrics(&mut self) -> Option<PrivateDir> {
+        self.metrics.take()
     }
 
     /// The traces store; the root keeps its lock until it is released at shutdown.

@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 
 pub use super::http_fixture::python;
 use super::http_fixture::HttpFixture;
-use super::{content_pin, run_with_deadline, Deployment};
+use super::{content_pin, run_with_deadline, Deployment, Gateway};
 
 /// The fixture's tools, all mapped as `fx.<name>`.
 pub const TOOLS: [&str; 8] = ["echo", "slow", "crash", "segv", "big", "stall", "garbage", "closein"];
@@ -351,4 +351,30 @@ pub fn structured(text: &str) -> Option<Value> {
     let end = data.find("\n\n")?;
     let message: Value = serde_json::from_str(&data[..end]).ok()?;
     message["result"].get("structuredContent").cloned()
+}
+
+/// One active provider-call slot with `waiting` queue places, held by a `holder` tool's `slow` call that
+/// has reached the fixture; `timeout_ms` is the installation's call ceiling; `configure` changes the
+/// deployment before it is pinned.
+pub fn admission_held_by_a_holder(
+    waiting: u64,
+    timeout_ms: Option<u64>,
+    configure: impl FnOnce(&mut Fx),
+) -> (Fx, Gateway, std::thread::JoinHandle<(u16, String)>) {
+    let mut fx = Fx::new("modern");
+    let hold_marker = fx.add_holder();
+    if let Some(timeout_ms) = timeout_ms {
+        fx.ceilings(timeout_ms, 262144);
+    }
+    fx.d.gateway["admission"]["max_active_provider_calls"] = json!(1);
+    fx.d.gateway["admission"]["max_waiting_provider_calls"] = json!(waiting);
+    configure(&mut fx);
+    fx.pin();
+    let gateway = Gateway::start(fx.command("none"), fx.addr());
+    let addr = fx.addr();
+    let holder = std::thread::spawn(move || call(addr, "holder", 1, &mission_args("fx.slow", json!({}))));
+    wait("holder dispatched", Duration::from_secs(10), || {
+        std::fs::read_to_string(&hold_marker).ok().filter(|t| t.contains("tools/call")).map(|_| ())
+    });
+    (fx, gateway, holder)
 }

@@ -12,6 +12,9 @@
 #     on PATH, Node.js 20 or later);
 #   - tests/conformance/node_modules: `npm ci` of tests/conformance/package-lock.json (the MCP
 #     conformance suite and the Node.js 22 binary it needs, shipped as an npm package);
+#   - tests/python/.venv: the test-only Python tools, `pip install --require-hashes` of
+#     tests/python/requirements.txt (prometheus-client, whose text-format parser reads the metrics file in
+#     tests/metrics.rs);
 #   - config-examples/published-briefs/node_modules: the example's own install command, `npm ci` of its
 #     package-lock.json (the official `@modelcontextprotocol/server-filesystem`), which its test runs.
 # Idempotent: each part is skipped when a stamp records that the same pinned file was installed, so a
@@ -22,6 +25,19 @@ cd "$(dirname "$0")/../.."
 bash config-examples/upstreams/install.sh
 
 stamp_of() { sha256sum "$1" | cut -d' ' -f1; }
+
+venv=tests/python/.venv
+want=$(stamp_of tests/python/requirements.txt)
+if [[ -x $venv/bin/python && "$(cat $venv/.ptc-installed 2>/dev/null || true)" == "$want" ]]; then
+  echo "test-only Python tools: up to date ($venv)"
+else
+  echo "test-only Python tools: installing into $venv"
+  rm -rf "$venv"
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install --quiet --disable-pip-version-check --no-deps --require-hashes \
+    -r tests/python/requirements.txt
+  echo "$want" > "$venv/.ptc-installed"
+fi
 
 # npm_ci DIR LABEL: `npm ci` in DIR unless its node_modules records the same package-lock.json.
 npm_ci() {

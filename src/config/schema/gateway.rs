@@ -99,6 +99,10 @@ fn run_artifacts() -> Schema {
     ])
 }
 
+const METRICS: &str = "A Prometheus text-format file, <root>/metrics/ptc-gateway.prom, replaced every \
+interval_ms with the event log's counters, readiness and admission occupancy (audit-events.md §3.12); needs \
+events.";
+
 fn artifacts() -> ObjectSchema {
     object(vec![
         required("root", path_string()),
@@ -113,6 +117,8 @@ fn artifacts() -> ObjectSchema {
                 defaulted("stderr", boolean(), false),
             ]),
         ),
+        optional("metrics", object(vec![defaulted("interval_ms", integer(1_000, 3_600_000), 15_000_u64)]))
+            .describe(METRICS),
     ])
 }
 
