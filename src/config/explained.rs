@@ -1,9 +1,11 @@
 //! The facts a document refusal notes for `ptc check` (lifecycle.md §1.5): the read, strict-decoding and
-//! schema failures every document shares (config.md §2.8). Each function passes its error through, so a
-//! site reads `.map_err(explained::read)` and keeps its code mapping.
+//! schema failures every document shares (config.md §2.8). A site reads
+//! `.map_err(explained::read_as(code))`, or calls `read` etc. (which pass the error through) to keep its
+//! own code mapping.
 //!
 //! Owns: the fixed sentences of those three failure families. Does not own the collection (`crate::explain`).
 
+use crate::codes::StartupCode;
 use crate::config::paths::{ReadError, ReadErrorKind};
 use crate::config::schema::validate::{SchemaError, SchemaErrorKind};
 use crate::explain::{self, Fact};
@@ -34,6 +36,30 @@ pub(crate) fn schema(e: SchemaError) -> SchemaError {
     explain::note(Fact::Pointer, if e.path.is_empty() { "/" } else { &e.path });
     explain::note(Fact::Reason, schema_reason(e.kind));
     e
+}
+
+/// `.map_err(explained::read_as(code))`: notes the read failure and refuses with `code`.
+pub(crate) fn read_as(code: StartupCode) -> impl FnOnce(ReadError) -> StartupCode {
+    move |e| {
+        read(e);
+        code
+    }
+}
+
+/// `.map_err(explained::decode_as(code))`: notes the decode failure and refuses with `code`.
+pub(crate) fn decode_as(code: StartupCode) -> impl FnOnce(DecodeError) -> StartupCode {
+    move |e| {
+        decode(e);
+        code
+    }
+}
+
+/// `.map_err(explained::schema_as(code))`: notes the pointer and rule and refuses with `code`.
+pub(crate) fn schema_as(code: StartupCode) -> impl FnOnce(SchemaError) -> StartupCode {
+    move |e| {
+        schema(e);
+        code
+    }
 }
 
 /// The schema rule a [`SchemaErrorKind`] names, as a sentence.

@@ -144,6 +144,14 @@ pub struct Artifacts {
     pub metrics: Option<MetricsConfig>,
 }
 
+#[cfg(test)]
+impl Artifacts {
+    /// A root at `root` with only the event log (`events`): the storage and event-log tests.
+    pub fn events_only(root: &Path, events: Option<EventsConfig>) -> Artifacts {
+        Artifacts { root: root.to_path_buf(), events, trace: None, inspection: None, metrics: None }
+    }
+}
+
 /// `pcc`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Pcc {
@@ -177,10 +185,8 @@ pub struct GatewayConfig {
 /// An unreadable or oversized file is `config_unavailable` (config.md §2.8); everything after the read is
 /// [`from_bytes`].
 pub fn load(path: &Path, mode: Mode) -> Result<GatewayConfig, StartupCode> {
-    let bytes = paths::read_document(path, Limits::DOCUMENT.max_bytes).map_err(|e| {
-        explained::read(e);
-        StartupCode::ConfigUnavailable
-    })?;
+    let bytes = paths::read_document(path, Limits::DOCUMENT.max_bytes)
+        .map_err(explained::read_as(StartupCode::ConfigUnavailable))?;
     from_bytes(&bytes, path, mode)
 }
 
@@ -191,10 +197,7 @@ pub fn from_bytes(bytes: &[u8], path: &Path, mode: Mode) -> Result<GatewayConfig
     let mut doc =
         json::decode(bytes, Limits::DOCUMENT).map_err(|e| decode_failure(explained::decode(e).kind))?;
     // config.md §4.1, §4.2, §4.6, §4.8 and the byte-bound rules of config.md §2.8.
-    schema::validate(&GATEWAY, &doc, mode).map_err(|e| {
-        explained::schema(e);
-        StartupCode::ConfigInvalid
-    })?;
+    schema::validate(&GATEWAY, &doc, mode).map_err(explained::schema_as(StartupCode::ConfigInvalid))?;
     // Defaults change no semantic check, so the checks can read the filled document.
     fill_defaults(&GATEWAY, &mut doc);
     let mut config = build(&doc, paths::document_dir(path)).ok_or(StartupCode::ConfigInvalid)?;

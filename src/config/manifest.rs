@@ -95,15 +95,11 @@ pub struct Manifest {
 /// Stage 5a: decode and validate one manifest's bytes. Every refusal (decoding, duplicate key, structure,
 /// byte bounds) is `template_invalid` (config.md §2.8).
 pub fn parse(bytes: &[u8]) -> Result<Manifest, StartupCode> {
-    let document = json::decode(bytes, Limits::DOCUMENT).map_err(|e| {
-        explained::decode(e);
-        StartupCode::TemplateInvalid
-    })?;
+    let document =
+        json::decode(bytes, Limits::DOCUMENT).map_err(explained::decode_as(StartupCode::TemplateInvalid))?;
     // The manifest has no mode-dependent members.
-    schema::validate(&APPLICATION, &document, Mode::Serve).map_err(|e| {
-        explained::schema(e);
-        StartupCode::TemplateInvalid
-    })?;
+    schema::validate(&APPLICATION, &document, Mode::Serve)
+        .map_err(explained::schema_as(StartupCode::TemplateInvalid))?;
     let mut filled = document.clone();
     fill_defaults(&APPLICATION, &mut filled);
     build(document, &filled).ok_or(StartupCode::TemplateInvalid)

@@ -19,13 +19,7 @@ fn start(
     max_retained_files: u32,
 ) -> (ArtifactRoot, EventFiles) {
     let cfg = EventsConfig { max_file_bytes, max_retained_files, stderr: false };
-    let artifacts = Artifacts {
-        root: root.to_path_buf(),
-        events: Some(cfg),
-        trace: None,
-        inspection: None,
-        metrics: None,
-    };
+    let artifacts = Artifacts::events_only(root, Some(cfg));
     let opened = ArtifactRoot::open(&artifacts, &start_ref).unwrap();
     let store = opened.events().unwrap();
     let files = EventFiles::new(

@@ -14,13 +14,7 @@ const BOUND: Duration = Duration::from_secs(5);
 
 fn open(root: &Path, sref: StartRef) -> (ArtifactRoot, EventLog) {
     let cfg = EventsConfig { max_file_bytes: 1_048_576, max_retained_files: 8, stderr: false };
-    let artifacts = Artifacts {
-        root: root.to_path_buf(),
-        events: Some(cfg),
-        trace: None,
-        inspection: None,
-        metrics: None,
-    };
+    let artifacts = Artifacts::events_only(root, Some(cfg));
     let opened = ArtifactRoot::open(&artifacts, &sref).unwrap();
     let log = EventLog::start(opened.events().unwrap(), &cfg, &sref, vec!["alpha".into(), "echo".into()]);
     assert!(log.is_enabled());

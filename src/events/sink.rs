@@ -90,17 +90,7 @@ mod tests {
         let root = s.path().join("artifacts");
         let sref = StartRef::from_parts(4, [4; 8]);
         let cfg = EventsConfig { max_file_bytes: 4096, max_retained_files: 4, stderr: false };
-        let opened = ArtifactRoot::open(
-            &Artifacts {
-                root: root.clone(),
-                events: Some(cfg),
-                trace: None,
-                inspection: None,
-                metrics: None,
-            },
-            &sref,
-        )
-        .unwrap();
+        let opened = ArtifactRoot::open(&Artifacts::events_only(&root, Some(cfg)), &sref).unwrap();
         let store = opened.events().unwrap();
         let files =
             EventFiles::new(store.dir().try_clone().unwrap(), sref.as_str(), 4096, 4, store.inventory());

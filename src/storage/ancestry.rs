@@ -125,11 +125,9 @@ fn step_missing(cur: BorrowedFd<'_>, name: &OsStr) -> Result<OwnedFd> {
     }
 }
 
-/// R-ANC steps 1 and 2 for the parent of `dir`: returns a descriptor of the checked (and, where missing,
-/// created) parent directory and the final component, which the caller hands to R-DIR.
-pub fn open_parent(dir: &Path) -> Result<(OwnedFd, OsString)> {
-    let split = split(dir)?;
-    let (resolved, existing) = resolve_existing(&split.parent)?;
+/// R-ANC step 1 from `/` down the physically resolved, existing path `resolved`: each directory opened
+/// relative to the previous one and checked; returns the last.
+fn walk_existing(resolved: &Path) -> Result<OwnedFd> {
     let root = openat(AT_FDCWD, "/", OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC, Mode::empty())
         .map_err(|e| StorageError::with_errno(ErrorKind::AncestorUnresolvable, e))?;
     check_ancestor(&stat_fd(&root).map_err(|e| StorageError::io(Op::Stat, e))?)?;
@@ -142,6 +140,15 @@ pub fn open_parent(dir: &Path) -> Result<(OwnedFd, OsString)> {
             _ => return Err(StorageError::rule(ErrorKind::AncestorUnresolvable)),
         }
     }
+    Ok(cur)
+}
+
+/// R-ANC steps 1 and 2 for the parent of `dir`: returns a descriptor of the checked (and, where missing,
+/// created) parent directory and the final component, which the caller hands to R-DIR.
+pub fn open_parent(dir: &Path) -> Result<(OwnedFd, OsString)> {
+    let split = split(dir)?;
+    let (resolved, existing) = resolve_existing(&split.parent)?;
+    let mut cur = walk_existing(&resolved)?;
     for comp in split.parent.iter().skip(existing) {
         match comp {
             Component::Normal(name) => cur = step_missing(cur.as_fd(), name)?,
@@ -159,17 +166,7 @@ pub fn open_parent(dir: &Path) -> Result<(OwnedFd, OsString)> {
 pub fn probe_store_dir(dir: &Path, subdirs: &[&str]) -> Result<()> {
     let split = split(dir)?;
     let (resolved, existing) = resolve_existing(&split.parent)?;
-    let root = openat(AT_FDCWD, "/", OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC, Mode::empty())
-        .map_err(|e| StorageError::with_errno(ErrorKind::AncestorUnresolvable, e))?;
-    check_ancestor(&stat_fd(&root).map_err(|e| StorageError::io(Op::Stat, e))?)?;
-    let mut cur = root;
-    for comp in resolved.components() {
-        match comp {
-            Component::RootDir => {}
-            Component::Normal(name) => cur = step_existing(cur.as_fd(), name)?,
-            _ => return Err(StorageError::rule(ErrorKind::AncestorUnresolvable)),
-        }
-    }
+    let cur = walk_existing(&resolved)?;
     let writable = |fd: &OwnedFd| {
         nix::unistd::faccessat(fd.as_fd(), ".", nix::unistd::AccessFlags::W_OK, nix::fcntl::AtFlags::empty())
             .map_err(|e| StorageError::io(Op::Mkdir, e))

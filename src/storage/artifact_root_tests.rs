@@ -17,7 +17,7 @@ fn sref() -> StartRef {
 fn artifacts(root: &Path, events: bool) -> Artifacts {
     let events =
         events.then_some(EventsConfig { max_file_bytes: 1024, max_retained_files: 2, stderr: false });
-    Artifacts { root: root.to_path_buf(), events, trace: None, inspection: None, metrics: None }
+    Artifacts::events_only(root, events)
 }
 
 fn failure(a: &Artifacts) -> (ArtifactStep, ErrorKind) {
