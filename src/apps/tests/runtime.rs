@@ -449,6 +449,25 @@ fn deep_nesting_and_native_recursion_are_errors() {
     }
 }
 
+/// docs/security.md section 8, execution.md §14.4: `json.decode` takes at most 2,097,152 bytes, 64 levels
+/// and 100,000 nodes (the request bounds of http-mcp.md §7.1); one more of each is an error a script can
+/// catch.
+#[test]
+fn json_decode_is_bounded() {
+    let cases = [
+        ("string.rep(' ', 2097150) .. '{}'", true),
+        ("string.rep(' ', 2097151) .. '{}'", false),
+        ("string.rep('[', 64) .. string.rep(']', 64)", true),
+        ("string.rep('[', 65) .. string.rep(']', 65)", false),
+        ("'[' .. string.rep('0,', 99998) .. '0]'", true),
+        ("'[' .. string.rep('0,', 99999) .. '0]'", false),
+    ];
+    for (text, fits) in cases {
+        let body = format!("local ok = pcall(json.decode, {text})\nreturn {{ok = ok}}");
+        assert_eq!(run(&app(&body), "{}"), returned(&format!(r#"{{"ok":{fits}}}"#)), "{text}");
+    }
+}
+
 /// What one call of the isolation tools sees of everything a call could try to change, then tries to
 /// change all of it. `TAG` tells the two tools apart.
 const PROBING_APP: &str = r#"
