@@ -181,13 +181,7 @@ async fn no_credential_reaches_the_diagnostics() {
     let mut cmd = d.command();
     cmd.env("PTC_LOG", "trace");
     let mut gw = support::Gateway::start(cmd, fixture::http_addr(&d));
-    // Trace output is plentiful: drained while the gateway runs, so that a full pipe never stalls it.
-    let mut pipe = gw.child.stderr.take().expect("piped stderr");
-    let drained = std::thread::spawn(move || {
-        let mut bytes = Vec::new();
-        let _ = std::io::Read::read_to_end(&mut pipe, &mut bytes);
-        bytes
-    });
+    let drained = gw.drain_stderr();
     let good = format!("Bearer {}", support::TOKEN);
     let refused = "SentinelRefused-3b9d0c7e1f2a4b6c8d0e";
     let mut conv = open(d.pcc_port, &[("authorization", &good)]).await.expect("admitted");
