@@ -351,6 +351,8 @@ fn ev12_no_sentinel_reaches_any_file() {
     d.write_documents();
     let mut cmd = d.command();
     cmd.env("GATEWAY_TOKEN", SENTINEL_TOKEN);
+    // Every diagnostic on, of every crate (lifecycle.md §2.1: never credentials, arguments or results).
+    cmd.env("PTC_LOG", "trace");
     let gw = Gateway::start(cmd, addr(&d));
     let echoed = call(gw.addr, "say", &json!({"text": SENTINEL_ARG}));
     let refused = call(gw.addr, "refuse", &json!({"text": SENTINEL_FAIL}));
@@ -359,6 +361,10 @@ fn ev12_no_sentinel_reaches_any_file() {
     assert!(String::from_utf8_lossy(&echoed).contains(SENTINEL_ARG), "the call echoed; {stderr}");
     assert!(String::from_utf8_lossy(&refused).contains(SENTINEL_FAIL), "the failure text was returned");
     assert_eq!(code, Some(0));
+    assert!(stderr.contains("ready"), "the diagnostics were on: {stderr}");
+    for sentinel in [SENTINEL_TOKEN, SENTINEL_ARG, SENTINEL_FAIL] {
+        assert!(!stderr.contains(sentinel), "{sentinel} found in the diagnostics");
+    }
     let mut files = Vec::new();
     files_under(d.dir.path(), &mut files);
     let records = all_records(&events_dir(&d));

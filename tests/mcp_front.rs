@@ -160,6 +160,107 @@ fn ipv6_rows() {
     }
 }
 
+/// A refusal on a fresh connection, answered and closed (docs/security.md section 4).
+fn refused(n: u16, req: Req, status: u16, code: &str) -> Row {
+    Row {
+        n,
+        req,
+        head_only: false,
+        status,
+        body: format!(r#"{{"error":"{code}"}}"#),
+        close: true,
+        sse: false,
+    }
+}
+
+/// docs/security.md section 4, http-mcp.md §6.3–§6.4: a browser page whose name was rebound to the loopback
+/// address sends its own name in `Host`; a cross-origin page sends an `Origin` that is not listed. Both
+/// are refused, with the right bearer, before anything else is looked at: 400 `invalid_authority`, 403
+/// `origin_forbidden`, then the connection closes.
+#[test]
+fn dns_rebinding_and_foreign_origins_are_refused() {
+    let (_running, addr, host) = start("127.0.0.1");
+    let port = addr.port();
+    let b = || Req::b_list(&host);
+    let rows = [
+        refused(1, b().set("Host", &format!("rebind.attacker.example:{port}")), 400, "invalid_authority"),
+        refused(2, b().set("Host", "rebind.attacker.example"), 400, "invalid_authority"),
+        refused(3, b().set("Host", &format!("127.0.0.1.nip.io:{port}")), 400, "invalid_authority"),
+        refused(4, b().set("Host", &format!("0x7f000001:{port}")), 400, "invalid_authority"),
+        refused(5, b().set("Host", &format!("2130706433:{port}")), 400, "invalid_authority"),
+        refused(6, b().set("Host", &format!("127.1:{port}")), 400, "invalid_authority"),
+        refused(7, b().set("Host", &format!("LOCALHOST:{port}")), 400, "invalid_authority"),
+        refused(8, b().remove("Host").add("X-Forwarded-Host", &host), 400, "invalid_authority"),
+        refused(
+            9,
+            b().add("Origin", &format!("http://rebind.attacker.example:{port}")),
+            403,
+            "origin_forbidden",
+        ),
+        refused(10, b().add("Origin", &format!("http://{host}")), 403, "origin_forbidden"),
+        refused(11, b().add("Origin", "http://localhost:3000"), 403, "origin_forbidden"),
+        refused(12, b().add("Origin", "https://127.0.0.1:3000"), 403, "origin_forbidden"),
+        refused(13, b().add("Origin", "http://127.0.0.1:3000.attacker.example"), 403, "origin_forbidden"),
+        refused(
+            14,
+            b().add("Origin", "http://127.0.0.1:3000, http://127.0.0.1:3000"),
+            403,
+            "origin_forbidden",
+        ),
+    ];
+    for row in &rows {
+        check(addr, row);
+    }
+}
+
+/// docs/security.md section 3, http-mcp.md §6.5: every refused credential gets the same answer, byte for
+/// byte, whatever its length and however many of its leading or trailing bytes match the token, so the answer
+/// tells nothing about the token. (The comparison is the constant-time digest comparison
+/// `BearerDigest::matches` of src/mcp/bearer.rs.)
+#[test]
+fn every_refused_credential_gets_the_same_bytes() {
+    let (_running, addr, host) = start("127.0.0.1");
+    let a = |n: usize| "a".repeat(n);
+    let credentials: Vec<Option<String>> = vec![
+        None,
+        Some(format!("Bearer {}", "b".repeat(32))),
+        Some(format!("Bearer {}b", a(31))),
+        Some(format!("Bearer b{}", a(31))),
+        Some(format!("Bearer {}", a(31))),
+        Some(format!("Bearer {}", a(33))),
+        Some(format!("Bearer {}", a(4_096))),
+        Some(format!("Bearer {}", a(4_097))),
+        Some(format!("Bearer {}\u{e9}", a(31))),
+        Some("Basic YTpi".into()),
+        Some("Bearer".into()),
+    ];
+    // The whole answer, every byte up to the close, but for the value of its one `date` line (an
+    // IMF-fixdate, the only bytes that may differ between two answers), written `<date>`.
+    let answer = |authorization: &Option<String>| -> String {
+        let req = match authorization {
+            Some(value) => Req::b_list(&host).set("Authorization", value),
+            None => Req::b_list(&host).remove("Authorization"),
+        };
+        let mut stream = connect(addr);
+        stream.write_all(&req.bytes()).expect("write");
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut stream, &mut bytes).expect("read to the close");
+        let text = String::from_utf8(bytes).expect("an ASCII answer");
+        let dates: Vec<&str> = text.split("\r\n").filter(|l| l.starts_with("date: ")).collect();
+        assert!(dates.len() == 1 && dates[0].len() == 35 && dates[0].ends_with(" GMT"), "{text}");
+        text.replacen(dates[0], "date: <date>", 1)
+    };
+    let body = r#"{"error":"unauthorized"}"#;
+    let want = format!(
+        "HTTP/1.1 401 Unauthorized\r\ncontent-type: application/json; charset=utf-8\r\ncache-control: no-store\r\n\
+         connection: close\r\nwww-authenticate: Bearer\r\ncontent-length: {}\r\ndate: <date>\r\n\r\n{body}",
+        body.len()
+    );
+    for credential in &credentials {
+        assert_eq!(answer(credential), want, "{:?}", credential.as_deref().map(|c| &c[..c.len().min(40)]));
+    }
+}
+
 #[test]
 fn body_rows() {
     let (_running, addr, host) = start("127.0.0.1");

@@ -172,6 +172,41 @@ async fn stream_start_metadata_rows() {
     assert_eq!(status.code(), Code::Unimplemented, "V57");
 }
 
+/// docs/security.md section 3, lifecycle.md §2.1: with every diagnostic on (`PTC_LOG=trace`, the HTTP/2
+/// and gRPC crates included), neither the gateway bearer of an admitted stream nor a refused credential
+/// reaches the gateway's diagnostics.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_credential_reaches_the_diagnostics() {
+    let d = deployment(64, 4);
+    let mut cmd = d.command();
+    cmd.env("PTC_LOG", "trace");
+    let mut gw = support::Gateway::start(cmd, fixture::http_addr(&d));
+    let drained = gw.drain_stderr();
+    let good = format!("Bearer {}", support::TOKEN);
+    let refused = "SentinelRefused-3b9d0c7e1f2a4b6c8d0e";
+    let mut conv = open(d.pcc_port, &[("authorization", &good)]).await.expect("admitted");
+    conv.send(&c()).await;
+    assert_eq!(conv.next().await, Out::Connected);
+    let bad = format!("Bearer {refused}");
+    let status = open(d.pcc_port, &[("authorization", &bad)]).await.err().expect("refused");
+    assert_eq!((status.code(), status.message()), (Code::Unauthenticated, "unauthorized"));
+    conv.send(&In::HalfClose).await;
+    assert_eq!(conv.next().await, end(Code::Ok, ""));
+    drop(conv);
+    let (code, _, _, _) = tokio::task::spawn_blocking(move || {
+        gw.signal_and_wait(nix::sys::signal::Signal::SIGTERM, Duration::from_secs(40))
+    })
+    .await
+    .unwrap();
+    let stderr = drained.join().unwrap();
+    let stderr = String::from_utf8_lossy(&stderr);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stderr.contains("ready"), "the diagnostics were on: {stderr}");
+    for secret in [support::TOKEN, refused] {
+        assert!(!stderr.contains(secret), "{secret} found in the diagnostics");
+    }
+}
+
 /// §13 and §17 V37–V39: with `apple-request-uuid`, every call's id must equal it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn apple_request_uuid_binds_the_call_id() {

@@ -78,6 +78,32 @@ fn echo_succeeds(fx: &Fx, id: usize) {
     assert_eq!(structured(&text), Some(json!({"content": [], "ok": true, "value": {"n": id}})), "{text}");
 }
 
+/// docs/security.md section 7, lifecycle.md §2.1: with every diagnostic of every crate on (`PTC_LOG=trace`),
+/// the credential the gateway sends to an HTTP upstream (`Authorization: Bearer s3cret`, which the fixture
+/// requires) is in no diagnostic line, nor are the call's arguments.
+#[test]
+fn the_upstream_credential_is_in_no_diagnostic() {
+    let (_up, fx) = deployment("modern");
+    let mut cmd = fx.command("none");
+    cmd.env("PTC_LOG", "trace");
+    let mut gateway = Gateway::start(cmd, fx.addr());
+    let drained = gateway.drain_stderr();
+    let sentinel = "sentinel-argument-5e8b1d";
+    let (status, text) = call(fx.addr(), "mission", 1, &mission_args("fx.echo", json!({"s": sentinel})));
+    assert_eq!(status, 200, "{text}");
+    assert_eq!(
+        structured(&text),
+        Some(json!({"content": [], "ok": true, "value": {"s": sentinel}})),
+        "{text}"
+    );
+    stop(gateway, 0);
+    let stderr = String::from_utf8_lossy(&drained.join().unwrap()).into_owned();
+    assert!(stderr.contains("ready"), "the diagnostics were on: {stderr}");
+    for secret in [HTTP_TOKEN, sentinel] {
+        assert!(!stderr.contains(secret), "{secret} found in the diagnostics");
+    }
+}
+
 /// The mission calls `alias` with `{}`; the `(code, dispatch, retryable)` it saw.
 fn mission_fails(fx: &Fx, id: usize, alias: &str) -> (String, String, bool) {
     let (status, text) = call(fx.addr(), "mission", id, &mission_args(alias, json!({})));

@@ -224,3 +224,30 @@ fn stderr_text_follows_section_3_8() {
         assert_eq!(stderr_text(bytes, ring, max), (text, truncated), "{bytes:?}");
     }
 }
+
+/// docs/security.md section 9: upstream stderr that imitates a record, or carries terminal control bytes, an
+/// escape sequence, NUL, CR and invalid UTF-8, stays inside the `text` string of one `stderr_tail` line
+/// (audit-events.md §3.8, escaped by pins.md §2): exactly one LF, at the end; no raw control byte.
+#[test]
+fn stderr_that_imitates_a_record_stays_inside_one_escaped_line() {
+    let forged = b"boom\n{\"kind\":\"startup_failed\",\"code\":\"x\"}\r\n\x1b[2J\x00\x07\x7f\"\\\xff\n";
+    let (text, truncated) = stderr_text(forged, false, 1_048_576);
+    assert!(!truncated);
+    let record = Record::StderrTail { tool: "briefs".into(), provider: "notes".into(), text, truncated };
+    let want = format!(
+        "{{\"kind\":\"stderr_tail\",\"provider\":\"notes\",\
+         \"text\":\"boom\\n{{\\\"kind\\\":\\\"startup_failed\\\",\\\"code\\\":\\\"x\\\"}}\\r\\n\\u001b[2J\\u0000\\u0007\x7f\\\"\\\\\u{fffd}\\n\",\
+         {TS},\"tool\":\"briefs\",\"truncated\":false}}\n"
+    );
+    let got = line(record).expect("a stderr_tail validates");
+    assert_eq!(got, want);
+    assert_eq!(got.bytes().filter(|b| *b == b'\n').count(), 1);
+    assert!(!got.bytes().any(|b| b < 0x20 && b != b'\n'), "{got:?}");
+    // Parsing the line gives back one record whose text is the stderr, byte for byte where it was UTF-8.
+    let parsed: serde_json::Value = serde_json::from_str(got.trim_end()).expect("one JSON object");
+    assert_eq!(parsed["kind"], "stderr_tail");
+    assert_eq!(
+        parsed["text"],
+        "boom\n{\"kind\":\"startup_failed\",\"code\":\"x\"}\r\n\u{1b}[2J\u{0}\u{7}\u{7f}\"\\\u{fffd}\n"
+    );
+}

@@ -261,6 +261,19 @@ impl Gateway {
         }
     }
 
+    /// Takes the gateway's stderr and reads it to its end on a thread, so that plentiful diagnostics
+    /// (`PTC_LOG=trace`) never fill the pipe and stall the gateway; join the handle after the exit.
+    /// [`Gateway::signal_and_wait`] then returns an empty stderr.
+    #[allow(dead_code)]
+    pub fn drain_stderr(&mut self) -> std::thread::JoinHandle<Vec<u8>> {
+        let mut pipe = self.child.stderr.take().expect("piped stderr");
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            let _ = pipe.read_to_end(&mut bytes);
+            bytes
+        })
+    }
+
     /// Sends `signal` and waits for the exit (with a deadline), returning status code and output.
     pub fn signal_and_wait(
         mut self,

@@ -425,6 +425,49 @@ fn eval_refuses_bytecode() {
     );
 }
 
+/// docs/security.md section 8, execution.md §12.8 (recursion): nesting and recursion that would overflow a
+/// native stack (the compiler on deeply nested source, the JSON decoder, a callback that re-enters the
+/// pattern matcher, recursive metamethods, `tostring`, `table.sort`) are ordinary errors a script can catch,
+/// in the workflow and through `:eval` (every source here within the 262,144-byte bound of `:eval`), never a
+/// crash of the gateway.
+#[test]
+fn deep_nesting_and_native_recursion_are_errors() {
+    let attempts = [
+        "mission('m'):eval('return ' .. string.rep('(', 100000) .. '1' .. string.rep(')', 100000))",
+        "mission('m'):eval('return ' .. string.rep('{', 100000) .. string.rep('}', 100000))",
+        "mission('m'):eval('return ' .. string.rep('not ', 60000) .. 'true')",
+        "mission('m'):eval(string.rep('do ', 30000) .. string.rep('end ', 30000))",
+        "json.decode(string.rep('[', 200000) .. string.rep(']', 200000))",
+        "(function() local function f(s) return (string.gsub(s, '.', f)) end return f('ab') end)()",
+        "(function() local t t = setmetatable({}, {__index = function(_, k) return t[k] end}) return t.x end)()",
+        "(function() local t t = setmetatable({}, {__tostring = function(v) return tostring(v) end}) return tostring(t) end)()",
+        "(function() local t = {} for i = 1, 100 do t[i] = i end local function c(a, b) table.sort(t, c) return a < b end table.sort(t, c) end)()",
+    ];
+    for attempt in attempts {
+        let body = format!("local ok = pcall(function() return {attempt} end)\nreturn {{ok = ok}}");
+        assert_eq!(run(&app(&body), "{}"), returned(r#"{"ok":false}"#), "{attempt}");
+    }
+}
+
+/// docs/security.md section 8, execution.md §14.4: `json.decode` takes at most 2,097,152 bytes, 64 levels
+/// and 100,000 nodes (the request bounds of http-mcp.md §7.1); one more of each is an error a script can
+/// catch.
+#[test]
+fn json_decode_is_bounded() {
+    let cases = [
+        ("string.rep(' ', 2097150) .. '{}'", true),
+        ("string.rep(' ', 2097151) .. '{}'", false),
+        ("string.rep('[', 64) .. string.rep(']', 64)", true),
+        ("string.rep('[', 65) .. string.rep(']', 65)", false),
+        ("'[' .. string.rep('0,', 99998) .. '0]'", true),
+        ("'[' .. string.rep('0,', 99999) .. '0]'", false),
+    ];
+    for (text, fits) in cases {
+        let body = format!("local ok = pcall(json.decode, {text})\nreturn {{ok = ok}}");
+        assert_eq!(run(&app(&body), "{}"), returned(&format!(r#"{{"ok":{fits}}}"#)), "{text}");
+    }
+}
+
 /// What one call of the isolation tools sees of everything a call could try to change, then tries to
 /// change all of it. `TAG` tells the two tools apart.
 const PROBING_APP: &str = r#"

@@ -148,6 +148,27 @@ fn memory_vectors() {
     }
 }
 
+/// execution.md §12.8, docs/security.md section 8: one huge request at once (a buffer, a preallocated table,
+/// a repeated string, a concatenation doubling in a loop) is refused by the memory limit, not attempted: the
+/// caught form gives `ok = false` and the run goes on, the uncaught form ends the run with the memory cause.
+#[test]
+fn single_huge_allocations_are_refused() {
+    let limits = CallLimits { memory_bytes: 2 * 1_048_576, ..limits() };
+    let attempts = [
+        "buffer.create(1073741824)",
+        "table.create(1000000, true)",
+        "string.rep('x', 1073741824)",
+        "string.rep('abcdefgh', 134217728)",
+        "(function() local s = 'x' while true do s = s .. s end end)()",
+    ];
+    for attempt in attempts {
+        let caught = format!("local ok = pcall(function() return {attempt} end)\nreturn {{ok = ok, after = #string.rep('y', 1000)}}");
+        assert_eq!(run_with(&caught, limits), returned(r#"{"ok":false,"after":1000}"#), "caught: {attempt}");
+        let uncaught = format!("local v = {attempt}\nreturn {{}}");
+        assert_eq!(run_with(&uncaught, limits), failed_by(FailCause::Memory), "uncaught: {attempt}");
+    }
+}
+
 /// execution.md §12.8: only function calls and loop back-edges spend the budget. Luau also raises its
 /// interrupt once per position its pattern matcher tries; those check the deadline but cost nothing, so a
 /// string loop is bounded by its own iterations (issue 14: 128 KiB per `gsub` spent 100,000,000 points in
