@@ -53,7 +53,7 @@ fn decode_refusal(bytes: &[u8]) -> Option<DecodeErrorKind> {
 fn prop_config_gateway_document() {
     check(
         "config_gateway",
-        512,
+        2048,
         (example(&GATEWAYS), select(vec![Mode::Serve, Mode::Discovery])),
         |((clean, bytes), mode)| {
             let result = gateway::from_bytes(&bytes, Path::new("/nonexistent/ptc-gateway.json"), mode);
@@ -81,7 +81,7 @@ fn prop_config_gateway_document() {
 
 #[test]
 fn prop_config_host_document() {
-    check("config_host", 512, example(&HOSTS), |(_, bytes)| {
+    check("config_host", 2048, example(&HOSTS), |(_, bytes)| {
         let result = host::from_bytes(&bytes, Path::new("/nonexistent/ptc-host.json"), "PTC_BEARER");
         if let Err(code) = result {
             let decode_failed = decode_refusal(&bytes).is_some();
@@ -98,7 +98,7 @@ fn prop_config_host_document() {
 
 #[test]
 fn prop_config_manifest_document() {
-    check("config_manifest", 512, example(&MANIFESTS), |(clean, bytes)| {
+    check("config_manifest", 2048, example(&MANIFESTS), |(clean, bytes)| {
         match manifest::parse(&bytes) {
             Ok(_) => {}
             Err(code) => {
@@ -144,7 +144,7 @@ fn prop_config_envfile() {
             (Just(lines), Just(mutate), bytes)
         },
     );
-    check("config_envfile", 1024, file, |(lines, mutate, bytes)| {
+    check("config_envfile", 2048, file, |(lines, mutate, bytes)| {
         let parsed = envfile::parse(&bytes);
         match &parsed {
             Err(e) => prop_assert!(e.line <= bytes.iter().filter(|&&b| b == b'\n').count() + 1, "{e}"),

@@ -112,7 +112,7 @@ fn run(pieces: &[&[u8]]) -> Result<Option<(usize, EmptyBodyStatus)>, TestCaseErr
 
 #[test]
 fn prop_head_scan_well_formed_streams_pass() {
-    check("head_scan_valid", 256, (stream(), vec(any::<usize>(), 0..6)), |(bytes, raw)| {
+    check("head_scan_valid", 1024, (stream(), vec(any::<usize>(), 0..6)), |(bytes, raw)| {
         let outcome = run(&pieces(&bytes, &cuts(bytes.len(), &raw)))?;
         prop_assert_eq!(outcome, None, "{:?}", String::from_utf8_lossy(&bytes));
         Ok(())
@@ -122,7 +122,7 @@ fn prop_head_scan_well_formed_streams_pass() {
 #[test]
 fn prop_head_scan_split_invariant() {
     let input = mutated(prop_oneof![4 => stream(), 1 => many_fields()]);
-    check("head_scan", 1024, (input, vec(any::<usize>(), 0..6)), |(bytes, raw)| {
+    check("head_scan", 4096, (input, vec(any::<usize>(), 0..6)), |(bytes, raw)| {
         let whole = run(&[&bytes])?;
         prop_assert_eq!(run(&pieces(&bytes, &cuts(bytes.len(), &raw)))?, whole);
         if let Some((at, _)) = whole {

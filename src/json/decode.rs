@@ -521,4 +521,4 @@ mod tests;
 
 #[cfg(test)]
 #[path = "decode_props.rs"]
-mod props;
+pub(crate) mod props;

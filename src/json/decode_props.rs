@@ -127,7 +127,7 @@ const STRICTER: [DecodeErrorKind; 5] = [
 
 #[test]
 fn prop_json_decoder_differential() {
-    check("json_decoder", 1024, document(), |bytes| {
+    check("json_decoder", 2048, document(), |bytes| {
         let ours = decode(&bytes, Limits::DOCUMENT);
         let theirs = serde_json::from_slice::<serde_json::Value>(&bytes);
         match (&ours, &theirs) {
@@ -146,7 +146,7 @@ fn prop_json_decoder_differential() {
 #[test]
 fn prop_json_decoder_bounds_and_reencoding() {
     let small = Limits { max_bytes: 512, max_depth: 6, max_nodes: 40 };
-    check("json_bounds", 512, document(), |bytes| {
+    check("json_bounds", 1024, document(), |bytes| {
         let Ok(value) = decode(&bytes, Limits::DOCUMENT) else { return Ok(()) };
         // config.md §2.6: under smaller bounds exactly the documents beyond them are refused, and only
         // with the bound's own error.

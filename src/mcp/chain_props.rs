@@ -290,7 +290,7 @@ fn prop_mcp_chain() {
         let body = if mutate { mutated(Just(body)).boxed() } else { Just(body).boxed() };
         (Just(parts), Just(edits), body)
     });
-    check("mcp_chain", 4096, input, |(parts, edits, body)| {
+    check("mcp_chain", 16384, input, |(parts, edits, body)| {
         let mut lines = parts.headers();
         for edit in &edits {
             let n = lines.len().max(1);

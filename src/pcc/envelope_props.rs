@@ -40,7 +40,7 @@ fn frame() -> impl Strategy<Value = Vec<u8>> {
 
 #[test]
 fn prop_pcc_frames() {
-    check("pcc_frames", 2048, frame(), |bytes| {
+    check("pcc_frames", 4096, frame(), |bytes| {
         let Ok(message) = CreateMcpTransportRequest::decode(bytes.as_slice()) else { return Ok(()) };
         let again = CreateMcpTransportRequest::decode(message.encode_to_vec().as_slice());
         prop_assert_eq!(again.as_ref(), Ok(&message));
@@ -76,7 +76,7 @@ fn request_body() -> impl Strategy<Value = Vec<u8>> {
 
 #[test]
 fn prop_pcc_request_body() {
-    check("pcc_request_body", 2048, request_body(), |body| {
+    check("pcc_request_body", 4096, request_body(), |body| {
         let decoded = decode(&body, Limits::REQUEST);
         match classify(&body) {
             Ok(inbound) => {

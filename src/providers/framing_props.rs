@@ -31,7 +31,7 @@ fn model(input: &[u8]) -> Vec<Vec<u8>> {
 #[test]
 fn prop_stdio_framing_lines() {
     let stream = vec(prop_oneof![4 => interesting_byte(), 1 => select(vec![b'\n', b'\r'])], 0..96);
-    check("stdio_framing", 1024, (stream, 1usize..17), |(input, capacity)| {
+    check("stdio_framing", 2048, (stream, 1usize..17), |(input, capacity)| {
         let mut reader = tokio::io::BufReader::with_capacity(capacity, input.as_slice());
         let mut got = Vec::new();
         loop {
@@ -72,7 +72,7 @@ fn message() -> impl Strategy<Value = Vec<u8>> {
 
 #[test]
 fn prop_upstream_jsonrpc_reader() {
-    check("upstream_jsonrpc", 2048, message(), |line| {
+    check("upstream_jsonrpc", 4096, message(), |line| {
         let decoded = json::decode(&line, Limits::UPSTREAM_MESSAGE);
         match parse_message(&line) {
             Err(Violation::NotJson) => prop_assert!(decoded.is_err()),

@@ -86,7 +86,7 @@ fn stream() -> impl Strategy<Value = Vec<u8>> {
 
 #[test]
 fn prop_sse_reader() {
-    check("sse_reader", 1024, (stream(), vec(any::<usize>(), 0..6)), |(bytes, raw)| {
+    check("sse_reader", 4096, (stream(), vec(any::<usize>(), 0..6)), |(bytes, raw)| {
         let mut parser = SseParser::default();
         let mut got = Vec::new();
         for piece in pieces(&bytes, &cuts(bytes.len(), &raw)) {
