@@ -1,6 +1,6 @@
-//! Generated inputs for the three configuration documents and the environment file (config.md §2, §4,
-//! §5, §7; issue 18, docs/reliability.md): the shipped examples (`config-examples/`) mutated byte by
-//! byte, and environment files drawn from the config.md §7.2 grammar, then mutated.
+//! Generated inputs for the three configuration documents and the environment file (issue 18,
+//! docs/reliability.md; config.md §2, §4, §5, §7): the shipped examples (`config-examples/`) mutated
+//! byte by byte, and environment files drawn from the config.md §7.2 grammar, then mutated.
 //!
 //! Properties: no panic; every refusal is the closed code of its document (config.md §2.8: a decode
 //! failure is `config_unavailable`, or `duplicate_json_key` for a repeated key, in the gateway document

@@ -17,7 +17,7 @@ use super::*;
 use crate::json::{decode, Limits};
 use crate::prop_support::check;
 
-/// The value execution.md §14.1 then §14.2 give for `value`.
+/// The value execution.md §14.1 and §14.2 give for `value`, one after the other.
 fn expected(value: &Value) -> Value {
     match value {
         #[allow(clippy::cast_precision_loss)]
