@@ -22,7 +22,7 @@ use sha2::{Digest, Sha256};
 
 /// Runs `property` over `default_cases` inputs of `strategy` (or `PROPTEST_CASES`), failing the test
 /// with the shrunk counterexample. A panic inside `property` is a failure too (proptest catches it).
-/// Prints `prop-inputs <name> <tried> <ms>` on stderr, which `scripts/fuzz` collects.
+/// Prints `prop-inputs <name> <tried> <ms> <slowest input in µs>` on stderr, which `scripts/fuzz` collects.
 pub(crate) fn check<S>(
     name: &str,
     default_cases: u32,
@@ -40,12 +40,22 @@ pub(crate) fn check<S>(
     };
     let mut runner = TestRunner::new_with_rng(config, rng);
     let tried = AtomicU64::new(0);
+    // The slowest single input, so that a long run shows no input near a hang.
+    let slowest = AtomicU64::new(0);
     let started = Instant::now();
     let result = runner.run(&strategy, |input| {
         tried.fetch_add(1, Ordering::Relaxed);
-        property(input)
+        let one = Instant::now();
+        let verdict = property(input);
+        slowest.fetch_max(u64::try_from(one.elapsed().as_micros()).unwrap_or(u64::MAX), Ordering::Relaxed);
+        verdict
     });
-    eprintln!("prop-inputs {name} {} {}", tried.load(Ordering::Relaxed), started.elapsed().as_millis());
+    eprintln!(
+        "prop-inputs {name} {} {} {}",
+        tried.load(Ordering::Relaxed),
+        started.elapsed().as_millis(),
+        slowest.load(Ordering::Relaxed)
+    );
     if let Err(failure) = result {
         panic!("{name}: {failure:?}");
     }
