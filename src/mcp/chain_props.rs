@@ -3,7 +3,8 @@
 //! ids, `_meta`, tool names, arguments and `Mcp-Param-*` lines drawn near every rule's edge, then
 //! perturbed (header lines dropped, repeated, replaced or added; body bytes mutated).
 //!
-//! The chain runs the step functions in the order of `front.rs` (M2–M7, M10–M16, C1–C3; M8, M9 and the
+//! The chain runs the front's own step sequences (`front::head_steps` for M2–M7, `envelope::parse` for
+//! M10–M11, `front::method_steps` for M12–M16) and C1–C3 in the order of `front.rs` (M8, M9 and the
 //! readiness steps M17 and C4 depend on state, not on the input, and are covered by `tests/mcp_front.rs`).
 //! Properties: no panic; the answer is one of the closed refusals (M2–M7) or JSON-RPC errors of
 //! http-mcp.md §11, whose body is strict JSON carrying the code and exactly the id validated at M11; and a
@@ -15,14 +16,14 @@ use proptest::collection::vec;
 use proptest::prelude::*;
 use proptest::sample::select;
 
-use crate::http::fields::authority_matches;
 use crate::json::{decode, Limits, Value};
-use crate::mcp::bearer::{self, BearerDigest};
+use crate::mcp::bearer::BearerDigest;
 use crate::mcp::envelope;
-use crate::mcp::method::{self, Method};
+use crate::mcp::front::{head_steps, method_steps};
+use crate::mcp::method::Method;
 use crate::mcp::refusal::Refusal;
 use crate::mcp::rpc::{RequestId, RpcError};
-use crate::mcp::{accept, consistency, media, meta, origin, params, size, tool};
+use crate::mcp::{params, tool};
 use crate::mcp_param::encoding::canonical_encoding;
 use crate::mcp_param::{expected_headers, HeaderParam};
 use crate::prop_support::{check, mutated};
@@ -50,35 +51,19 @@ enum Outcome {
     Call(RequestId),
 }
 
-/// M2–M7, M10–M16 and C1–C3 in the order of `McpFront::check_head` and `McpFront::decide`.
+/// M2–M7 and M10–M16 as `McpFront` runs them (`head_steps`, `envelope::parse`, `method_steps`), then
+/// C1–C3 in the order of `McpFront::check_call` over the one served tool.
 fn chain(headers: &HeaderMap, body: &[u8]) -> Outcome {
     let digest = BearerDigest::of(BEARER.as_bytes());
-    let head: [(bool, Refusal); 6] = [
-        (size::within_bound(headers), Refusal::HeadersTooLarge),
-        (authority_matches(headers, AUTHORITY), Refusal::InvalidAuthority),
-        (origin::allowed(headers, &[ORIGIN.to_owned()]), Refusal::OriginForbidden),
-        (bearer::authorized(headers, &digest), Refusal::Unauthorized),
-        (media::acceptable(headers), Refusal::UnsupportedMediaType),
-        (accept::acceptable(headers), Refusal::NotAcceptable),
-    ];
-    if let Some((_, refusal)) = head.iter().find(|(passes, _)| !passes) {
-        return Outcome::Refused(*refusal);
+    if let Err(refusal) = head_steps(headers, AUTHORITY, &[ORIGIN.to_owned()], &digest) {
+        return Outcome::Refused(refusal);
     }
     let envelope::Envelope { id, method, params } = match envelope::parse(body) {
         Ok(envelope) => envelope,
         Err(failure) => return Outcome::Error(failure.error, failure.id),
     };
     let fail = |error: RpcError| Outcome::Error(error, Some(id.clone()));
-    let Some(version) = meta::check(params.as_ref()).map(str::to_owned) else {
-        return fail(RpcError::InvalidMeta);
-    };
-    if !consistency::consistent(headers, &method, &version) {
-        return fail(RpcError::HeaderMismatch);
-    }
-    if let Err(error) = method::version(&version) {
-        return fail(error);
-    }
-    match method::resolve(&method, params.unwrap_or_default()) {
+    match method_steps(headers, &method, params) {
         Err(error) => fail(error),
         Ok(Method::Discover) => Outcome::Discover(id),
         Ok(Method::List) => Outcome::List(id),
@@ -290,7 +275,7 @@ fn prop_mcp_chain() {
         let body = if mutate { mutated(Just(body)).boxed() } else { Just(body).boxed() };
         (Just(parts), Just(edits), body)
     });
-    check("mcp_chain", 16384, input, |(parts, edits, body)| {
+    check("mcp_chain", 8192, input, |(parts, edits, body)| {
         let mut lines = parts.headers();
         for edit in &edits {
             let n = lines.len().max(1);
