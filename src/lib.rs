@@ -36,6 +36,8 @@ mod notify;
 mod pcc;
 mod pins;
 mod process;
+#[cfg(test)]
+mod prop_support;
 mod providers;
 mod signals;
 mod startup;

@@ -27,3 +27,6 @@ pub enum Mode {
     /// `ptc gateway CONFIG --print-pins`.
     Discovery,
 }
+
+#[cfg(test)]
+mod config_props;

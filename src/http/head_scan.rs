@@ -440,3 +440,7 @@ fn hex(b: u8) -> u8 {
 #[cfg(test)]
 #[path = "head_scan_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "head_scan_props.rs"]
+mod props;

@@ -518,3 +518,7 @@ fn utf8_sequence_valid(bytes: &[u8], pos: usize) -> bool {
 #[cfg(test)]
 #[path = "decode_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "decode_props.rs"]
+pub(crate) mod props;

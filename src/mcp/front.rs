@@ -80,18 +80,7 @@ impl McpFront {
     /// (so the bearer is not even hashed for a foreign `Host`). None reads the body.
     fn check_head(&self, headers: &HeaderMap) -> Result<(), Refusal> {
         let s = &self.settings;
-        let steps: [(&dyn Fn() -> bool, Refusal); 6] = [
-            (&|| size::within_bound(headers), Refusal::HeadersTooLarge),
-            (&|| authority_matches(headers, &s.authority), Refusal::InvalidAuthority),
-            (&|| origin::allowed(headers, &s.allowed_origins), Refusal::OriginForbidden),
-            (&|| bearer::authorized(headers, &s.bearer), Refusal::Unauthorized),
-            (&|| media::acceptable(headers), Refusal::UnsupportedMediaType),
-            (&|| accept::acceptable(headers), Refusal::NotAcceptable),
-        ];
-        match steps.iter().find(|(passes, _)| !passes()) {
-            Some((_, refusal)) => Err(*refusal),
-            None => Ok(()),
-        }
+        head_steps(headers, &s.authority, &s.allowed_origins, &s.bearer)
     }
 
     /// The whole table for one request.
@@ -150,19 +139,7 @@ impl McpFront {
             panic!("injected fault: a defect in the MCP front");
         }
         let fail = |error: RpcError| Decision::Answer(error.response(Some(&id), false));
-        // M12.
-        let Some(version) = meta::check(params.as_ref()).map(str::to_owned) else {
-            return fail(RpcError::InvalidMeta);
-        };
-        // M13, M14.
-        if !consistency::consistent(headers, &method, &version) {
-            return fail(RpcError::HeaderMismatch);
-        }
-        if let Err(error) = method::version(&version) {
-            return fail(error);
-        }
-        // M15, M16.
-        let resolved = method::resolve(&method, params.unwrap_or_default());
+        let resolved = method_steps(headers, &method, params);
         let ready = self.settings.readiness.is_ready();
         match resolved {
             Err(error) => fail(error),
@@ -191,6 +168,48 @@ impl McpFront {
         }
         Decision::Call { tool: index, arguments, id }
     }
+}
+
+/// M2–M7: the checks of the head, in order; the first failure is the answer (a free function so that the
+/// generated inputs of `chain_props.rs` run this very sequence).
+pub(crate) fn head_steps(
+    headers: &HeaderMap,
+    authority: &str,
+    allowed_origins: &[String],
+    digest: &BearerDigest,
+) -> Result<(), Refusal> {
+    let steps: [(&dyn Fn() -> bool, Refusal); 6] = [
+        (&|| size::within_bound(headers), Refusal::HeadersTooLarge),
+        (&|| authority_matches(headers, authority), Refusal::InvalidAuthority),
+        (&|| origin::allowed(headers, allowed_origins), Refusal::OriginForbidden),
+        (&|| bearer::authorized(headers, digest), Refusal::Unauthorized),
+        (&|| media::acceptable(headers), Refusal::UnsupportedMediaType),
+        (&|| accept::acceptable(headers), Refusal::NotAcceptable),
+    ];
+    match steps.iter().find(|(passes, _)| !passes()) {
+        Some((_, refusal)) => Err(*refusal),
+        None => Ok(()),
+    }
+}
+
+/// M12–M16 over a request that passed M11: the served method with its validated parameters, or the
+/// error of the first step that fails (readiness, M17, is the caller's).
+pub(crate) fn method_steps(
+    headers: &HeaderMap,
+    method: &str,
+    params: Option<Map>,
+) -> Result<Method, RpcError> {
+    // M12.
+    let Some(version) = meta::check(params.as_ref()).map(str::to_owned) else {
+        return Err(RpcError::InvalidMeta);
+    };
+    // M13, M14.
+    if !consistency::consistent(headers, method, &version) {
+        return Err(RpcError::HeaderMismatch);
+    }
+    method::version(&version)?;
+    // M15, M16.
+    method::resolve(method, params.unwrap_or_default())
 }
 
 /// http-mcp.md §6.9 half-close: nothing is written; the connection layer closes the socket and drops this

@@ -34,3 +34,6 @@ pub mod tool;
 
 pub use bearer::BearerDigest;
 pub use front::{FrontSettings, McpFront};
+
+#[cfg(test)]
+mod chain_props;

@@ -68,3 +68,6 @@ pub fn expected_headers(params: &[HeaderParam], arguments: &Value) -> Option<Vec
     }
     (total <= MAX_EXPECTED_BYTES).then_some(lines)
 }
+
+#[cfg(test)]
+mod props;

@@ -136,3 +136,7 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+#[path = "envelope_props.rs"]
+mod props;

@@ -233,3 +233,7 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "framing_props.rs"]
+mod props;

@@ -205,3 +205,7 @@ pub fn to_lua(lua: &Lua, value: &Value) -> mlua::Result<LuaValue> {
         }
     })
 }
+
+#[cfg(test)]
+#[path = "convert_props.rs"]
+mod props;
