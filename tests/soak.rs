@@ -161,7 +161,7 @@ fn soak() {
     let pid = gateway.child.id() as i32;
     let deadline = Instant::now() + Duration::from_secs(seconds);
     let stop = Arc::new(AtomicBool::new(false));
-    let workers = traffic::start(&fx, deadline, stop.clone());
+    let workers = traffic::start(&fx, deadline, stop.clone(), traffic::Mix::Soak);
     let samples = sampler::run(pid, deadline, sample_every);
     stop.store(true, Ordering::Release);
     let counts = traffic::join(workers);
@@ -204,7 +204,8 @@ fn kill_and_restart() {
             assert_log_continued(&fx, &events_before, round);
         }
         let stop = Arc::new(AtomicBool::new(false));
-        let writers = traffic::start_writers(&fx, 3, stop.clone());
+        let far = Instant::now() + Duration::from_secs(60);
+        let clients = traffic::start(&fx, far, stop.clone(), traffic::Mix::Kill);
         // A pseudo-random instant within the traffic: the kill point is the variable.
         seed ^= seed << 13;
         seed ^= seed >> 7;
@@ -213,7 +214,7 @@ fn kill_and_restart() {
         gateway.child.kill().expect("SIGKILL");
         gateway.child.wait().expect("reap");
         stop.store(true, Ordering::Release);
-        let acked = traffic::join_writers(writers);
+        let acked = traffic::join_after_kill(clients);
         acknowledged += acked;
         // providers.md §4.1: the parent-death signal takes every upstream child with the gateway.
         assert_no_upstream_running(&fx, round);
