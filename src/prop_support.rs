@@ -135,3 +135,13 @@ pub(crate) fn pieces<'a>(bytes: &'a [u8], cuts: &[usize]) -> Vec<&'a [u8]> {
     out.push(&bytes[from..]);
     out
 }
+
+/// Strings near the rules of `Mcp-Param-*` values (http-mcp.md §9.2): printable ASCII, control and non-ASCII
+/// characters, and Base64 sentinels.
+pub(crate) fn param_text() -> impl Strategy<Value = String> {
+    prop_oneof![
+        "[ -~]{0,16}",
+        "[ -~\t\r\né😀\u{0}\u{7f}\u{feff}]{0,16}",
+        "=\\?base64\\?[A-Za-z0-9+/=]{0,8}\\?=",
+    ]
+}

@@ -37,3 +37,5 @@ pub use front::{FrontSettings, McpFront};
 
 #[cfg(test)]
 mod chain_props;
+#[cfg(test)]
+mod params_props;
