@@ -451,3 +451,21 @@ fn ck31_a_signal_ends_the_check_with_nothing_printed() {
     assert_eq!((code, stdout.as_slice(), stderr.as_slice()), (Some(70), &b""[..], &b""[..]), "CK31");
     fx.assert_all_gone();
 }
+
+/// CK32 (lifecycle.md §1.5): with `PTC_LOG` set, serve mode logs the facts of its refusal in one line before the
+/// error line (CK4's deployment).
+#[test]
+fn ck32_serve_mode_logs_the_facts_of_its_refusal() {
+    let mut d = Deployment::baseline();
+    d.gateway["listen"]["port"] = json!(70000);
+    d.write_documents();
+    let mut cmd = d.command();
+    cmd.env("PTC_LOG", "info");
+    let output = run_with_deadline(cmd, DEADLINE);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let lines: Vec<&str> = stderr.lines().collect();
+    let logged = "startup refused code=\"config_invalid\" facts=pointer: /listen/port; reason: the number is outside the allowed range";
+    assert_eq!(output.status.code(), Some(78));
+    assert_eq!(lines.iter().filter(|l| l.ends_with(logged)).count(), 1, "{stderr}");
+    assert_eq!(lines.last(), Some(&"{\"error\":\"config_invalid\"}"), "{stderr}");
+}

@@ -98,8 +98,10 @@ pub async fn run_check(args: GatewayArgs, mut stop: StopRequest) -> u8 {
 
 /// `ptc check` with bad arguments: `config_invalid` at stage 0, explained like any refusal, exit 78.
 pub fn report_check_usage_error() -> u8 {
-    let text = "config_invalid: the gateway document is not valid\n  stage: 0 arguments\n  reason: usage: ptc check CONFIG [--env-file FILE]\n";
-    let _ = std::io::stdout().write_all(text.as_bytes());
+    use crate::explain::Fact;
+    let facts = [(Fact::Stage, "0 arguments"), (Fact::Reason, "usage: ptc check CONFIG [--env-file FILE]")];
+    let outcome = Err((StartupCode::ConfigInvalid, facts.map(|(k, v)| (k, v.to_owned())).into()));
+    let _ = std::io::stdout().write_all(check::render(&outcome).as_bytes());
     78
 }
 
