@@ -15,36 +15,31 @@
 
 mod apps;
 mod audit;
-#[doc(hidden)]
-pub mod bench_hooks;
 mod calendar;
-mod call;
 mod cli;
+mod client;
 mod codes;
 mod config;
 mod events;
 mod exec;
 mod explain;
-mod fault;
 mod http;
 mod json;
-mod logging;
 mod mcp;
 mod mcp_param;
 mod metrics;
-mod notify;
+mod os;
 mod pcc;
 mod pins;
-mod process;
-#[cfg(test)]
-mod prop_support;
 mod providers;
-mod signals;
 mod startup;
 mod storage;
+mod support;
 mod traces;
 
+#[doc(hidden)]
+pub use support::bench_hooks;
 #[cfg(feature = "fault-injection")]
-pub mod testing;
+pub use support::testing;
 
-pub use process::main;
+pub use os::process::main;

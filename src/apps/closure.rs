@@ -72,7 +72,7 @@ pub(crate) fn all_components(manifest: &Manifest) -> impl Iterator<Item = &Compo
     workflow.iter().chain(manifest.missions.values().flat_map(|m| m.components.iter()))
 }
 
-/// Stage 5c: checks every closure path, then reads each named file once under the rules of config.md
+/// Stage 5c: checks every closure path, then reads each named file once under the rules of
 /// config.md §6.3. `manifest_dir` is the directory of the manifest (config.md §3.2); it may itself be reached
 /// through a symbolic link, only what lies below it is confined.
 pub fn read(manifest_dir: &Path, manifest: &Manifest) -> Result<Closure, AppError> {

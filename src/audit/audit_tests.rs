@@ -1,5 +1,5 @@
-//! Audit startup steps 4–8, the committer over the real directory, and a failed start (audit-events.md
-//! audit-events.md §2.5, §2.7, §2.10; §6.1 AU8, AU9, AU11, AU14).
+//! Audit startup steps 4–8, the committer over the real directory, and a failed start
+//! (audit-events.md §2.5, §2.7, §2.10; §6.1 AU8, AU9, AU11, AU14).
 
 use std::fs;
 use std::path::Path;

@@ -4,8 +4,8 @@
 //! Owns the code types, their spellings and the properties the specification tables fix for them:
 //! [`startup`] the startup catalog (lifecycle.md §4), [`model`] the model failure classes (models.md §6),
 //! [`provider`] the provider failure classes and
-//! dispatch states (providers.md §14, §1), [`transport`] the `transport` record's fault (providers.md
-//! providers.md §12.2), [`outcome`] a call's outcome and dispatch codes (execution.md §6), [`readiness`]
+//! dispatch states (providers.md §14, §1), [`transport`] the `transport` record's fault
+//! (providers.md §12.2), [`outcome`] a call's outcome and dispatch codes (execution.md §6), [`readiness`]
 //! the `not_ready` causes (audit-events.md §4.2), [`abnormal`] the abnormal-stop causes
 //! (lifecycle.md §7.5), [`stage`] the shutdown stages and their deadlines (lifecycle.md §7.2, §7.3), and
 //! [`domain`] the binding of these three to the generic runtime of `ptc_actors` with the aliases the crate

@@ -1,7 +1,7 @@
 //! The eight shutdown stages (lifecycle.md §7.3) and the deadlines of lifecycle.md §7.2.
 //!
-//! Owns the stage identities, their numbers, their `shutdown_stage` record names (audit-events.md
-//! audit-events.md §3.5), which count for the exit status (lifecycle.md §7.4), and the spec's windows and
+//! Owns the stage identities, their numbers, their `shutdown_stage` record names
+//! (audit-events.md §3.5), which count for the exit status (lifecycle.md §7.4), and the spec's windows and
 //! bounds. The table that gives the runtime their order, built-in parts and bounds is [`super::domain`]; what
 //! each stage does is the gateway's hooks (`startup::shutdown`).
 

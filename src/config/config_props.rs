@@ -16,7 +16,7 @@ use proptest::sample::select;
 use super::{envfile, gateway, host, manifest, Mode};
 use crate::codes::StartupCode;
 use crate::json::{decode, DecodeErrorKind, Limits};
-use crate::prop_support::{check, mutated};
+use crate::support::prop_support::{check, mutated};
 
 const GATEWAYS: [&[u8]; 5] = [
     include_bytes!("../../config-examples/quickstart/ptc-gateway.json"),

@@ -21,12 +21,12 @@ use super::stream::{self, StreamWriter, HEARTBEAT};
 use super::{trace, Shared};
 use crate::audit::{AuditRecord, CallId};
 use crate::config::manifest::Effect;
-use crate::fault::{self, FaultPoint};
 use crate::http::response::ResponseBody;
 use crate::mcp::call::AdmittedCall;
 use crate::mcp::leased::hold_until_written;
 use crate::mcp::rpc::{RequestId, RpcError};
 use crate::providers::trace::TraceId;
+use crate::support::fault::{self, FaultPoint};
 use crate::traces::RunFiles;
 
 /// execution.md §5.1: a heartbeat after this much silence.
@@ -242,8 +242,8 @@ async fn drive(
 /// The record could not be made durable.
 pub(crate) struct AuditLost;
 
-/// Writes the audit record of a dispatched write call and waits until it is durable (audit-events.md
-/// audit-events.md §2.2); read tools and undispatched calls are not audited.
+/// Writes the audit record of a dispatched write call and waits until it is durable
+/// (audit-events.md §2.2); read tools and undispatched calls are not audited.
 pub(crate) async fn audit(
     shared: &Shared,
     tool: usize,

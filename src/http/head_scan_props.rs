@@ -11,7 +11,7 @@ use proptest::prelude::*;
 use proptest::sample::select;
 
 use super::*;
-use crate::prop_support::{check, cuts, mutated, pieces};
+use crate::support::prop_support::{check, cuts, mutated, pieces};
 
 /// A body and the framing fields that announce it.
 #[derive(Clone, Debug)]

@@ -4,8 +4,8 @@
 //! This module owns the byte-level rules only: size, UTF-8, BOM, RFC 8259 grammar, the integer/float
 //! split and its ranges, surrogate pairs, duplicate keys, depth and node count. It does not know any
 //! schema: byte-bound rules on strings and keys (config.md §2.8), `"type": "integer"` and everything semantic
-//! are the callers' concern. The same decoder serves configuration documents, request bodies (http-mcp.md
-//! http-mcp.md §7.1) and upstream messages (providers.md), each with its own [`Limits`].
+//! are the callers' concern. The same decoder serves configuration documents, request bodies
+//! (http-mcp.md §7.1) and upstream messages (providers.md), each with its own [`Limits`].
 //!
 //! Nesting is handled with an explicit stack of open containers, never with recursion. The stack grows by
 //! one frame per open container and a container is opened only after its depth has been checked, so the

@@ -13,7 +13,7 @@ use proptest::sample::select;
 
 use super::*;
 use crate::json::to_deterministic;
-use crate::prop_support::{check, mutated};
+use crate::support::prop_support::{check, mutated};
 
 fn ws() -> impl Strategy<Value = String> {
     "[ \t\r\n]{0,2}"

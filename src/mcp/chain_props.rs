@@ -26,7 +26,7 @@ use crate::mcp::rpc::{RequestId, RpcError};
 use crate::mcp::{params, tool};
 use crate::mcp_param::encoding::canonical_encoding;
 use crate::mcp_param::{expected_headers, HeaderParam};
-use crate::prop_support::{check, mutated};
+use crate::support::prop_support::{check, mutated};
 
 const AUTHORITY: &str = "127.0.0.1:7777";
 const ORIGIN: &str = "http://127.0.0.1:3000";

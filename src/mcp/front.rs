@@ -16,7 +16,6 @@ use ptc_actors::{AdmissionPool, Refusal as PoolRefusal};
 
 use crate::apps::{catalog, Built};
 use crate::codes::domain::Readiness;
-use crate::fault::{self, FaultPoint};
 use crate::http::connection::CloseSignal;
 use crate::http::fields::authority_matches;
 use crate::http::mcp::{method_rule, McpEndpoint, ResponseFuture};
@@ -31,6 +30,7 @@ use crate::mcp::method::{self, Method};
 use crate::mcp::refusal::Refusal;
 use crate::mcp::rpc::{RequestId, RpcError, StaticResult, PROTOCOL_VERSION};
 use crate::mcp::{accept, consistency, leased, media, meta, origin, params, size, tool};
+use crate::support::fault::{self, FaultPoint};
 
 /// Everything the front is built with (fixed at startup).
 pub struct FrontSettings {

@@ -10,7 +10,7 @@ use proptest::prelude::*;
 use crate::json::{Map, Value};
 use crate::mcp::params;
 use crate::mcp_param::{expected_headers, HeaderParam};
-use crate::prop_support::{check, param_text as text};
+use crate::support::prop_support::{check, param_text as text};
 
 #[test]
 fn prop_mcp_param_expected_headers_pass_c3() {

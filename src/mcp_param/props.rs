@@ -11,7 +11,7 @@ use proptest::collection::vec;
 use proptest::prelude::*;
 
 use super::encoding::{canonical_encoding, decode, encode_base64};
-use crate::prop_support::{check, interesting_byte, mutated, param_text as text};
+use crate::support::prop_support::{check, interesting_byte, mutated, param_text as text};
 
 #[test]
 fn prop_mcp_param_value_round_trip() {

@@ -22,10 +22,10 @@ use crate::exec::driver::{audit, AuditLost};
 use crate::exec::outcome::{fixed_text, Dispatch, Outcome};
 use crate::exec::runner::Ran;
 use crate::exec::{trace, Shared};
-use crate::fault::{self, FaultPoint};
 use crate::json::Value;
 use crate::mcp::rpc::RequestId;
 use crate::providers::trace::TraceId;
+use crate::support::fault::{self, FaultPoint};
 use crate::traces::RunFiles;
 
 /// Why the stream stopped a call in flight (pcc.md §11).

@@ -16,8 +16,8 @@ use prost::Message as _;
 use super::*;
 use crate::pcc::proto::served::create_mcp_transport_request::{Connect, Request};
 use crate::pcc::proto::served::{CreateMcpTransportRequest, TraceContext};
-use crate::prop_support::{check, mutated};
 use crate::providers::trace::TraceId;
+use crate::support::prop_support::{check, mutated};
 
 fn frame() -> impl Strategy<Value = Vec<u8>> {
     let text = prop_oneof!["[ -~]{0,40}", "[0-9a-f]{32}", Just("0".repeat(32)), "[0-9a-fA-F]{31,33}"];

@@ -18,7 +18,6 @@ use crate::codes::domain::Readiness;
 use crate::config::manifest::Effect;
 use crate::exec::outcome::{fixed_text, Dispatch, Outcome};
 use crate::exec::Shared;
-use crate::fault::{self, FaultPoint};
 use crate::mcp::rpc::RequestId;
 use crate::pcc::call::{begin, Begun, PccCall, Settled, Stop};
 use crate::pcc::envelope::{classify, Inbound};
@@ -30,6 +29,7 @@ use crate::pcc::result::tool_error;
 use crate::pcc::service::{drain_begun, Drain};
 use crate::pcc::wire::{End, PccError};
 use crate::providers::trace::TraceId;
+use crate::support::fault::{self, FaultPoint};
 
 /// pcc.md §5.1: from stream start to the first message.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_millis(10_000);

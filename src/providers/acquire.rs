@@ -121,7 +121,7 @@ pub fn probe_window(start_timeout_ms: u64) -> Duration {
 fn start(spec: &AcquireSpec) -> Result<(StdioTransport, String), AcquireError> {
     let resolved = child::resolve(&spec.launch).map_err(failed)?;
     // config.md §11 row 116 (*F*): the one test seam of this layer, so that the row runs as root too.
-    let unreadable = crate::fault::injected(crate::fault::FaultPoint::ExecutableUnreadable);
+    let unreadable = crate::support::fault::injected(crate::support::fault::FaultPoint::ExecutableUnreadable);
     let digest = if unreadable { None } else { child::digest_executable(&resolved) };
     let digest = digest.ok_or(AcquireError::PinUnavailable)?;
     let (child, pipes) = child::spawn(&spec.launch, &resolved).map_err(failed)?;

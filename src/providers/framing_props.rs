@@ -14,7 +14,7 @@ use proptest::prelude::*;
 use proptest::sample::select;
 
 use super::*;
-use crate::prop_support::{check, interesting_byte, mutated};
+use crate::support::prop_support::{check, interesting_byte, mutated};
 
 /// The lines providers.md §4.2 reads from `input`.
 fn model(input: &[u8]) -> Vec<Vec<u8>> {

@@ -26,8 +26,8 @@ use super::provider_call::Inspect;
 use super::stderr_ring::StderrRing;
 use super::table::{Reply, Table, WriteState};
 pub use crate::codes::transport::TransportFault;
-use crate::fault::with_task_panic;
 use crate::json::{self, Map, Value};
+use crate::support::fault::with_task_panic;
 
 /// In-flight slots per acquisition, fixed (providers.md §8.1 step 4, providers.md §15).
 pub const INFLIGHT_SLOTS: usize = 128;

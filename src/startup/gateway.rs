@@ -114,11 +114,11 @@ impl Gateway {
 
     /// Serves until the domain's shutdown trigger fires, then runs S1–S8 and returns the exit status.
     pub async fn serve_until_stopped(self) -> u8 {
-        self.serve_until_stopped_with(crate::notify::Notifier::disabled()).await
+        self.serve_until_stopped_with(crate::os::notify::Notifier::disabled()).await
     }
 
     /// As [`Gateway::serve_until_stopped`], sending `STOPPING=1` through `notifier` at S1.
-    pub async fn serve_until_stopped_with(self, notifier: crate::notify::Notifier) -> u8 {
+    pub async fn serve_until_stopped_with(self, notifier: crate::os::notify::Notifier) -> u8 {
         self.ctx.trigger().triggered().await;
         if fault::injected(FaultPoint::PanicInOrchestration) {
             panic!("injected fault: a panic in the shutdown orchestration");

@@ -3,7 +3,7 @@
 //! below it imports.
 //!
 //! It reports the closed catalog of pins.md §4 but does not own it (`crate::codes::startup`), nor the fault
-//! points of the tests (`crate::fault`).
+//! points of the tests (`crate::support::fault`).
 
 pub mod budget;
 pub mod check;
@@ -23,15 +23,15 @@ pub mod watchdog;
 // The startup catalog and the fault points live in leaf modules so that every layer below startup can
 // name them; these re-exports keep startup's own paths.
 pub use crate::codes::StartupCode;
-pub(crate) use crate::fault;
+pub(crate) use crate::support::fault;
 
 use std::io::Write;
 
 use crate::cli::GatewayArgs;
 use crate::config::Mode;
 use crate::explain;
-use crate::notify::{self, Message, Notifier, Status};
-use crate::signals::StopRequest;
+use crate::os::notify::{self, Message, Notifier, Status};
+use crate::os::signals::StopRequest;
 
 /// Runs `ptc gateway` to its exit status (lifecycle.md §2.2). `notifier` is the systemd target captured
 /// at process start (lifecycle.md §9.1).

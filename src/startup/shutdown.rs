@@ -20,7 +20,7 @@ use crate::codes::StageId;
 use crate::events::owner::EVENT_LOGGER;
 use crate::events::EventLog;
 use crate::metrics::{write_last, Writer, METRICS_WRITER};
-use crate::notify::{Message, Notifier, Status};
+use crate::os::notify::{Message, Notifier, Status};
 use crate::providers::owner::PROVIDERS;
 use crate::providers::runtime::ProviderRuntime;
 use crate::startup::fault::{self, FaultPoint};

@@ -2,7 +2,7 @@
 //! start until exit, each time after the domain supervisor has answered a liveness probe.
 //!
 //! Owns the ticking task and the probe. Does not own the wire text or the environment rule
-//! (`crate::notify`), nor the domain it probes (registered by `crate::startup` once stage 12 has run).
+//! (`crate::os::notify`), nor the domain it probes (registered by `crate::startup` once stage 12 has run).
 //!
 //! Before the domain exists (stages 0–7, discovery) there is no supervisor to ask: the tick itself, on
 //! the runtime every stage runs on, is the liveness evidence, and startup is bounded by its own timeouts.
@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::codes::domain::DomainHandle;
-use crate::notify::{Message, Notifier};
+use crate::os::notify::{Message, Notifier};
 
 /// The domain the ticker probes, registered once serving starts.
 #[derive(Clone, Default)]

@@ -13,8 +13,8 @@ use std::sync::Mutex;
 use nix::errno::Errno;
 
 use crate::config::gateway::RunArtifactsConfig;
-use crate::fault::{self, FaultPoint};
 use crate::storage::{Access, PrivateDir, RunArtifactsStore, StorageError};
+use crate::support::fault::{self, FaultPoint};
 
 /// Why a file could not be created (traces.md §4.2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

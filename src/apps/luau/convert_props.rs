@@ -15,7 +15,7 @@ use proptest::sample::select;
 
 use super::*;
 use crate::json::{decode, Limits};
-use crate::prop_support::check;
+use crate::support::prop_support::check;
 
 /// The value execution.md §14.1 and §14.2 give for `value`, one after the other.
 fn expected(value: &Value) -> Value {

@@ -24,7 +24,7 @@ use ptc_actors::TaskGroup;
 use super::super::loss::OwnerEvent;
 use super::endpoint::Endpoint;
 use super::tls;
-use crate::fault::with_task_panic;
+use crate::support::fault::with_task_panic;
 
 /// The names of the pool's tasks, as the transport's owner hears them (`owner.rs`).
 pub(crate) const TASK_POOL_REAPER: &str = "http_pool_reaper";

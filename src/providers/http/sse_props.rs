@@ -11,7 +11,7 @@ use proptest::prelude::*;
 use proptest::sample::select;
 
 use super::*;
-use crate::prop_support::{check, cuts, interesting_byte, pieces};
+use crate::support::prop_support::{check, cuts, interesting_byte, pieces};
 
 /// The HTML event-stream rules over a whole stream: the `message` payloads dispatched.
 fn model(stream: &[u8]) -> Vec<Vec<u8>> {

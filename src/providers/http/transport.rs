@@ -33,8 +33,8 @@ use super::exchange::{self, Answer, Post, Progress};
 use super::headers::{mirror, EraHeaders};
 use super::session::{OnLoss, Session};
 use super::wire::{message, LegacyHeaders, Wire};
-use crate::fault::with_task_panic;
 use crate::mcp_param::HeaderParam;
+use crate::support::fault::with_task_panic;
 
 /// The name of the re-initialisation task, as the transport's owner hears it (`owner.rs`).
 pub(crate) const TASK_REINITIALISE: &str = "http_reinitialise";

@@ -7,9 +7,9 @@
 use std::io::Write;
 use std::process::ExitCode;
 
+use super::{logging, signals};
 use crate::cli::{self, Invocation, USAGE};
 use crate::startup::{self, StartupCode};
-use crate::{logging, signals};
 
 /// Runs the `ptc` process to its exit code.
 pub fn main() -> ExitCode {
@@ -17,7 +17,7 @@ pub fn main() -> ExitCode {
     // the stage that needs it, which then reports it.
     let _ = crate::storage::start_ref::start_ref();
     // lifecycle.md §9.1: the systemd target is read once, before any thread exists.
-    let notifier = crate::notify::Notifier::from_env();
+    let notifier = crate::os::notify::Notifier::from_env();
     logging::install();
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(runtime) => runtime,
@@ -29,7 +29,7 @@ pub fn main() -> ExitCode {
     ExitCode::from(status)
 }
 
-async fn async_main(notifier: crate::notify::Notifier) -> u8 {
+async fn async_main(notifier: crate::os::notify::Notifier) -> u8 {
     let stop = match signals::install() {
         Ok(stop) => stop,
         Err(_) => return print_startup_error(StartupCode::InternalError),
@@ -61,7 +61,7 @@ async fn async_main(notifier: crate::notify::Notifier) -> u8 {
 /// installed for every subcommand, lifecycle.md §8.1) still end it: interrupted, it exits 2 without output.
 async fn run_call(args: Vec<std::ffi::OsString>, mut stop: signals::StopRequest) -> u8 {
     let token = std::env::var_os("PTC_GATEWAY_TOKEN");
-    let client = tokio::task::spawn_blocking(move || crate::call::run(&args, token));
+    let client = tokio::task::spawn_blocking(move || crate::client::run(&args, token));
     tokio::select! {
         result = client => result.unwrap_or(2),
         _ = stop.requested() => {
@@ -74,7 +74,7 @@ async fn run_call(args: Vec<std::ffi::OsString>, mut stop: signals::StopRequest)
 /// lifecycle.md §1.4: `ptc list` as `ptc call` runs (its own thread, interrupted: exit 2 without output).
 async fn run_list(args: Vec<std::ffi::OsString>, mut stop: signals::StopRequest) -> u8 {
     let token = std::env::var_os("PTC_GATEWAY_TOKEN");
-    let client = tokio::task::spawn_blocking(move || crate::call::list::run(&args, token));
+    let client = tokio::task::spawn_blocking(move || crate::client::list::run(&args, token));
     tokio::select! {
         result = client => result.unwrap_or(2),
         _ = stop.requested() => {

@@ -12,8 +12,8 @@ pub mod audit {
 pub mod calendar {
     pub use crate::calendar::*;
 }
-pub mod call {
-    pub use crate::call::*;
+pub mod client {
+    pub use crate::client::*;
 }
 pub mod cli {
     pub use crate::cli::*;
@@ -31,7 +31,7 @@ pub mod exec {
     pub use crate::exec::*;
 }
 pub mod fault {
-    pub use crate::fault::*;
+    pub use crate::support::fault::*;
 }
 pub mod http {
     pub use crate::http::*;
@@ -40,7 +40,7 @@ pub mod json {
     pub use crate::json::*;
 }
 pub mod logging {
-    pub use crate::logging::*;
+    pub use crate::os::logging::*;
 }
 pub mod mcp {
     pub use crate::mcp::*;
@@ -49,7 +49,7 @@ pub mod mcp_param {
     pub use crate::mcp_param::*;
 }
 pub mod notify {
-    pub use crate::notify::*;
+    pub use crate::os::notify::*;
 }
 pub mod pcc {
     pub use crate::pcc::*;
@@ -61,7 +61,7 @@ pub mod providers {
     pub use crate::providers::*;
 }
 pub mod signals {
-    pub use crate::signals::*;
+    pub use crate::os::signals::*;
 }
 pub mod startup {
     pub use crate::startup::*;
