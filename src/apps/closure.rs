@@ -77,8 +77,8 @@ pub(crate) fn all_components(manifest: &Manifest) -> impl Iterator<Item = &Compo
 /// through a symbolic link, only what lies below it is confined.
 pub fn read(manifest_dir: &Path, manifest: &Manifest) -> Result<Closure, AppError> {
     let mut refs = vec![
-        Reference { path: &manifest.input_contract, component: false },
-        Reference { path: &manifest.result_contract, component: false },
+        Reference { path: &manifest.contracts.input_schema.path, component: false },
+        Reference { path: &manifest.contracts.result_schema.path, component: false },
     ];
     refs.extend(all_components(manifest).map(|c| Reference { path: &c.path, component: true }));
     // The manifest itself is the first reference.

@@ -61,11 +61,15 @@ fn records<'a>(manifest: &Manifest, closure: &'a Closure) -> Result<Vec<Record<'
             name: String::new(),
             payload: Payload::Owned(typed_canonical(&manifest.document)),
         },
-        Record { kind: kind::INPUT_CONTRACT, name: "input".into(), payload: file(&manifest.input_contract)? },
+        Record {
+            kind: kind::INPUT_CONTRACT,
+            name: "input".into(),
+            payload: file(&manifest.contracts.input_schema.path)?,
+        },
         Record {
             kind: kind::RESULT_CONTRACT,
             name: "result".into(),
-            payload: file(&manifest.result_contract)?,
+            payload: file(&manifest.contracts.result_schema.path)?,
         },
     ];
     let mut add_environment = |prefix: &str, components: &[Component]| -> Result<(), AppError> {

@@ -94,7 +94,7 @@ fn mcp<'h>(host: &'h HostConfig, name: &str) -> Option<&'h McpInstallation> {
 fn reachable(decl: &Selection, mcp: &McpInstallation) -> Vec<(String, Grant)> {
     mcp.tools
         .iter()
-        .filter(|(_, t)| decl.allow.as_ref().is_none_or(|allow| allow.contains(&t.alias)))
+        .filter(|(_, t)| decl.config.allow.as_ref().is_none_or(|allow| allow.contains(&t.alias)))
         .map(|(upstream, t)| {
             let grant =
                 Grant { declaration: decl.name.clone(), upstream_tool: upstream.clone(), effect: t.effect };
@@ -107,7 +107,7 @@ fn reachable(decl: &Selection, mcp: &McpInstallation) -> Vec<(String, Grant)> {
 fn reachable_hist(decl: &Selection) -> Vec<(String, Grant)> {
     HIST_ALIASES
         .iter()
-        .filter(|(alias, _)| decl.allow.as_ref().is_none_or(|allow| allow.iter().any(|a| a == alias)))
+        .filter(|(alias, _)| decl.config.allow.as_ref().is_none_or(|allow| allow.iter().any(|a| a == alias)))
         .map(|(alias, tool)| {
             let grant = Grant {
                 declaration: decl.name.clone(),
@@ -132,7 +132,7 @@ fn reachable_of(decl: &Selection, reached: Reached<'_>) -> Vec<(String, Grant)> 
 pub fn forward_target_granted(manifest: &Manifest, host: &HostConfig, mission: &str, tool: &str) -> bool {
     let Some(m) = manifest.missions.get(mission) else { return false };
     m.providers.iter().any(|p| {
-        let Some(decl) = manifest.mission_providers.iter().find(|d| d.name == *p) else { return false };
+        let Some(decl) = manifest.providers.mission.iter().find(|d| d.name == *p) else { return false };
         reached(host, &decl.name)
             .is_some_and(|r| reachable_of(decl, r).iter().any(|(alias, _)| alias == tool))
     })
@@ -143,7 +143,8 @@ pub fn check(manifest: &Manifest, host: &HostConfig) -> Result<Selections, AppEr
     check_lists(manifest, host)?;
     // After S1 and S2 every mission declaration names an `mcp` or `ptc_trace_snapshot` installation.
     let installations: Vec<(&Selection, Reached<'_>)> = manifest
-        .mission_providers
+        .providers
+        .mission
         .iter()
         .map(|d| {
             reached(host, &d.name).map(|r| (d, r)).ok_or(AppError::new(AppErrorKind::SelectionSourceRefused))
@@ -162,10 +163,10 @@ pub fn check(manifest: &Manifest, host: &HostConfig) -> Result<Selections, AppEr
     let oauth = |d: &Selection| {
         mcp(host, &d.name).is_some_and(|m| matches!(&m.transport, McpTransport::StreamableHttp(h) if h.oauth))
     };
-    if manifest.mission_providers.iter().chain(&manifest.workflow_providers).any(oauth) {
+    if manifest.providers.mission.iter().chain(&manifest.providers.workflow).any(oauth) {
         return fail(AppErrorKind::OauthSelected);
     }
-    if manifest.workflow_providers.iter().any(|d| d.catalog) {
+    if manifest.providers.workflow.iter().any(|d| d.config.catalog) {
         return fail(AppErrorKind::CatalogSelected);
     }
     // S11: snapshots never mix with live providers, mission or model (traces.md §9.1).
@@ -176,21 +177,21 @@ pub fn check(manifest: &Manifest, host: &HostConfig) -> Result<Selections, AppEr
             Reached::Mcp(_) => None,
         })
         .collect();
-    let live = installations.len() - snapshots.len() + manifest.workflow_providers.len();
+    let live = installations.len() - snapshots.len() + manifest.providers.workflow.len();
     if !snapshots.is_empty() && live > 0 {
         return fail(AppErrorKind::SnapshotMixed);
     }
     // S12 (models.md §2): a model call's effect is unknown, so an application that declares a model
     // is a write application, whose every call is audited.
-    if !manifest.workflow_providers.is_empty() && manifest.effect == Effect::Read {
+    if !manifest.providers.workflow.is_empty() && manifest.effect == Effect::Read {
         return fail(AppErrorKind::ModelInReadApplication);
     }
     // S12: a forward application has no workflow code, so a model it declared could never be called
     // (like a mission declaration no mission grants, S4).
-    if !manifest.workflow_providers.is_empty() && matches!(manifest.workflow, Workflow::Forward { .. }) {
+    if !manifest.providers.workflow.is_empty() && matches!(manifest.workflow, Workflow::Forward { .. }) {
         return fail(AppErrorKind::ModelInForward);
     }
-    let mut models: Vec<String> = manifest.workflow_providers.iter().map(|d| d.name.clone()).collect();
+    let mut models: Vec<String> = manifest.providers.workflow.iter().map(|d| d.name.clone()).collect();
     models.sort();
     let mut declarations: Vec<String> = installations
         .iter()
@@ -203,8 +204,8 @@ pub fn check(manifest: &Manifest, host: &HostConfig) -> Result<Selections, AppEr
 
 /// S1–S4: sources fit their lists, names resolve and are unique, grants and declarations match.
 fn check_lists(manifest: &Manifest, host: &HostConfig) -> Result<(), AppError> {
-    let missions = &manifest.mission_providers;
-    let workflow = &manifest.workflow_providers;
+    let missions = &manifest.providers.mission;
+    let workflow = &manifest.providers.workflow;
     // S1: a named installation's source fits its list (`mcp` or `ptc_trace_snapshot` for missions, `llm`
     // for the workflow).
     let source = |d: &Selection| host.install.get(&d.name).map(|i| i.source);
@@ -244,7 +245,7 @@ fn check_allow(installations: &[(&Selection, Reached<'_>)]) -> Result<(), AppErr
             Reached::Mcp(mcp) => mcp.tools.values().any(|t| t.alias == *a),
             Reached::Snapshot(_) => HIST_ALIASES.iter().any(|(alias, _)| alias == a),
         };
-        if d.allow.as_ref().is_some_and(|allow| !allow.iter().all(mapped)) {
+        if d.config.allow.as_ref().is_some_and(|allow| !allow.iter().all(mapped)) {
             return fail(AppErrorKind::AllowNotMapped);
         }
     }
@@ -252,7 +253,7 @@ fn check_allow(installations: &[(&Selection, Reached<'_>)]) -> Result<(), AppErr
         Reached::Mcp(mcp) => mcp.tools.values().any(|t| t.effect == ToolEffect::Write),
         Reached::Snapshot(_) => false,
     };
-    if installations.iter().any(|(d, r)| d.allow.is_none() && writes(r)) {
+    if installations.iter().any(|(d, r)| d.config.allow.is_none() && writes(r)) {
         return fail(AppErrorKind::AllowRequired);
     }
     Ok(())

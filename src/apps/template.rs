@@ -17,7 +17,7 @@ use super::selection::{self, Selections};
 use super::{closure, content_pin};
 use crate::config::gateway::ToolConfig;
 use crate::config::host::HostConfig;
-use crate::config::manifest::{self, Effect, EventsPolicy, Manifest, Workflow};
+use crate::config::manifest::{self, Effect, EventsPolicy, ForwardTarget, Manifest, Workflow};
 use crate::config::{explained, paths, Mode};
 use crate::explain::{self, Fact};
 use crate::json::Limits;
@@ -99,7 +99,7 @@ pub fn build(
     mode: Mode,
 ) -> Result<Template, AppError> {
     // 5b (config.md §6.2): refused before the closure is read.
-    if manifest.events_policy == EventsPolicy::Private {
+    if manifest.events.policy == EventsPolicy::Private {
         return fail(AppErrorKind::EventsPolicyPrivate);
     }
     // 5c.
@@ -115,7 +115,7 @@ pub fn build(
     luau::check_components(manifest)?;
     let run = match &manifest.workflow {
         Workflow::Luau { .. } => Run::Luau,
-        Workflow::Forward { mission, tool } => {
+        Workflow::Forward { forward: ForwardTarget { mission, tool } } => {
             if !manifest.missions.contains_key(mission) {
                 return fail(AppErrorKind::ForwardMissionUnknown);
             }
@@ -125,15 +125,15 @@ pub fn build(
             Run::Forward { mission: mission.clone(), tool: tool.clone() }
         }
     };
-    let run_duration_ms = match manifest.run_duration_ms {
+    let run_duration_ms = match manifest.limits.run_duration_ms {
         Some(ms) if ms > host.run_duration_ms => return fail(AppErrorKind::RunDurationAboveHost),
         Some(ms) => ms,
         None => host.run_duration_ms,
     };
     let contract = |path: &str| contracts::load(closure.bytes(path).unwrap_or_default());
-    let input = contract(&manifest.input_contract)?;
-    let result = contract(&manifest.result_contract)?;
-    let luau = luau::build(manifest, &closure, ProbeLimits::for_application(manifest.memory_bytes))?;
+    let input = contract(&manifest.contracts.input_schema.path)?;
+    let result = contract(&manifest.contracts.result_schema.path)?;
+    let luau = luau::build(manifest, &closure, ProbeLimits::for_application(manifest.limits.memory_bytes))?;
     // 5f.
     let selections = selection::check(manifest, host)?;
     // 5g (config.md §6.8 rule 3).
@@ -152,7 +152,7 @@ pub fn build(
         luau,
         selections,
         run_duration_ms,
-        memory_bytes: manifest.memory_bytes,
+        memory_bytes: manifest.limits.memory_bytes,
         header_params: Vec::new(),
     })
 }

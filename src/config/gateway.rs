@@ -11,21 +11,22 @@ use std::collections::BTreeMap;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::path::{Path, PathBuf};
 
-use super::schema::access::{
-    array_at, at, bool_at, int_at, object_at, str_at, string_at, string_map, strings_at,
-};
+use serde::{Deserialize, Deserializer};
+
 use super::schema::{self, fill_defaults, GATEWAY};
-use super::{explained, origin, paths, Mode};
+use super::{explained, origin, paths, typed, Mode};
 use crate::codes::StartupCode;
 use crate::explain::{self, Fact};
-use crate::json::{self, DecodeErrorKind, Limits, Value};
+use crate::json::{self, DecodeErrorKind, Limits};
 
 /// One of the two literal loopback addresses a listener may bind.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
 pub enum LoopbackAddress {
     /// `127.0.0.1`
+    #[serde(rename = "127.0.0.1")]
     V4,
     /// `::1`
+    #[serde(rename = "::1")]
     V6,
 }
 
@@ -48,10 +49,13 @@ impl LoopbackAddress {
 }
 
 /// `listen`.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Listen {
     pub address: LoopbackAddress,
     pub port: u16,
+    /// Always `/mcp` (config.md §4.2): the one path the front serves.
+    pub path: String,
     /// Validated by the origin rule (config.md §4.5); compared byte for byte.
     pub allowed_origins: Vec<String>,
 }
@@ -68,7 +72,8 @@ impl Listen {
 }
 
 /// `admission`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Admission {
     pub max_inflight_requests: u32,
     pub max_concurrent_runs: u32,
@@ -77,12 +82,14 @@ pub struct Admission {
 }
 
 /// One entry of `tools[]`.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct ToolConfig {
     pub name: String,
     pub title: String,
     pub description: String,
     /// `application.manifest`, anchored at the gateway document's directory.
+    #[serde(rename = "application", deserialize_with = "application_manifest")]
     pub manifest: PathBuf,
     pub allow_write: bool,
     /// Absent only in discovery mode.
@@ -94,7 +101,8 @@ pub struct ToolConfig {
 }
 
 /// `private_audit`.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct PrivateAudit {
     /// Anchored at the gateway document's directory.
     pub directory: PathBuf,
@@ -103,17 +111,22 @@ pub struct PrivateAudit {
 }
 
 /// `artifacts.events`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct EventsConfig {
     pub max_file_bytes: u64,
     pub max_retained_files: u32,
     pub stderr: bool,
 }
 
-/// `artifacts.trace` or `artifacts.inspection` when enabled (traces.md §2).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// `artifacts.trace` or `artifacts.inspection` when enabled (traces.md §2). The object form's members are
+/// each optional, with the defaults of `true`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct RunArtifactsConfig {
+    #[serde(default = "RunArtifactsConfig::default_max_file_bytes")]
     pub max_file_bytes: u64,
+    #[serde(default = "RunArtifactsConfig::default_max_retained_files")]
     pub max_retained_files: u32,
 }
 
@@ -121,24 +134,36 @@ impl RunArtifactsConfig {
     /// traces.md §2: what `true` means.
     pub const DEFAULT: RunArtifactsConfig =
         RunArtifactsConfig { max_file_bytes: 1_048_576, max_retained_files: 1_000 };
+
+    fn default_max_file_bytes() -> u64 {
+        Self::DEFAULT.max_file_bytes
+    }
+
+    fn default_max_retained_files() -> u32 {
+        Self::DEFAULT.max_retained_files
+    }
 }
 
 /// `artifacts.metrics` (audit-events.md §3.12).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct MetricsConfig {
     /// How often the metrics file is replaced.
     pub interval_ms: u64,
 }
 
 /// `artifacts`.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Artifacts {
     /// Anchored at the gateway document's directory.
     pub root: PathBuf,
     pub events: Option<EventsConfig>,
     /// `artifacts.trace` (traces.md §2): `None` when absent or `false`.
+    #[serde(default, deserialize_with = "run_artifacts")]
     pub trace: Option<RunArtifactsConfig>,
     /// `artifacts.inspection` (traces.md §2): `None` when absent or `false`.
+    #[serde(default, deserialize_with = "run_artifacts")]
     pub inspection: Option<RunArtifactsConfig>,
     /// `artifacts.metrics` (audit-events.md §3.12).
     pub metrics: Option<MetricsConfig>,
@@ -153,24 +178,35 @@ impl Artifacts {
 }
 
 /// `pcc`.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Pcc {
     pub address: LoopbackAddress,
     pub port: u16,
     /// `server_id` → the served tool names it exposes, in document order.
+    #[serde(deserialize_with = "pcc_servers")]
     pub servers: BTreeMap<String, Vec<String>>,
 }
 
 /// The normalised gateway document (config.md §4.3): defaults applied, tools sorted by name bytes, paths
 /// anchored.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct GatewayConfig {
-    /// The lexically normalised directory of the document (config.md §3.2).
+    /// The lexically normalised directory of the document (config.md §3.2); not a member, set by the loader.
+    #[serde(skip)]
     pub document_dir: PathBuf,
+    /// `$schema`: the editor's hint (config.md §9.7); checked by the schema, not interpreted.
+    #[serde(rename = "$schema")]
+    pub schema_reference: Option<String>,
+    /// Always 1 (config.md §4.2).
+    pub version: u8,
     pub listen: Listen,
     /// `authentication.bearer.binding`.
+    #[serde(rename = "authentication", deserialize_with = "bearer_binding")]
     pub bearer_binding: String,
     /// `host.path`, anchored.
+    #[serde(rename = "host", deserialize_with = "host_path")]
     pub host_path: PathBuf,
     pub admission: Admission,
     /// Sorted by ascending byte order of `name`.
@@ -200,7 +236,8 @@ pub fn from_bytes(bytes: &[u8], path: &Path, mode: Mode) -> Result<GatewayConfig
     schema::validate(&GATEWAY, &doc, mode).map_err(explained::schema_as(StartupCode::ConfigInvalid))?;
     // Defaults change no semantic check, so the checks can read the filled document.
     fill_defaults(&GATEWAY, &mut doc);
-    let mut config = build(&doc, paths::document_dir(path)).ok_or(StartupCode::ConfigInvalid)?;
+    let mut config: GatewayConfig = typed::read(&doc).map_err(|_| StartupCode::ConfigInvalid)?;
+    config.anchor_paths(paths::document_dir(path));
     check(&config)?;
     // config.md §4.3: tools in ascending byte order of their names (`String`'s order is byte order).
     config.tools.sort_by(|a, b| a.name.cmp(&b.name));
@@ -297,122 +334,86 @@ fn check(config: &GatewayConfig) -> Result<(), StartupCode> {
     Ok(())
 }
 
-/// The typed form of a validated, default-filled document, with the four paths of config.md §3.1 anchored at
-/// `dir`. `None` only if the document does not have the validated shape.
-fn build(doc: &Value, dir: PathBuf) -> Option<GatewayConfig> {
-    let anchored = |p: &[&str]| str_at(doc, p).map(|s| paths::anchor(Path::new(s), &dir));
-    let listen = Listen {
-        address: address(str_at(doc, &["listen", "address"])?)?,
-        port: int_at(doc, &["listen", "port"])?,
-        allowed_origins: strings_at(doc, &["listen", "allowed_origins"])?,
-    };
-    let admission = Admission {
-        max_inflight_requests: int_at(doc, &["admission", "max_inflight_requests"])?,
-        max_concurrent_runs: int_at(doc, &["admission", "max_concurrent_runs"])?,
-        max_active_provider_calls: int_at(doc, &["admission", "max_active_provider_calls"])?,
-        max_waiting_provider_calls: int_at(doc, &["admission", "max_waiting_provider_calls"])?,
-    };
-    let tools = array_at(doc, &["tools"])?.iter().map(|t| tool(t, &dir)).collect::<Option<Vec<_>>>()?;
-    let private_audit = match at(doc, &["private_audit"]) {
-        None => None,
-        Some(audit) => Some(PrivateAudit {
-            directory: anchored(&["private_audit", "directory"])?,
-            max_file_bytes: int_at(audit, &["max_file_bytes"])?,
-            max_retained_files: int_at(audit, &["max_retained_files"])?,
-        }),
-    };
-    let artifacts = match at(doc, &["artifacts"]) {
-        None => None,
-        Some(artifacts) => Some(Artifacts {
-            root: anchored(&["artifacts", "root"])?,
-            events: match at(artifacts, &["events"]) {
-                None => None,
-                Some(events) => Some(EventsConfig {
-                    max_file_bytes: int_at(events, &["max_file_bytes"])?,
-                    max_retained_files: int_at(events, &["max_retained_files"])?,
-                    stderr: bool_at(events, &["stderr"])?,
-                }),
-            },
-            trace: run_artifacts(at(artifacts, &["trace"]))?,
-            inspection: run_artifacts(at(artifacts, &["inspection"]))?,
-            metrics: match at(artifacts, &["metrics"]) {
-                None => None,
-                Some(metrics) => Some(MetricsConfig { interval_ms: int_at(metrics, &["interval_ms"])? }),
-            },
-        }),
-    };
-    let pcc = match at(doc, &["pcc"]) {
-        None => None,
-        Some(pcc) => Some(Pcc {
-            address: address(str_at(pcc, &["address"])?)?,
-            port: int_at(pcc, &["port"])?,
-            servers: object_at(pcc, &["servers"])?
-                .iter()
-                .map(|(id, server)| Some((id.clone(), strings_at(server, &["tools"])?)))
-                .collect::<Option<_>>()?,
-        }),
-    };
-    Some(GatewayConfig {
-        listen,
-        bearer_binding: string_at(doc, &["authentication", "bearer", "binding"])?,
-        host_path: anchored(&["host", "path"])?,
-        admission,
-        tools,
-        private_audit,
-        artifacts,
-        pcc,
-        document_dir: dir,
-    })
-}
-
-fn address(text: &str) -> Option<LoopbackAddress> {
-    match text {
-        "127.0.0.1" => Some(LoopbackAddress::V4),
-        "::1" => Some(LoopbackAddress::V6),
-        _ => None,
+impl GatewayConfig {
+    /// Anchors the four paths of config.md §3.1 at `dir`, the document's directory, and keeps `dir`.
+    fn anchor_paths(&mut self, dir: PathBuf) {
+        self.host_path = paths::anchor(&self.host_path, &dir);
+        for tool in &mut self.tools {
+            tool.manifest = paths::anchor(&tool.manifest, &dir);
+        }
+        if let Some(audit) = &mut self.private_audit {
+            audit.directory = paths::anchor(&audit.directory, &dir);
+        }
+        if let Some(artifacts) = &mut self.artifacts {
+            artifacts.root = paths::anchor(&artifacts.root, &dir);
+        }
+        self.document_dir = dir;
     }
 }
 
-fn tool(t: &Value, dir: &Path) -> Option<ToolConfig> {
-    // Absent pin members (discovery mode, config.md §4.6) stay `None`; present ones must be string maps.
-    let pins = |key: &str| match at(t, &[key]) {
-        None => Some(None),
-        Some(v) => string_map(v.as_object()?).map(Some),
-    };
-    Some(ToolConfig {
-        name: string_at(t, &["name"])?,
-        title: string_at(t, &["title"])?,
-        description: string_at(t, &["description"])?,
-        manifest: paths::anchor(Path::new(str_at(t, &["application", "manifest"])?), dir),
-        allow_write: bool_at(t, &["allow_write"])?,
-        expected_application_content_digest: match at(t, &["expected_application_content_digest"]) {
-            None => None,
-            Some(v) => Some(v.as_str()?.to_owned()),
-        },
-        installation_config_pins: pins("installation_config_pins")?,
-        provider_snapshot_pins: pins("provider_snapshot_pins")?,
+// The members whose typed form is flatter than the document: each reads the document's nesting with a
+// private type of that exact shape (unknown members refused there too) and keeps the one value.
+
+/// `authentication`: `{"bearer": {"binding": "…"}}` → the binding.
+fn bearer_binding<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Authentication {
+        bearer: Bearer,
+    }
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Bearer {
+        binding: String,
+    }
+    Authentication::deserialize(d).map(|a| a.bearer.binding)
+}
+
+/// `{"path": "…"}` → the path (`host`).
+fn host_path<'de, D: Deserializer<'de>>(d: D) -> Result<PathBuf, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Host {
+        path: PathBuf,
+    }
+    Host::deserialize(d).map(|h| h.path)
+}
+
+/// `{"manifest": "…"}` → the path (`tools[].application`).
+fn application_manifest<'de, D: Deserializer<'de>>(d: D) -> Result<PathBuf, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Application {
+        manifest: PathBuf,
+    }
+    Application::deserialize(d).map(|a| a.manifest)
+}
+
+/// `artifacts.trace` or `artifacts.inspection` (traces.md §2): `false` is off, `true` the defaults, an
+/// object its bounds (each defaulted).
+fn run_artifacts<'de, D: Deserializer<'de>>(d: D) -> Result<Option<RunArtifactsConfig>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Form {
+        Switch(bool),
+        Bounds(RunArtifactsConfig),
+    }
+    Ok(match Form::deserialize(d)? {
+        Form::Switch(false) => None,
+        Form::Switch(true) => Some(RunArtifactsConfig::DEFAULT),
+        Form::Bounds(bounds) => Some(bounds),
     })
 }
 
-/// `artifacts.trace` or `artifacts.inspection`, already valid against the schema (traces.md §2): `Some(None)`
-/// when absent or `false`, the defaults for `true`, the object's bounds (each defaulted) otherwise.
-fn run_artifacts(value: Option<&Value>) -> Option<Option<RunArtifactsConfig>> {
-    let defaults = RunArtifactsConfig::DEFAULT;
-    match value {
-        None | Some(Value::Bool(false)) => Some(None),
-        Some(Value::Bool(true)) => Some(Some(defaults)),
-        Some(object @ Value::Object(_)) => Some(Some(RunArtifactsConfig {
-            max_file_bytes: match at(object, &["max_file_bytes"]) {
-                None => defaults.max_file_bytes,
-                Some(_) => int_at(object, &["max_file_bytes"])?,
-            },
-            max_retained_files: match at(object, &["max_retained_files"]) {
-                None => defaults.max_retained_files,
-                Some(_) => int_at(object, &["max_retained_files"])?,
-            },
-        })),
-        Some(_) => None,
+/// `pcc.servers`: `{"<server_id>": {"tools": [...]}}` → server id → its tool names.
+fn pcc_servers<'de, D: Deserializer<'de>>(d: D) -> Result<BTreeMap<String, Vec<String>>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Server {
+        tools: Vec<String>,
     }
+    let servers = BTreeMap::<String, Server>::deserialize(d)?;
+    Ok(servers.into_iter().map(|(id, server)| (id, server.tools)).collect())
 }
 
 #[cfg(test)]

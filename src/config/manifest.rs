@@ -8,21 +8,24 @@
 
 use std::collections::BTreeMap;
 
-use super::schema::access::{array_at, at, int_at, object_at, str_at, string_at, strings_at};
+use serde::Deserialize;
+
 use super::schema::{self, fill_defaults, APPLICATION};
-use super::{explained, Mode};
+use super::{explained, typed, Mode};
 use crate::codes::StartupCode;
 use crate::json::{self, Limits, Value};
 
 /// `effect`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Effect {
     Read,
     Write,
 }
 
 /// A Luau component of the workflow or of a mission.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Component {
     pub id: String,
     /// The closure path as written (relative to the manifest's directory).
@@ -31,65 +34,145 @@ pub struct Component {
     pub dependencies: Vec<String>,
 }
 
-/// `workflow.entry` split at its dot.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// `workflow.entry` (`component.function`) split at its dot.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(try_from = "String")]
 pub struct Entry {
     pub component: String,
     pub function: String,
 }
 
-/// `workflow`.
-#[derive(Clone, Debug, PartialEq, Eq)]
+impl TryFrom<String> for Entry {
+    type Error = &'static str;
+
+    fn try_from(entry: String) -> Result<Entry, Self::Error> {
+        let (component, function) = entry.split_once('.').ok_or("an entry is `component.function`")?;
+        Ok(Entry { component: component.to_owned(), function: function.to_owned() })
+    }
+}
+
+/// `workflow`: the Luau form or the forward form (config.md §6.2).
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(untagged, deny_unknown_fields)]
 pub enum Workflow {
     Luau { components: Vec<Component>, entry: Entry },
-    Forward { mission: String, tool: String },
+    Forward { forward: ForwardTarget },
+}
+
+/// `workflow.forward`: the one mission tool a forward application serves (config.md §6.2).
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ForwardTarget {
+    pub mission: String,
+    pub tool: String,
+}
+
+/// `contracts`.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Contracts {
+    pub input_schema: ContractFile,
+    pub result_schema: ContractFile,
+}
+
+/// `contracts.input_schema` or `contracts.result_schema`.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ContractFile {
+    /// The closure path of the JSON Schema, as written.
+    pub path: String,
 }
 
 /// `missions.<m>`.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Mission {
     pub components: Vec<Component>,
     /// Names of `providers.mission[]` declarations granted to this mission.
     pub providers: Vec<String>,
 }
 
+/// `providers`: the declarations of the missions and of the workflow.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Providers {
+    pub mission: Vec<Selection>,
+    pub workflow: Vec<Selection>,
+}
+
 /// One entry of `providers.mission` or `providers.workflow`.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Selection {
     /// An `install` alias of the host document.
     pub name: String,
-    /// `config.allow`, absent: every mapped alias.
+    pub config: SelectionConfig,
+}
+
+/// `config` of a selection.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SelectionConfig {
+    /// `allow` of a mission selection; absent: every mapped alias.
     pub allow: Option<Vec<String>>,
-    /// `config.catalog` of a workflow selection (config.md §6.5 S10: `true` is served later).
+    /// `catalog` of a workflow selection (config.md §6.5 S10: `true` is served later).
+    #[serde(default)]
     pub catalog: bool,
 }
 
+/// `limits`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AppLimits {
+    /// `run_duration_ms` when present (the host value applies otherwise).
+    pub run_duration_ms: Option<u64>,
+    /// `memory_bytes`, default 16,777,216.
+    pub memory_bytes: u64,
+}
+
+/// `events`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Events {
+    pub policy: EventsPolicy,
+}
+
 /// `events.policy`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum EventsPolicy {
     Normal,
     Private,
 }
 
-/// A structurally valid manifest.
-#[derive(Clone, Debug, PartialEq)]
+/// A structurally valid manifest, defaults filled: the document's own shape, read by its derived
+/// `Deserialize` (`config::typed`).
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Manifest {
-    /// The decoded document exactly as written (the `0x01` record of the content pin, pins.md §6.1).
+    /// The decoded document exactly as written (the `0x01` record of the content pin, pins.md §6.1); not a
+    /// member, set by the loader.
+    #[serde(skip, default = "Manifest::not_read")]
     pub document: Value,
+    /// `$schema`: the editor's hint (config.md §9.7); checked by the schema, not interpreted.
+    #[serde(rename = "$schema")]
+    pub schema_reference: Option<String>,
+    /// Always 1 (config.md §6.2).
+    pub version: u8,
     pub effect: Effect,
-    /// `contracts.input_schema.path`.
-    pub input_contract: String,
-    /// `contracts.result_schema.path`.
-    pub result_contract: String,
+    pub contracts: Contracts,
     pub workflow: Workflow,
     pub missions: BTreeMap<String, Mission>,
-    pub mission_providers: Vec<Selection>,
-    pub workflow_providers: Vec<Selection>,
-    /// `limits.run_duration_ms` when present (the host value applies otherwise).
-    pub run_duration_ms: Option<u64>,
-    /// `limits.memory_bytes`, default 16,777,216.
-    pub memory_bytes: u64,
-    pub events_policy: EventsPolicy,
+    pub providers: Providers,
+    pub limits: AppLimits,
+    pub events: Events,
+}
+
+impl Manifest {
+    /// The placeholder `document` until the loader sets it.
+    fn not_read() -> Value {
+        Value::Null
+    }
 }
 
 /// Stage 5a: decode and validate one manifest's bytes. Every refusal (decoding, duplicate key, structure,
@@ -102,86 +185,9 @@ pub fn parse(bytes: &[u8]) -> Result<Manifest, StartupCode> {
         .map_err(explained::schema_as(StartupCode::TemplateInvalid))?;
     let mut filled = document.clone();
     fill_defaults(&APPLICATION, &mut filled);
-    build(document, &filled).ok_or(StartupCode::TemplateInvalid)
-}
-
-fn build(document: Value, m: &Value) -> Option<Manifest> {
-    let effect = match str_at(m, &["effect"])? {
-        "read" => Effect::Read,
-        "write" => Effect::Write,
-        _ => return None,
-    };
-    let workflow = match at(m, &["workflow", "forward"]) {
-        Some(forward) => Workflow::Forward {
-            mission: string_at(forward, &["mission"])?,
-            tool: string_at(forward, &["tool"])?,
-        },
-        None => {
-            let (component, function) = str_at(m, &["workflow", "entry"])?.split_once('.')?;
-            Workflow::Luau {
-                components: components(m, &["workflow", "components"])?,
-                entry: Entry { component: component.to_owned(), function: function.to_owned() },
-            }
-        }
-    };
-    let missions = object_at(m, &["missions"])?
-        .iter()
-        .map(|(name, mission)| {
-            let mission = Mission {
-                components: components(mission, &["components"])?,
-                providers: strings_at(mission, &["providers"])?,
-            };
-            Some((name.clone(), mission))
-        })
-        .collect::<Option<_>>()?;
-    let events_policy = match str_at(m, &["events", "policy"])? {
-        "normal" => EventsPolicy::Normal,
-        "private" => EventsPolicy::Private,
-        _ => return None,
-    };
-    Some(Manifest {
-        effect,
-        input_contract: string_at(m, &["contracts", "input_schema", "path"])?,
-        result_contract: string_at(m, &["contracts", "result_schema", "path"])?,
-        workflow,
-        missions,
-        mission_providers: selections(m, "mission")?,
-        workflow_providers: selections(m, "workflow")?,
-        run_duration_ms: match at(m, &["limits", "run_duration_ms"]) {
-            None => None,
-            Some(v) => Some(u64::try_from(v.as_integer()?).ok()?),
-        },
-        memory_bytes: int_at(m, &["limits", "memory_bytes"])?,
-        events_policy,
-        document,
-    })
-}
-
-fn components(value: &Value, path: &[&str]) -> Option<Vec<Component>> {
-    array_at(value, path)?
-        .iter()
-        .map(|c| {
-            Some(Component {
-                id: string_at(c, &["id"])?,
-                path: string_at(c, &["path"])?,
-                dependencies: strings_at(c, &["dependencies"])?,
-            })
-        })
-        .collect()
-}
-
-fn selections(m: &Value, list: &str) -> Option<Vec<Selection>> {
-    array_at(m, &["providers", list])?
-        .iter()
-        .map(|s| {
-            let allow = match at(s, &["config", "allow"]) {
-                None => None,
-                Some(_) => Some(strings_at(s, &["config", "allow"])?),
-            };
-            let catalog = matches!(at(s, &["config", "catalog"]), Some(Value::Bool(true)));
-            Some(Selection { name: string_at(s, &["name"])?, allow, catalog })
-        })
-        .collect()
+    let mut manifest: Manifest = typed::read(&filled).map_err(|_| StartupCode::TemplateInvalid)?;
+    manifest.document = document;
+    Ok(manifest)
 }
 
 #[cfg(test)]

@@ -17,6 +17,7 @@ pub mod origin;
 pub mod paths;
 pub mod schema;
 pub mod secret;
+pub(crate) mod typed;
 
 /// Which form of `ptc gateway` is running (config.md §1): it changes which pin fields are required and
 /// whether the bearer binding is checked.

@@ -22,7 +22,7 @@ pub fn installation_pin(host: &HostConfig, alias: &str) -> Result<String, PinErr
 /// The distinct installation aliases a manifest selects, from both `providers.mission[]` and
 /// `providers.workflow[]` (pins.md §7.2), in ascending byte order.
 pub fn selected_aliases(manifest: &Manifest) -> BTreeSet<&str> {
-    manifest.mission_providers.iter().chain(&manifest.workflow_providers).map(|s| s.name.as_str()).collect()
+    manifest.providers.mission.iter().chain(&manifest.providers.workflow).map(|s| s.name.as_str()).collect()
 }
 
 /// A tool's expected map (pins.md §7.2): one member per distinct alias in `aliases`, valued by its pin.

@@ -1,7 +1,9 @@
 //! Tests of the gateway document: config.md §11 rows, normalisation and reading.
 
 use super::*;
+use crate::config::schema::access::at;
 use crate::config::schema::testing::{parse, push, remove, set, set_value, to_bytes};
+use crate::json::Value;
 
 /// The baseline gateway document of config.md §10 (the snapshot pin is the value of pins.md §11.6).
 pub const BASELINE: &str = r#"{
@@ -378,4 +380,34 @@ fn every_node_replaced_by_every_type() {
             }
         }
     }
+}
+
+/// The schema and the type are the two places a member is written (`config::typed`): the type reads every
+/// shape the schema allows, so no member lacks a field or is spelled differently.
+#[test]
+fn every_member_of_the_schema_has_a_field() {
+    let documents = schema::shapes::documents(&GATEWAY);
+    assert_eq!(documents.len(), 2, "the trace/inspection alternatives: a boolean and an object");
+    for document in documents {
+        let read = GatewayConfig::deserialize(&document);
+        assert!(read.is_ok(), "{read:?}\nfor {document}");
+    }
+}
+
+/// A member the type does not know is refused even if the schema let it through: the typed read is a
+/// second closed door, never a silent drop.
+#[test]
+fn the_typed_read_refuses_an_unknown_member() {
+    let mut document = schema::shapes::documents(&GATEWAY).remove(0);
+    document["listen"]["extra"] = serde_json::json!(true);
+    let refused = GatewayConfig::deserialize(&document).unwrap_err().to_string();
+    assert!(refused.starts_with("unknown field `extra`"), "{refused}");
+}
+
+#[test]
+fn the_schema_reference_and_version_are_read_as_written() {
+    let config =
+        run(&|d| set(d, "/$schema", r#""../schemas/ptc-gateway-config.schema.json""#), Mode::Serve).unwrap();
+    assert_eq!(config.schema_reference.as_deref(), Some("../schemas/ptc-gateway-config.schema.json"));
+    assert_eq!((config.version, config.listen.path.as_str()), (1, "/mcp"));
 }

@@ -192,7 +192,7 @@ fn typed_form_of_brief() {
     assert_eq!(m.document, decode(BRIEF));
     assert_eq!(m.effect, Effect::Read);
     assert_eq!(
-        (m.input_contract.as_str(), m.result_contract.as_str()),
+        (m.contracts.input_schema.path.as_str(), m.contracts.result_schema.path.as_str()),
         ("input.schema.json", "result.schema.json")
     );
     let app = Component { id: "app".into(), path: "app.luau".into(), dependencies: vec![] };
@@ -201,10 +201,10 @@ fn typed_form_of_brief() {
     let files = Component { id: "files".into(), path: "files.luau".into(), dependencies: vec![] };
     let default = Mission { components: vec![files], providers: vec!["notes".into()] };
     assert_eq!(m.missions.get("default"), Some(&default));
-    assert_eq!(m.mission_providers, [Selection { name: "notes".into(), allow: None, catalog: false }]);
-    assert!(m.workflow_providers.is_empty());
+    assert_eq!(m.providers.mission, [Selection { name: "notes".into(), config: SelectionConfig::default() }]);
+    assert!(m.providers.workflow.is_empty());
     assert_eq!(
-        (m.run_duration_ms, m.memory_bytes, m.events_policy),
+        (m.limits.run_duration_ms, m.limits.memory_bytes, m.events.policy),
         (None, 16_777_216, EventsPolicy::Normal)
     );
 }
@@ -219,13 +219,12 @@ fn typed_form_of_forward_and_options() {
         set(d, "/effect", r#""write""#);
     })
     .unwrap();
-    assert_eq!(m.workflow, Workflow::Forward { mission: "default".into(), tool: "notes.read".into() });
-    assert_eq!(
-        m.mission_providers,
-        [Selection { name: "notes".into(), allow: Some(vec!["notes.read".into()]), catalog: false }]
-    );
-    assert_eq!((m.run_duration_ms, m.memory_bytes), (Some(1000), 1_048_576));
-    assert_eq!((m.effect, m.events_policy), (Effect::Write, EventsPolicy::Private));
+    let forward = ForwardTarget { mission: "default".into(), tool: "notes.read".into() };
+    assert_eq!(m.workflow, Workflow::Forward { forward });
+    let allow = SelectionConfig { allow: Some(vec!["notes.read".into()]), catalog: false };
+    assert_eq!(m.providers.mission, [Selection { name: "notes".into(), config: allow }]);
+    assert_eq!((m.limits.run_duration_ms, m.limits.memory_bytes), (Some(1000), 1_048_576));
+    assert_eq!((m.effect, m.events.policy), (Effect::Write, EventsPolicy::Private));
     // `document` stays as written: no defaults are inserted into it.
     assert_eq!(
         m.document
@@ -255,4 +254,26 @@ fn every_node_replaced_by_every_type() {
             }
         }
     }
+}
+
+/// The schema and the type are the two places a member is written (`config::typed`): the type reads every
+/// shape the schema allows (both workflow forms among them), so no member lacks a field.
+#[test]
+fn every_member_of_the_schema_has_a_field() {
+    use serde::Deserialize;
+    let documents = schema::shapes::documents(&APPLICATION);
+    assert_eq!(documents.len(), 2, "the Luau and the forward workflow");
+    for document in documents {
+        let read = Manifest::deserialize(&document);
+        assert!(read.is_ok(), "{read:?}\nfor {document}");
+    }
+}
+
+#[test]
+fn an_entry_without_a_dot_is_refused_by_the_typed_read() {
+    assert_eq!(Entry::try_from("app".to_owned()), Err("an entry is `component.function`"));
+    assert_eq!(
+        Entry::try_from("app.run".to_owned()),
+        Ok(Entry { component: "app".into(), function: "run".into() })
+    );
 }

@@ -21,6 +21,8 @@ pub mod manifest;
 pub mod node;
 pub mod patterns;
 #[cfg(test)]
+pub mod shapes;
+#[cfg(test)]
 pub mod testing;
 pub mod validate;
 
