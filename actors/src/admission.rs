@@ -480,13 +480,13 @@ mod tests {
 
     #[test]
     fn snapshot_reports_everything() {
-        let p = AdmissionPool::new("runs", 4, RefusalOrder::UnavailableFirst);
+        let p = AdmissionPool::new("jobs", 4, RefusalOrder::UnavailableFirst);
         let held = p.try_reserve().unwrap();
         p.quiesce();
         assert_eq!(
             p.snapshot(),
             AdmissionSnapshot {
-                name: "runs",
+                name: "jobs",
                 capacity: 4,
                 in_use: 1,
                 peak: 1,

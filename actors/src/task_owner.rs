@@ -158,6 +158,26 @@ mod tests {
         root.shutdown(Duration::from_secs(2)).await;
     }
 
+    #[cfg(feature = "fault-injection")]
+    #[tokio::test]
+    async fn an_injected_panic_is_the_owners_loss() {
+        use crate::supervisor::DomainError;
+        let ctx = DomainContext::<Test>::new(Arc::new(NoopObserver));
+        let root = SupervisorHandle::start(ctx.clone()).await.unwrap();
+        root.start_child(owner(TaskGroup::new(), Vec::new())).await.unwrap();
+        assert!(ctx.mark_ready());
+        root.inject_panic("owner").await.unwrap();
+        wait_fenced(&ctx).await;
+        assert_eq!(ctx.readiness().cause(), Some(Cause::ChildGone));
+        let gone = root.inject_panic("owner").await;
+        assert_eq!(
+            gone,
+            Err(DomainError::UnknownChild { child: "owner".to_owned() }),
+            "a lost child is no target"
+        );
+        root.shutdown(Duration::from_secs(2)).await;
+    }
+
     #[tokio::test]
     async fn an_orderly_stop_retires_the_group() {
         let ctx = DomainContext::<Test>::new(Arc::new(NoopObserver));
