@@ -1,12 +1,16 @@
 //! The layering guard (issue 13): the top-level modules of `src/` (`src/<name>.rs` and `src/<name>/`,
 //! not `lib.rs` or `main.rs`) import each other without a circle, no module below `startup` (the top
 //! layer, which wires the others together) names `crate::startup`, and the generic runtime
-//! (`actors/src/`) names no gateway stage or cause.
+//! (`actors/src/`) names no gateway stage or cause, cites no gateway spec document and writes no gateway
+//! exit status.
 //!
 //! An edge `a -> b` is a `crate::b` path, or a `b` inside a `crate::{...}` group, written in any file of
 //! module `a` outside a `//` comment. A gateway code is a type name, a variant name or a wire spelling of
 //! `NotReadyCause`, `AbnormalCause` or `StageId`, read from their files in `src/codes/`; `actors/src/`
-//! names one when it writes it outside a `//` comment as an identifier or as a whole string literal.
+//! names one when it writes it outside a `//` comment as an identifier or as a whole string literal. A spec
+//! document (a file of `docs/spec/`, `README.md` aside) is cited when its file name appears anywhere in a
+//! file, comments included; an exit status (70 or 78) is written when it appears as a number outside a
+//! comment, or in a comment line that speaks of an exit or a status.
 //! Reads the source tree with std only; the parsers and the circle search are checked on small inline
 //! sources first, so that the guard cannot pass by reading nothing.
 
@@ -297,10 +301,10 @@ const GATEWAY_CODES: [(&str, &str); 3] = [
 ];
 
 /// Words that are gateway codes and also the runtime's own generic vocabulary: the staged `shutdown`
-/// itself, an admission pool's `quiesce` (`AdmissionPool::quiesce`, `OwnerMsg::Quiesce`) and the audit
-/// committer's `CommitLoss::OwnerLost`. As identifiers they are allowed; as a whole string literal (a
-/// wire spelling) they are not.
-const SHARED_VOCABULARY: [&str; 4] = ["shutdown", "quiesce", "Quiesce", "OwnerLost"];
+/// itself and an admission pool's `quiesce` (`AdmissionPool::quiesce`, `OwnerMsg::Quiesce`). As
+/// identifiers they are allowed; as a whole string literal (a wire spelling) they are not. (The audit
+/// committer's `CommitLoss::OwnerLost` left the runtime in issue 24.)
+const SHARED_VOCABULARY: [&str; 3] = ["shutdown", "quiesce", "Quiesce"];
 
 /// The names `enum_name` gives away in `text` (its defining file): the type name, its variants (the
 /// identifiers that open a line of its body), and every string literal a match arm of the file maps to
@@ -434,6 +438,164 @@ fn actors_names_no_gateway_stage_or_cause() {
         offenders.is_empty(),
         "actors/ must stay generic: the gateway's causes and stages live in src/codes/ and reach the \
          runtime through `ptc_actors::Domain`; found: {offenders:?}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The fourth check: `actors/` cites no gateway spec document and writes no gateway exit status (issue 24).
+
+/// The gateway's exit statuses: unclean shutdown or abnormal stop, and a failed startup
+/// (lifecycle.md §2.2). The runtime gets the first through `ptc_actors::Domain::UNCLEAN_EXIT`.
+const GATEWAY_EXIT_STATUSES: [&str; 2] = ["70", "78"];
+
+/// The file names of the gateway's spec documents, read from `docs/spec/` (`README.md` is the index,
+/// not a document the code cites).
+fn spec_documents() -> BTreeSet<String> {
+    let spec = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs").join("spec");
+    fs::read_dir(&spec)
+        .expect("docs/spec/ is readable")
+        .map(|entry| entry.expect("docs/spec/ entry").file_name().to_string_lossy().into_owned())
+        .filter(|name| name.ends_with(".md") && name != "README.md")
+        .collect()
+}
+
+/// The documents of `documents` whose file name `text` contains as a whole word (not preceded by a
+/// letter, digit, `_` or `-`), comments included: a citation is written in a comment.
+fn spec_documents_cited(text: &str, documents: &BTreeSet<String>) -> BTreeSet<String> {
+    documents
+        .iter()
+        .filter(|doc| {
+            text.match_indices(doc.as_str())
+                .any(|(at, _)| !text[..at].chars().next_back().is_some_and(|c| is_ident(c) || c == '-'))
+        })
+        .cloned()
+        .collect()
+}
+
+/// The whole numbers of `text` (digits not inside an identifier; a type suffix such as `u8` is allowed).
+fn numbers(text: &str) -> Vec<&str> {
+    let mut found = Vec::new();
+    let mut at = 0;
+    while at < text.len() {
+        let rest = &text[at..];
+        let Some(c) = rest.chars().next() else { break };
+        if c.is_ascii_digit() && !text[..at].chars().next_back().is_some_and(is_ident) {
+            let token = leading_ident(rest);
+            let digits = &token[..token.find(|c: char| !c.is_ascii_digit()).unwrap_or(token.len())];
+            found.push(digits);
+            at += token.len();
+        } else {
+            at += c.len_utf8();
+        }
+    }
+    found
+}
+
+/// The gateway exit statuses `text` writes: as a number outside a `//` comment, or in a comment of a
+/// line that speaks of an exit or a status. String literals are skipped.
+fn exit_statuses_written(text: &str) -> BTreeSet<String> {
+    let mut found = BTreeSet::new();
+    for line in text.lines() {
+        let (code, comment) = line.find("//").map_or((line, ""), |at| (&line[..at], &line[at..]));
+        let code: String = without_literals(code);
+        let lower = comment.to_ascii_lowercase();
+        let comment_counts = lower.contains("exit") || lower.contains("status");
+        let in_code = numbers(&code);
+        let in_comment = if comment_counts { numbers(comment) } else { Vec::new() };
+        for number in in_code.into_iter().chain(in_comment) {
+            if GATEWAY_EXIT_STATUSES.contains(&number) {
+                found.insert(number.to_owned());
+            }
+        }
+    }
+    found
+}
+
+/// `code` with the content of its string literals blanked out.
+fn without_literals(code: &str) -> String {
+    let mut out = String::with_capacity(code.len());
+    let mut in_literal = false;
+    let mut escaped = false;
+    for c in code.chars() {
+        if in_literal {
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == '"' {
+                in_literal = false;
+                out.push(c);
+            }
+            continue;
+        }
+        if c == '"' {
+            in_literal = true;
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Every `.rs` file under `actors/src/`, with its path relative to it and its text.
+fn actors_sources() -> Vec<(String, String)> {
+    let actors = Path::new(env!("CARGO_MANIFEST_DIR")).join("actors").join("src");
+    let files = rust_files(&actors);
+    assert!(files.len() > 10, "only {} files read under actors/src/", files.len());
+    files
+        .into_iter()
+        .map(|path| {
+            let text = fs::read_to_string(&path).expect("source file is readable");
+            (path.strip_prefix(&actors).unwrap_or(&path).display().to_string(), text)
+        })
+        .collect()
+}
+
+#[test]
+fn the_spec_documents_are_read_from_docs_spec() {
+    let documents = spec_documents();
+    for expected in [
+        "lifecycle.md",
+        "audit-events.md",
+        "config.md",
+        "http-mcp.md",
+        "pcc.md",
+        "pins.md",
+        "providers.md",
+        "execution.md",
+        "models.md",
+        "traces.md",
+    ] {
+        assert!(documents.contains(expected), "{expected} not read from docs/spec/: {documents:?}");
+    }
+    assert!(!documents.contains("README.md"), "{documents:?}");
+}
+
+#[test]
+fn actors_cites_no_gateway_spec_document() {
+    let documents = spec_documents();
+    let offenders: BTreeMap<String, BTreeSet<String>> = actors_sources()
+        .into_iter()
+        .map(|(path, text)| (path, spec_documents_cited(&text, &documents)))
+        .filter(|(_, cited)| !cited.is_empty())
+        .collect();
+    assert!(
+        offenders.is_empty(),
+        "actors/ must describe its own contract: a gateway spec citation belongs where the gateway \
+         supplies the value (`src/codes/domain.rs`, the `Domain` impl); found: {offenders:?}"
+    );
+}
+
+#[test]
+fn actors_writes_no_gateway_exit_status() {
+    let offenders: BTreeMap<String, BTreeSet<String>> = actors_sources()
+        .into_iter()
+        .map(|(path, text)| (path, exit_statuses_written(&text)))
+        .filter(|(_, written)| !written.is_empty())
+        .collect();
+    assert!(
+        offenders.is_empty(),
+        "actors/ must not hard-code the gateway's exit statuses: the gateway supplies the unclean status \
+         through `ptc_actors::Domain::UNCLEAN_EXIT`; found: {offenders:?}"
     );
 }
 
@@ -584,5 +746,39 @@ fn a_gateway_code_in_runtime_source_is_found_outside_comments_and_shared_words()
     ];
     for (text, expected) in cases {
         assert_eq!(gateway_codes_named(text, &codes), names(expected), "{text:?}");
+    }
+}
+
+#[test]
+fn a_spec_citation_is_found_in_code_and_comments_but_not_inside_longer_names() {
+    let documents = names(&["lifecycle.md", "config.md", "pcc.md"]);
+    let cases: &[(&str, &[&str])] = &[
+        ("//! The drain deadline (lifecycle.md §7.2).", &["lifecycle.md"]),
+        ("/// See config.md §10 and pcc.md §4.", &["config.md", "pcc.md"]),
+        ("let s = \"lifecycle.md\";", &["lifecycle.md"]),
+        // Other file names that end like a spec document are not citations.
+        ("// docs/my-config.md and gateway_config.md", &[]),
+        ("// the runtime's own words, no citation", &[]),
+    ];
+    for (text, expected) in cases {
+        assert_eq!(spec_documents_cited(text, &documents), names(expected), "{text:?}");
+    }
+}
+
+#[test]
+fn an_exit_status_is_found_as_a_number_or_in_a_comment_on_the_exit() {
+    let cases: &[(&str, &[&str])] = &[
+        ("ExitStatus::Unclean => 70,", &["70"]),
+        ("const STARTUP_FAILED: u8 = 78u8;", &["78"]),
+        ("/// 70: shutdown was not clean.\n/// The exit status is 70.", &["70"]),
+        ("// exits 78 on a failed startup", &["78"]),
+        // Other numbers, longer numbers, identifiers, literals and unrelated comments are not statuses.
+        ("let d = Duration::from_millis(700); let x = 1_070; let v70 = 0;", &[]),
+        ("let s = \"exit 70\";", &[]),
+        ("// a queue of 70 records", &[]),
+        ("const UNCLEAN_EXIT: u8 = 1;", &[]),
+    ];
+    for (text, expected) in cases {
+        assert_eq!(exit_statuses_written(text), names(expected), "{text:?}");
     }
 }

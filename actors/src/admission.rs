@@ -1,12 +1,12 @@
-//! Admission without queues: a bounded pool of slots with an atomic fast path (docs/architecture.md).
+//! Admission without queues: a bounded pool of slots with an atomic fast path.
 //!
 //! Owns: the slot count, the pool's state (open, quiescing, fenced), the RAII [`Lease`], the peak gauge,
-//! *wait until idle*, and *cancel-all* (lifecycle.md §7.3 S2, S3, S6). The gateway uses one pool for
-//! request admission (`max_inflight_requests`, http-mcp.md §6.8), one for PCC streams of the same size
-//! (pcc.md §10) and one for runs (`max_concurrent_runs`, execution.md §3.3).
+//! *wait until idle*, and *cancel-all* (what a staged shutdown needs: stop admitting, cancel what is
+//! left at a deadline, wait until the last lease is returned). A program uses one pool per kind of work
+//! it bounds.
 //!
 //! Does not own: who may change the state (that is the owner actor, `admission_owner.rs`), readiness, or
-//! any wire answer. A refusal is a closed [`Refusal`]; the fronts map it to 429/503 themselves.
+//! any wire answer. A refusal is a closed [`Refusal`]; the caller maps it to its own answer.
 //!
 //! The count and the state live in one `AtomicU64`, so a reservation and a quiesce or fence are ordered:
 //! once [`AdmissionPool::quiesce`] returns, no reservation that has not already succeeded can succeed.
@@ -28,13 +28,11 @@ const FENCED: u64 = 2;
 /// Why a reservation was refused. The set is closed; each front maps it to its answer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Refusal {
-    /// Every slot is held (429 `-31999` `request_capacity_exhausted` / `run_capacity_exhausted`,
-    /// `RESOURCE_EXHAUSTED` `stream_capacity_exhausted`).
+    /// Every slot is held: a transient condition, worth retrying later.
     Exhausted,
-    /// The pool refuses new work because a drain began (lifecycle.md §7.3 S2: 503 `-31998`).
+    /// The pool refuses new work because a drain began.
     Quiescing,
-    /// The pool is fenced: its owner was lost or it was declared unavailable (503 `-31998`,
-    /// `UNAVAILABLE` `unavailable`).
+    /// The pool is fenced: its owner was lost or it was declared unavailable, for good.
     Unavailable,
 }
 
@@ -58,14 +56,14 @@ impl fmt::Display for Refusal {
 impl std::error::Error for Refusal {}
 
 /// Which refusal wins when a pool is both full and fenced. Quiescing always wins over both: a drain
-/// refuses every new reservation (lifecycle.md §7.3 S2, pcc.md §4 check 4 before 5 and 6).
+/// refuses every new reservation, whatever else holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RefusalOrder {
-    /// Unavailability first: `/mcp` request admission and run admission (a fenced domain is not
-    /// retried by a well-behaved client, so the more durable answer is given).
+    /// Unavailability first: the more durable answer is given (a fenced pool is not worth retrying,
+    /// a full one is).
     UnavailableFirst,
-    /// Exhaustion first: the PCC stream pool, whose checks are "slot available" (pcc.md §4 check 5)
-    /// before "owner alive" (check 6).
+    /// Exhaustion first, for a caller whose checks ask "is a slot available" before "is the owner
+    /// alive".
     ExhaustedFirst,
 }
 
@@ -98,7 +96,7 @@ impl std::error::Error for IdleTimeout {}
 /// A point-in-time report of one pool (what the owner actor answers to `Report`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AdmissionSnapshot {
-    /// The pool's name, as given at construction (e.g. `"runs"`).
+    /// The pool's name, as given at construction.
     pub name: &'static str,
     pub capacity: usize,
     pub in_use: usize,
@@ -166,7 +164,7 @@ impl AdmissionPool {
     }
 
     /// The fast path: takes one slot atomically or refuses at once; never waits, never queues, never
-    /// touches an actor's mailbox (docs/architecture.md).
+    /// touches an actor's mailbox.
     pub fn try_reserve(&self) -> Result<Lease, Refusal> {
         let inner = &self.inner;
         let mut current = inner.word.load(Ordering::Acquire);
@@ -226,20 +224,20 @@ impl AdmissionPool {
         }
     }
 
-    /// True once the pool was fenced; a fence is permanent. Shutdown reads this for S6 and the exit
-    /// status (lifecycle.md §7.3 S6, lifecycle.md §7.4).
+    /// True once the pool was fenced; a fence is permanent. The staged shutdown reads this for the
+    /// drained admission's last stage and for the exit status.
     pub fn is_fenced(&self) -> bool {
         self.state() == PoolState::Fenced
     }
 
-    /// Refuses every new reservation with [`Refusal::Quiescing`] (lifecycle.md §7.3 S2). Leases already
+    /// Refuses every new reservation with [`Refusal::Quiescing`] (a drain's first step). Leases already
     /// granted are unaffected. A fenced pool stays fenced. Returns true iff this call changed the state.
     /// Meant to be called by the pool's owner actor.
     pub fn quiesce(&self) -> bool {
         self.set_state(|state| (state == OPEN).then_some(QUIESCING))
     }
 
-    /// Makes the pool permanently unavailable (lifecycle.md §6.3). Leases already granted are returned
+    /// Makes the pool permanently unavailable (its owner was lost). Leases already granted are returned
     /// as usual. Returns true iff this call fenced it. Meant for the owner actor and its supervisor.
     pub fn fence(&self) -> bool {
         self.set_state(|state| (state != FENCED).then_some(FENCED))
@@ -254,9 +252,9 @@ impl AdmissionPool {
             .is_ok()
     }
 
-    /// Signals every lease, present and future, that its work must stop (lifecycle.md §7.3 S3: at the
-    /// drain deadline cancel every remaining run). Slots are still returned only when leases drop, so the
-    /// wait of S6 sees the runs settle.
+    /// Signals every lease, present and future, that its work must stop (at a drain deadline, for the
+    /// work still running). Slots are still returned only when leases drop, so a later
+    /// [`AdmissionPool::wait_until_idle`] sees the work settle.
     pub fn cancel_all(&self) {
         self.inner.cancel.send_replace(true);
     }
@@ -266,7 +264,7 @@ impl AdmissionPool {
         *self.inner.cancel.borrow()
     }
 
-    /// Waits until no slot is in use, or until `deadline` (lifecycle.md §7.3 S3, S6). Never holds a
+    /// Waits until no slot is in use, or until `deadline`. Never holds a
     /// slot, so it does not delay the work it waits for.
     pub async fn wait_until_idle(&self, deadline: Instant) -> Result<(), IdleTimeout> {
         loop {
@@ -308,7 +306,7 @@ impl AdmissionPool {
 }
 
 /// One held slot. Dropping it returns the slot exactly once, on every path: normal completion, an
-/// early return, a panic that unwinds the holding task, or an aborted task (execution.md §3.3).
+/// early return, a panic that unwinds the holding task, or an aborted task.
 #[must_use = "dropping a lease returns its slot at once"]
 pub struct Lease {
     pool: AdmissionPool,
@@ -332,8 +330,8 @@ impl Lease {
         *self.cancel.borrow()
     }
 
-    /// Completes when the pool's work is cancelled (drain cutoff, lifecycle.md §7.3 S3). A run selects on
-    /// this next to its own work and deadline. Never completes otherwise.
+    /// Completes when the pool's work is cancelled (drain cutoff). The holder selects on this next to its
+    /// own work and deadline. Never completes otherwise.
     pub async fn cancelled(&self) {
         let mut cancel = self.cancel.clone();
         if cancel.wait_for(|cancelled| *cancelled).await.is_err() {
@@ -342,8 +340,8 @@ impl Lease {
         }
     }
 
-    /// Returns the slot now. The same as dropping the lease; spelled out where the release order of
-    /// execution.md §10 matters.
+    /// Returns the slot now. The same as dropping the lease; spelled out where the caller's release
+    /// order matters.
     pub fn release(self) {
         drop(self);
     }
@@ -482,13 +480,13 @@ mod tests {
 
     #[test]
     fn snapshot_reports_everything() {
-        let p = AdmissionPool::new("runs", 4, RefusalOrder::UnavailableFirst);
+        let p = AdmissionPool::new("jobs", 4, RefusalOrder::UnavailableFirst);
         let held = p.try_reserve().unwrap();
         p.quiesce();
         assert_eq!(
             p.snapshot(),
             AdmissionSnapshot {
-                name: "runs",
+                name: "jobs",
                 capacity: 4,
                 in_use: 1,
                 peak: 1,

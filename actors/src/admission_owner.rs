@@ -1,10 +1,9 @@
-//! The owner actor of one or more admission pools (docs/architecture.md: `RunAdmission`, `RequestAdmission`).
+//! The owner actor of one or more admission pools.
 //!
 //! Owns: the policy transitions of its pools (quiesce, cancel-all, fence) and their report. The
 //! per-request path never touches this mailbox: it reserves on the [`AdmissionPool`] directly. What the
 //! owner adds is a supervised life: when the owner is lost, its supervisor fences every pool it held
-//! (run admission unavailable, request admission and the PCC stream pool unavailable; lifecycle.md §6.3),
-//! and readiness is fenced with the owner's cause.
+//! (each then refuses with `Unavailable`), and readiness is fenced with the owner's cause.
 //!
 //! Does not own: the pools' atomics (`admission.rs`) or readiness (`context.rs`).
 
@@ -17,24 +16,26 @@ use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 use crate::admission::{AdmissionPool, AdmissionSnapshot};
 use crate::context::DomainContext;
 use crate::domain::Domain;
-use crate::supervisor::{ChildPolicy, ChildSpec, DomainError, DomainHandle};
+use crate::policy::ChildPolicy;
+use crate::supervisor::{ChildSpec, DomainError, DomainHandle};
 
 /// The owner's messages: policy transitions only, never a per-request reservation.
 #[derive(Debug)]
 pub enum OwnerMsg {
-    /// Refuse new reservations on every pool (lifecycle.md §7.3 S2); answers with the pools' reports.
+    /// Refuse new reservations on every pool (a drain's first step); answers with the pools' reports.
     Quiesce(RpcReplyPort<Vec<AdmissionSnapshot>>),
-    /// Cancel the work of every lease (S3, at the drain deadline).
+    /// Cancel the work of every lease (at the drain deadline).
     CancelAll(RpcReplyPort<()>),
-    /// Fence every pool for good (execution.md §6.2: a run lost before it settled).
+    /// Fence every pool for good (work it admitted was lost before it settled).
     Fence(RpcReplyPort<()>),
     /// Report every pool.
     Report(RpcReplyPort<Vec<AdmissionSnapshot>>),
     /// A task linked to this owner ([`AdmissionOwnerRef::spawn_linked`]) was lost before its work
     /// settled: the owner stops without acknowledging cleanup, which its supervisor turns into the
-    /// owner's loss (lifecycle.md §6.3: run admission becomes unavailable; execution.md §6.2 step 4).
+    /// owner's loss: its pools become unavailable and readiness is fenced with the owner's cause.
     WorkLost,
     /// The fault tests' panic in the owner's own logic.
+    #[cfg(feature = "fault-injection")]
     Panic,
 }
 
@@ -111,6 +112,7 @@ impl Actor for AdmissionOwner {
             // The pools were fenced by the reporter already, and the supervisor's loss hook fences them
             // again before readiness changes.
             OwnerMsg::WorkLost => return Err("a linked task was lost before its work settled".into()),
+            #[cfg(feature = "fault-injection")]
             OwnerMsg::Panic => return Err("injected fault: a panic in an admission owner".into()),
         }
         Ok(())
@@ -126,8 +128,7 @@ pub struct AdmissionOwnerRef {
 
 impl AdmissionOwnerRef {
     /// Starts an owner of `pools` as a child of `domain`, named `name`. Its loss fences every pool and
-    /// then readiness with `cause` (in the gateway, the admission cause for run and request admission and
-    /// the owner cause for provider-call admission; audit-events.md §4.2).
+    /// then readiness with `cause`.
     pub async fn start<D: Domain>(
         domain: &DomainHandle<D>,
         name: &str,
@@ -135,20 +136,22 @@ impl AdmissionOwnerRef {
         cause: D::NotReady,
     ) -> Result<AdmissionOwnerRef, DomainError> {
         let fenced_on_loss = pools.clone();
-        let spec = ChildSpec::new(name, ChildPolicy::Fence(cause), AdmissionOwner, pools.clone())
-            .on_loss(move || {
+        let spec = ChildSpec::new(name, ChildPolicy::Fence(cause), AdmissionOwner, pools.clone()).on_loss(
+            move || {
                 fenced_on_loss.iter().for_each(|p| {
                     p.fence();
                 });
-            })
-            .panic_message(|| OwnerMsg::Panic);
+            },
+        );
+        #[cfg(feature = "fault-injection")]
+        let spec = spec.panic_message(|| OwnerMsg::Panic);
         let actor = domain.start_child(spec).await?;
         Ok(AdmissionOwnerRef { actor, pools })
     }
 
     /// Spawns `work` as a task linked to this owner: if it panics, the owner hears that its work was
     /// lost and stops without acknowledging cleanup, so its supervisor fences the pools and readiness
-    /// with the owner's cause (lifecycle.md §6.3). The task's own result is returned through the handle.
+    /// with the owner's cause. The task's own result is returned through the handle.
     pub fn spawn_linked<T, F>(&self, work: F) -> tokio::task::JoinHandle<Option<T>>
     where
         F: std::future::Future<Output = T> + Send + 'static,
@@ -164,7 +167,7 @@ impl AdmissionOwnerRef {
         })
     }
 
-    /// Tells the owner that work it admitted was lost before it settled (execution.md §6.2 step 4): the
+    /// Tells the owner that work it admitted was lost before it settled: the
     /// pools are fenced at once, here, and the owner's loss fences readiness through its supervisor.
     pub fn report_lost_work(&self) {
         self.pools.iter().for_each(|p| {
@@ -173,7 +176,7 @@ impl AdmissionOwnerRef {
         let _ = self.actor.send_message(OwnerMsg::WorkLost);
     }
 
-    /// The pools, in the order given at start. The fronts reserve on these directly.
+    /// The pools, in the order given at start. Callers reserve on these directly.
     pub fn pools(&self) -> &[AdmissionPool] {
         &self.pools
     }
@@ -183,12 +186,12 @@ impl AdmissionOwnerRef {
         &self.actor
     }
 
-    /// True once any pool of this owner was fenced (lifecycle.md §7.4 for run admission).
+    /// True once any pool of this owner was fenced (for the drained admission, an exit incident).
     pub fn any_fenced(&self) -> bool {
         self.pools.iter().any(AdmissionPool::is_fenced)
     }
 
-    /// S2: asks the owner to quiesce and waits for its acknowledgement. Without one the pools are
+    /// Asks the owner to quiesce and waits for its acknowledgement. Without one the pools are
     /// quiesced directly anyway (new work must be refused), and the error says the stage is unclean.
     pub async fn quiesce(&self, bound: Duration) -> Result<Vec<AdmissionSnapshot>, OwnerError> {
         let acked = self.call(OwnerMsg::Quiesce, bound).await;
@@ -200,7 +203,7 @@ impl AdmissionOwnerRef {
         acked
     }
 
-    /// S3 at the drain deadline: cancels every lease's work, directly if the owner does not answer.
+    /// At the drain deadline: cancels every lease's work, directly if the owner does not answer.
     pub async fn cancel_all(&self, bound: Duration) -> Result<(), OwnerError> {
         let acked = self.call(OwnerMsg::CancelAll, bound).await;
         if acked.is_err() {
@@ -210,7 +213,7 @@ impl AdmissionOwnerRef {
     }
 
     /// Fences the pools (directly as well, so the fence holds even if the owner is slow) and readiness
-    /// with `cause` (execution.md §6.2 step 4: the admission cause). Returns true iff readiness changed.
+    /// with `cause`. Returns true iff readiness changed.
     pub async fn fence<D: Domain>(
         &self,
         ctx: &DomainContext<D>,

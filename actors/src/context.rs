@@ -1,9 +1,9 @@
 //! The domain context: readiness, the shutdown trigger and the observer, bound together so that every
-//! transition is made once and reported once (lifecycle.md §6.3, §6.4, §7.4, §7.5).
+//! transition is made once and reported once.
 //!
-//! Owns: fencing with a cause, the abnormal-stop report, the drain's readiness step (S1), and the
-//! process-lifetime incident "a fence whose cause counts for the exit status happened" (in the gateway, a
-//! provider cleanup failure) that makes the exit status 70 (lifecycle.md §7.4).
+//! Owns: fencing with a cause, the abnormal-stop report, the drain's readiness step (the staged
+//! shutdown's first), and the process-lifetime incident "a fence whose cause counts for the exit status
+//! happened" ([`Domain::fence_counts_for_exit`]) that makes the exit unclean.
 //!
 //! Does not own: which child loss means what (`supervisor.rs`), pool state (`admission.rs`), or the
 //! stages (`shutdown.rs`).
@@ -63,18 +63,18 @@ impl<D: Domain> DomainContext<D> {
         &self.readiness
     }
 
-    /// The shutdown trigger: the gateway's signal task calls [`ShutdownTrigger::signal`] on it.
+    /// The shutdown trigger: the program's signal task calls [`ShutdownTrigger::signal`] on it.
     pub fn trigger(&self) -> &ShutdownTrigger<D> {
         &self.trigger
     }
 
-    /// The observer (the event log).
+    /// The observer (e.g. an event log).
     pub fn observer(&self) -> &Arc<dyn DomainObserver<D>> {
         &self.observer
     }
 
-    /// Stage 12: readiness becomes true and the observer hears `ready`. Returns false if the domain was
-    /// fenced or a drain began during startup; then it never becomes ready (lifecycle.md §6.4).
+    /// The end of startup: readiness becomes true and the observer hears it. Returns false if the domain
+    /// was fenced or a drain began during startup; then it never becomes ready.
     pub fn mark_ready(&self) -> bool {
         let became_ready = self.readiness.mark_ready();
         if became_ready {
@@ -83,9 +83,9 @@ impl<D: Domain> DomainContext<D> {
         became_ready
     }
 
-    /// Fences the domain for good (lifecycle.md §6.3). The observer hears the transition once, with the first
+    /// Fences the domain for good. The observer hears the transition once, with the first
     /// cause. A fence whose cause counts for the exit status ([`Domain::fence_counts_for_exit`]) is also
-    /// remembered, even during a drain (lifecycle.md §7.4: "during serving or during S5"). Returns true iff
+    /// remembered, also when it happens during a drain. Returns true iff
     /// this call made a ready domain not ready.
     pub fn fence(&self, cause: D::NotReady) -> bool {
         self.remember_for_exit(cause);
@@ -97,8 +97,8 @@ impl<D: Domain> DomainContext<D> {
     }
 
     /// As [`DomainContext::fence`], but the observer is *not* told: the caller records the transition
-    /// itself, later and with more detail (a provider loss names its (tool, provider) pair and is recorded
-    /// only after its transport was closed, providers.md §12.1 step 4). Returns true iff this call made a
+    /// itself, later and with more detail (e.g. after it released what the lost child held). Returns true
+    /// iff this call made a
     /// ready domain not ready, i.e. iff the caller must record it.
     pub fn fence_unreported(&self, cause: D::NotReady) -> bool {
         self.remember_for_exit(cause);
@@ -111,14 +111,14 @@ impl<D: Domain> DomainContext<D> {
         }
     }
 
-    /// True once a fence whose cause counts for the exit status happened in this process (lifecycle.md
-    /// lifecycle.md §7.4).
+    /// True once a fence whose cause counts for the exit status happened in this process.
     pub fn exit_fence(&self) -> bool {
         self.exit_fence.load(Ordering::Acquire)
     }
 
-    /// Stops the domain abnormally (lifecycle.md §7.5): readiness false at once (fenced with the cause
-    /// [`Domain::abnormal_fence`] names, or else drained, audit-events.md §4.2), then the trigger fires, so
+    /// Stops the domain abnormally: readiness false at once (fenced with the cause
+    /// [`Domain::abnormal_fence`] names, or else drained with [`Domain::DRAIN_CAUSE`]), then the trigger
+    /// fires, so
     /// the main task runs the stages with the drain deadline set to now. Returns true for the first
     /// abnormal stop.
     pub fn stop_abnormally(&self, cause: D::Abnormal) -> bool {
@@ -137,7 +137,7 @@ impl<D: Domain> DomainContext<D> {
         first
     }
 
-    /// Shutdown stage S1's readiness step: draining from now on. The observer hears
+    /// The drain's readiness step (the staged shutdown's first): draining from now on. The observer hears
     /// [`Domain::DRAIN_CAUSE`] iff the domain was ready. Returns true iff it was.
     pub fn begin_drain(&self) -> bool {
         let was_ready = self.readiness.begin_drain();
@@ -230,7 +230,7 @@ mod tests {
                 ["ready".to_string(), recorded.to_string(), format!("abnormal {}", cause.as_str())]
             );
             assert_eq!(ctx.trigger().abnormal(), Some(cause));
-            assert!(!ctx.begin_drain(), "S1 does not record a second transition");
+            assert!(!ctx.begin_drain(), "the drain does not record a second transition");
         }
     }
 }

@@ -2,12 +2,13 @@
 //! runtime's mechanics.
 //!
 //! Owns: the [`Domain`] trait (the readiness causes, the abnormal-stop causes and the shutdown stages of
-//! one domain, with the hooks the runtime needs to apply them), the [`Code`] trait those causes
-//! implement, and the shape of a stage table ([`StageSpec`], [`Builtin`], [`Bound`]).
+//! one domain, with the hooks and values the runtime needs to apply them: the drain window, the unclean
+//! exit status), the [`Code`] trait those causes implement, and the shape of a stage table
+//! ([`StageSpec`], [`Builtin`], [`Bound`]).
 //!
-//! Does not own any code, spelling, stage or deadline: the gateway defines them (`ptc-gateway`'s
-//! `src/codes/`) and implements [`Domain`] for a marker type. This crate's own tests use a small test
-//! domain of their own.
+//! Does not own any code, spelling, stage, deadline or exit status: the embedding program defines them
+//! and implements [`Domain`] for a marker type. This crate's own tests use a small test domain of their
+//! own. This is the bottom of the crate: it imports none of its siblings.
 
 use std::fmt::Debug;
 use std::hash::Hash;
@@ -52,13 +53,15 @@ pub trait Domain: Copy + Eq + Hash + Debug + Default + Send + Sync + 'static {
     const ROOT_LOST: Self::Abnormal;
     /// The drain deadline is the first signal plus this window.
     const DRAIN_WINDOW: Duration;
+    /// The process exit status after an unclean shutdown or an abnormal stop (a clean one is 0).
+    const UNCLEAN_EXIT: u8;
 
     /// The readiness cause an abnormal stop fences with, or `None` when it only begins the drain (its
     /// readiness record then carries [`Domain::DRAIN_CAUSE`]).
     fn abnormal_fence(cause: Self::Abnormal) -> Option<Self::NotReady>;
 
     /// True for a fence cause that makes the exit status unclean whenever it happens, even during a
-    /// drain (remembered by the context, [`crate::Incidents::exit_fence`]).
+    /// drain (remembered by the context; the shutdown report's `Incidents::exit_fence`).
     fn fence_counts_for_exit(cause: Self::NotReady) -> bool;
 
     /// The shutdown stages, in the order they run, with their built-in parts and bounds.
@@ -73,16 +76,16 @@ pub enum Builtin {
     /// Readiness false (the drain's readiness step, recorded with [`Domain::DRAIN_CAUSE`] if the
     /// domain was ready), before the stage starts.
     BeginDrain,
-    /// Run admission refuses new reservations; the stage is unclean without the owner's acknowledgement
-    /// within [`crate::shutdown::ACTION_BOUND`].
+    /// The drained admission (the plan's admission owner) refuses new reservations; the stage is unclean
+    /// without the owner's acknowledgement within the action bound (`shutdown::ACTION_BOUND`).
     StopAdmitting,
-    /// Waits for admitted runs until the drain deadline (which an abnormal stop brings forward), then
-    /// cancels the rest; the stage is unclean iff any was cancelled.
+    /// Waits for the drained admission's leases until the drain deadline (which an abnormal stop brings
+    /// forward), then cancels the rest; the stage is unclean iff any was cancelled.
     DrainAdmitted,
     /// The cleanup deadline is this stage's start plus the window.
     StartCleanup(Duration),
-    /// Waits until run admission has nothing in use, up to the cleanup deadline; the stage is unclean if
-    /// that was not reached or run admission was ever fenced.
+    /// Waits until the drained admission has nothing in use, up to the cleanup deadline; the stage is
+    /// unclean if that was not reached or that admission was ever fenced.
     AwaitAdmissionIdle,
 }
 
@@ -105,7 +108,7 @@ pub struct StageSpec<D: Domain> {
     pub bound: Bound,
     /// Whether the stage's outcome counts for the exit status.
     pub counts_for_exit: bool,
-    /// An optional stage runs only when the plan enables it ([`crate::ShutdownPlan::with_enabled`]);
+    /// An optional stage runs only when the plan enables it (the plan's `with_enabled`);
     /// otherwise it is recorded as skipped without starting.
     pub optional: bool,
     /// The stage is skipped (recorded, never started) when the domain stopped abnormally for a cause

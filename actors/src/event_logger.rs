@@ -1,49 +1,50 @@
-//! The event logger's runtime (audit-events.md §3.7, §3.10): a bounded queue of 256 records in front of
-//! one writer thread, a monotonic 1,000 ms interval, and a bounded close.
+//! The event logger's runtime: a bounded queue of records in front of one writer thread, a monotonic
+//! interval, and a bounded close.
 //!
 //! Owns: the queue and its "never block, never fail the emitter" rule ([`EventLogger::try_emit`] reports
 //! false when the queue is full or the writer is gone, and the caller counts the drop), the interval
-//! timer whose first tick is 1,000 ms after the start, the close (stop taking records, write what is
+//! timer whose first tick is one interval after the start, the close (stop taking records, write what is
 //! queued for at most the bound, then the sink's final report), and a test hook that parks the writer.
 //!
-//! Does not own: what a record is, how it is encoded, files, rotation or counters: that is the
-//! [`EventSink`] the gateway supplies (`src/events/`). Nor the events lock: the gateway releases it
-//! after [`EventLogger::close`] returns, so a writer stuck in the kernel can never keep the lock.
+//! Does not own: what a record is, how it is encoded, files, rotation or counters, nor the queue's
+//! capacity or the interval: that is the [`EventSink`] the embedding program supplies. Nor any lock on
+//! the log's files: the program releases it after [`EventLogger::close`] returns, so a writer stuck in
+//! the kernel can never keep it.
 //!
-//! Why a thread and not a ractor actor: its writes are blocking file I/O, and it closes last (S8). The
-//! gateway gives the thread an owner in its supervision tree, which hears the thread's end through
-//! [`EventLogger::ended`]. Its loss is tolerated by construction: emitters only ever `try_send`, so a dead
-//! writer turns every emit into a counted drop and nothing else (lifecycle.md §6.3, "logging never
-//! changes readiness").
+//! Why a thread and not a ractor actor: its writes are blocking file I/O, and it typically closes last,
+//! after the supervision tree. The program can give the thread an owner in its tree, which hears the
+//! thread's end through [`EventLogger::ended`]. Its loss is tolerated by construction: emitters only
+//! ever `try_send`, so a dead writer turns every emit into a counted drop and nothing else (logging
+//! never changes readiness).
 
 use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError, SyncSender, TryRecvError};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::thread;
 use std::time::{Duration, Instant};
 
-/// The queue bound (audit-events.md §3.7).
-pub const QUEUE_CAPACITY: usize = 256;
-/// The counter interval (audit-events.md §3.7).
-pub const INTERVAL: Duration = Duration::from_millis(1_000);
-
-/// The gateway's side of the logger, called on the writer thread only.
+/// The embedding program's side of the logger, called on the writer thread only.
 pub trait EventSink: Send + 'static {
     /// What travels through the queue.
     type Record: Send + 'static;
+    /// How many records the queue holds; an emit beyond it is refused (and counted by the caller).
+    const QUEUE_CAPACITY: usize;
+    /// The interval between two [`EventSink::tick`]s, on a monotonic clock.
+    const INTERVAL: Duration;
     /// Writes one record (or drops and counts it).
     fn write(&mut self, record: Self::Record);
-    /// The end of a 1,000 ms interval: sync, periodic counters, retry after a write failure.
+    /// The end of an interval: sync, periodic counters, retry after a write failure.
     fn tick(&mut self);
     /// A queued record that the close bound left unwritten: count it.
     fn dropped(&mut self, record: Self::Record);
-    /// The final report with the elapsed milliseconds of the last interval (1..=1000), then sync and close.
+    /// The final report with the elapsed milliseconds of the last interval (from 1 up to the interval's
+    /// length), then sync and close.
     fn close(&mut self, elapsed_ms: u64);
 }
 
 /// What the writer receives.
 enum Msg<R> {
     Record(R),
-    /// Test hook: park until released (EV5).
+    /// Test hook: park until released.
     Park,
 }
 
@@ -114,14 +115,15 @@ impl<R: Send + 'static> std::fmt::Debug for EventLogger<R> {
     }
 }
 
-/// The writer thread could not be spawned; the gateway then serves without a log.
+/// The writer thread could not be spawned (the program then runs without a log).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SpawnFailed;
 
 impl<R: Send + 'static> EventLogger<R> {
-    /// Starts the writer thread over `sink`. The first tick is [`INTERVAL`] after this call.
+    /// Starts the writer thread over `sink`. The first tick is one [`EventSink::INTERVAL`] after this
+    /// call.
     pub fn start<S: EventSink<Record = R>>(sink: S) -> Result<EventLogger<R>, SpawnFailed> {
-        let (tx, rx) = sync_channel(QUEUE_CAPACITY);
+        let (tx, rx) = sync_channel(S::QUEUE_CAPACITY);
         let (done_tx, done_rx) = sync_channel(1);
         let shared = Arc::new(Shared {
             sender: Mutex::new(Some(tx)),
@@ -149,14 +151,13 @@ impl<R: Send + 'static> EventLogger<R> {
     }
 
     /// Enqueues without blocking. Returns false when the record was not queued (the queue is full, the
-    /// writer is gone or the log is closing); the caller then counts it in `dropped_events`
-    /// (audit-events.md §3.7).
+    /// writer is gone or the log is closing); the caller then counts it as dropped.
     pub fn try_emit(&self, record: R) -> bool {
         let sender = self.shared.sender.lock().unwrap_or_else(PoisonError::into_inner);
         sender.as_ref().is_some_and(|tx| tx.try_send(Msg::Record(record)).is_ok())
     }
 
-    /// audit-events.md §3.10: stops taking records, lets the writer write what is queued until `bound` has
+    /// Stops taking records, lets the writer write what is queued until `bound` has
     /// passed (the rest is dropped and counted), then the sink's final report and close. Blocks the calling
     /// thread for at most `bound` plus `grace`; returns false if the writer did not finish in time (it is
     /// then abandoned; the caller still releases the lock).
@@ -172,7 +173,7 @@ impl<R: Send + 'static> EventLogger<R> {
         }
     }
 
-    /// Test hook (EV5): parks the writer and returns once it is parked, so every record emitted from now
+    /// Test hook: parks the writer and returns once it is parked, so every record emitted from now
     /// on stays in the queue until [`EventLogger::release_hold`]. Returns false if the writer did not park
     /// within `bound` (queue full or writer gone).
     pub fn hold(&self, bound: Duration) -> bool {
@@ -210,10 +211,11 @@ fn past_close_deadline<R>(shared: &Shared<R>) -> bool {
     deadline.is_some_and(|d| Instant::now() >= d)
 }
 
-/// The writer loop: records in arrival order, a tick every [`INTERVAL`] on a monotonic clock.
+/// The writer loop: records in arrival order, a tick every [`EventSink::INTERVAL`] on a monotonic clock.
 fn run<S: EventSink>(mut sink: S, rx: Receiver<Msg<S::Record>>, shared: &Shared<S::Record>) {
+    let interval = S::INTERVAL;
     let mut last_tick = Instant::now();
-    let mut next_tick = last_tick + INTERVAL;
+    let mut next_tick = last_tick + interval;
     loop {
         if past_close_deadline(shared) {
             drain_dropped(&mut sink, &rx);
@@ -224,7 +226,7 @@ fn run<S: EventSink>(mut sink: S, rx: Receiver<Msg<S::Record>>, shared: &Shared<
             sink.tick();
             last_tick = next_tick;
             // A writer that fell behind does not report a burst of intervals at once.
-            next_tick = if next_tick + INTERVAL > now { next_tick + INTERVAL } else { now + INTERVAL };
+            next_tick = if next_tick + interval > now { next_tick + interval } else { now + interval };
             continue;
         }
         match rx.recv_timeout(next_tick - now) {
@@ -234,8 +236,9 @@ fn run<S: EventSink>(mut sink: S, rx: Receiver<Msg<S::Record>>, shared: &Shared<
             Err(RecvTimeoutError::Disconnected) => break,
         }
     }
-    let elapsed = last_tick.elapsed().as_millis().clamp(1, 1_000);
-    sink.close(u64::try_from(elapsed).unwrap_or(1_000));
+    let whole = u64::try_from(interval.as_millis()).unwrap_or(u64::MAX).max(1);
+    let elapsed = u64::try_from(last_tick.elapsed().as_millis()).unwrap_or(whole);
+    sink.close(elapsed.clamp(1, whole));
 }
 
 fn drain_dropped<S: EventSink>(sink: &mut S, rx: &Receiver<Msg<S::Record>>) {

@@ -1,4 +1,4 @@
-//! The queue bound, the never-blocking emit, the parked writer of EV5, ticks and the bounded close.
+//! The queue bound, the never-blocking emit, the parked writer (the test hook), ticks and the bounded close.
 
 use super::*;
 use std::sync::mpsc::{channel, Sender};
@@ -13,8 +13,13 @@ enum Seen {
 
 struct Probe(Sender<Seen>);
 
+/// The queue's capacity in these tests.
+const QUEUE_CAPACITY: usize = 256;
+
 impl EventSink for Probe {
     type Record = u32;
+    const QUEUE_CAPACITY: usize = QUEUE_CAPACITY;
+    const INTERVAL: Duration = Duration::from_millis(1_000);
     fn write(&mut self, record: u32) {
         let _ = self.0.send(Seen::Write(record));
     }
@@ -93,6 +98,8 @@ fn a_lost_writer_turns_emits_into_drops() {
     struct Panics;
     impl EventSink for Panics {
         type Record = u32;
+        const QUEUE_CAPACITY: usize = QUEUE_CAPACITY;
+        const INTERVAL: Duration = Duration::from_millis(1_000);
         fn write(&mut self, _: u32) {
             panic!("writer lost");
         }

@@ -1,13 +1,12 @@
-//! The domain's readiness flag (lifecycle.md §6.2–§6.4).
+//! The domain's readiness flag.
 //!
-//! Readiness is read on every request, so it is a snapshot in one atomic, never a message round trip
-//! (lifecycle.md §6.2). The transitions are one-way: `Starting → Ready`, then `Ready → Fenced` or
-//! `→ Draining`. A fence is permanent (lifecycle.md §6.4): nothing ever makes a fenced domain ready again.
-//! The first cause that took readiness away is kept, so that the transition is recorded once
-//! (lifecycle.md §6.4 step 2).
+//! Readiness is read on every request, so it is a snapshot in one atomic, never a message round trip.
+//! The transitions are one-way: `Starting → Ready`, then `Ready → Fenced` or `→ Draining`. A fence is
+//! permanent: nothing ever makes a fenced domain ready again. The first cause that took readiness away
+//! is kept, so that the transition is recorded once, with that cause.
 //!
 //! This module owns only the flag and its cause. It does not notify anyone: `DomainContext` wraps the
-//! transitions and tells the `DomainObserver` (the event log) exactly once.
+//! transitions and tells the `DomainObserver` exactly once.
 
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -18,13 +17,13 @@ use crate::domain::{Code, Domain};
 /// The phase of the domain as readiness sees it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Phase {
-    /// Startup has not reached stage 12.
+    /// Startup has not finished ([`Readiness::mark_ready`] not called yet).
     Starting,
     /// Serving.
     Ready,
-    /// Fenced for good (lifecycle.md §6.3).
+    /// Fenced for good (an owner was lost).
     Fenced,
-    /// A drain began (lifecycle.md §7).
+    /// A drain began (the staged shutdown).
     Draining,
 }
 
@@ -61,7 +60,7 @@ impl<D: Domain> Readiness<D> {
         }
     }
 
-    /// True iff the domain is serving: ready, not fenced, not draining (lifecycle.md §6.2).
+    /// True iff the domain is serving: ready, not fenced, not draining.
     pub fn is_ready(&self) -> bool {
         self.phase.load(Ordering::Acquire) == READY
     }
@@ -77,23 +76,22 @@ impl<D: Domain> Readiness<D> {
     }
 
     /// The first cause that took readiness away (or kept a starting domain from becoming ready), if any.
-    /// It never changes once set, so the transition is recorded with one cause (lifecycle.md §6.4 step 2).
+    /// It never changes once set, so the transition is recorded with one cause.
     pub fn cause(&self) -> Option<D::NotReady> {
         D::NotReady::from_code(self.cause.load(Ordering::Acquire))
     }
 
-    /// Stage 12: `Starting → Ready`. Returns false (and changes nothing) from any other phase, so a
-    /// domain fenced during startup can never be revived (lifecycle.md §6.4 step 1).
+    /// The end of startup: `Starting → Ready`. Returns false (and changes nothing) from any other phase,
+    /// so a domain fenced during startup can never be revived.
     pub fn mark_ready(&self) -> bool {
         self.phase.compare_exchange(STARTING, READY, Ordering::AcqRel, Ordering::Acquire).is_ok()
     }
 
-    /// Fences the domain for good (lifecycle.md §6.3). Returns true only for the call that made a ready
+    /// Fences the domain for good. Returns true only for the call that made a ready
     /// domain not ready, so that the transition is recorded once. A starting domain becomes fenced too (it
     /// will never become ready) and keeps the cause, but no ready→not-ready transition happened. A draining
-    /// domain stays draining (it is already not ready, and the event log is in shutdown mode,
-    /// lifecycle.md §7.3 S4); the caller remembers such a fence separately when it matters for the exit
-    /// status (lifecycle.md §7.4).
+    /// domain stays draining (it is already not ready, and a drain's transition was already recorded);
+    /// the caller remembers such a fence separately when it matters for the exit status.
     pub fn fence(&self, cause: D::NotReady) -> bool {
         let previous = self.phase.fetch_update(Ordering::AcqRel, Ordering::Acquire, |p| match p {
             STARTING | READY => Some(FENCED),
@@ -108,7 +106,7 @@ impl<D: Domain> Readiness<D> {
         }
     }
 
-    /// The drain's readiness step (shutdown stage S1, lifecycle.md §7.3): readiness false from now on.
+    /// The drain's readiness step (the staged shutdown's first): readiness false from now on.
     /// Returns true iff the domain was ready, in which case [`Domain::DRAIN_CAUSE`] is recorded.
     pub fn begin_drain(&self) -> bool {
         let was_ready = self.phase.swap(DRAINING, Ordering::AcqRel) == READY;

@@ -1,16 +1,15 @@
-//! The staged shutdown orchestrator: it runs the domain's stage table ([`crate::Domain::stages`]; in the
-//! gateway S1–S8 of lifecycle.md §7.3 with the deadlines of lifecycle.md §7.2), for both a signal and an
-//! abnormal stop (lifecycle.md §7.5), and derives the exit status of lifecycle.md §7.4.
+//! The staged shutdown orchestrator: it runs the domain's stage table ([`Domain::stages`]) in order, the
+//! same way after a signal and after an abnormal stop, and derives the exit status (`exit.rs`).
 //!
 //! Owns: the mechanics: running each stage's built-in part ([`Builtin`]: the readiness step, the parts
-//! that act on run admission, the cleanup deadline), then its hooks, each on its own task and bounded
-//! ([`Bound`]); skipping optional stages; late amendments; and the final report. Every other part of a
-//! stage is a gateway hook ([`Stage`]).
+//! that act on the drained admission, the cleanup deadline), then its hooks, each on its own task and
+//! bounded ([`Bound`]); skipping optional stages and the stages an abnormal cause skips; late
+//! amendments; and the final report. Every other part of a stage is a hook of the embedding program
+//! ([`Stage`]).
 //!
 //! Does not own: the stages, their order, their deadlines or which count for the exit status (the
-//! domain's table), signal handling (the gateway calls [`crate::ShutdownTrigger::signal`]), what hooks
-//! do, or process-group kills (the gateway's safety net when the stages cannot run at all, lifecycle.md
-//! lifecycle.md §7.5).
+//! domain's table), signal handling (the program calls the trigger's `signal`), what hooks do, or a
+//! safety net for a shutdown that cannot run at all.
 //!
 //! Hooks run on their own task, so a panicking hook makes its stage unclean instead of unwinding the
 //! orchestrator, and a hook that overruns its bound is aborted and makes its stage unclean.
@@ -26,17 +25,17 @@ use crate::exit::{exit_status, ExitStatus, Incidents};
 use crate::stage::{Amendments, Stage, StageContext, StageOutcome, Unclean};
 use crate::supervisor::{ChildStop, DomainHandle};
 
-/// The bound on stages that only act and never wait for work (in the gateway S1, S2, S4, and a hook of
-/// S3), and on the run-admission owner's acknowledgements. Not in the spec: an implementation bound (see
-/// the crate docs).
+/// The bound on stages that only act and never wait for work, and on the drained admission owner's
+/// acknowledgements (see the crate docs).
 pub const ACTION_BOUND: Duration = Duration::from_millis(2_000);
-/// Slack given to a hook after a spec deadline it must act at (in the gateway S5, S6, S8), so that a hook
-/// enforcing the spec's own bound is never cut off by the orchestrator first.
+/// Slack given to a hook after a deadline it must act at, so that a hook enforcing its own bound is
+/// never cut off by the orchestrator first.
 pub const HOOK_GRACE: Duration = Duration::from_millis(1_000);
 
-/// What the gateway wires into its shutdown.
+/// What the embedding program wires into its shutdown.
 pub struct ShutdownPlan<D: Domain> {
-    run_admission: AdmissionOwnerRef,
+    /// The admission owner whose leases the drain waits for (the built-in parts act on it).
+    admission: AdmissionOwnerRef,
     stages: Vec<StageSpec<D>>,
     hooks: Vec<(D::Stage, Box<dyn Stage<D>>)>,
     enabled: Vec<D::Stage>,
@@ -51,19 +50,13 @@ impl<D: Domain> std::fmt::Debug for ShutdownPlan<D> {
 }
 
 impl<D: Domain> ShutdownPlan<D> {
-    /// A plan around the run-admission owner over the domain's stage table, with no hooks and no
-    /// optional stage enabled.
-    pub fn new(run_admission: AdmissionOwnerRef) -> Self {
-        ShutdownPlan {
-            run_admission,
-            stages: D::stages(),
-            hooks: Vec::new(),
-            enabled: Vec::new(),
-            domain: None,
-        }
+    /// A plan over the domain's stage table that drains `admission` (the owner of the pools whose leases
+    /// the drain waits for and cancels), with no hooks and no optional stage enabled.
+    pub fn new(admission: AdmissionOwnerRef) -> Self {
+        ShutdownPlan { admission, stages: D::stages(), hooks: Vec::new(), enabled: Vec::new(), domain: None }
     }
 
-    /// Adds the gateway's part of `stage`; it runs after the stage's built-in part. A second hook for
+    /// Adds the program's part of `stage`; it runs after the stage's built-in part. A second hook for
     /// the same stage runs after the first.
     pub fn with_stage(mut self, stage: D::Stage, hook: impl Stage<D>) -> Self {
         self.hooks.push((stage, Box::new(hook)));
@@ -103,20 +96,25 @@ impl<D: Domain> ShutdownReport<D> {
     pub fn outcome(&self, stage: D::Stage) -> Option<StageOutcome> {
         self.stages.iter().find(|(s, _)| *s == stage).map(|(_, o)| *o)
     }
+
+    /// The numeric exit status: 0, or the domain's [`Domain::UNCLEAN_EXIT`].
+    pub fn exit_code(&self) -> u8 {
+        self.exit.code::<D>()
+    }
 }
 
 /// Runs the stage table in order and returns the report with the exit status. If nothing triggered the
 /// shutdown yet, this call counts as the first signal. An abnormal stop reported before or during the
 /// shutdown sets the drain deadline to its instant (the draining stage cancels at once) and makes the exit
-/// status 70 (lifecycle.md §7.5).
+/// unclean.
 pub async fn run_shutdown<D: Domain>(ctx: &DomainContext<D>, plan: ShutdownPlan<D>) -> ShutdownReport<D> {
     if !ctx.trigger().is_triggered() {
         ctx.trigger().signal();
     }
-    let ShutdownPlan { run_admission, stages, hooks, enabled, domain } = plan;
+    let ShutdownPlan { admission, stages, hooks, enabled, domain } = plan;
     let mut run = Orchestrator {
         ctx: ctx.clone(),
-        run_admission,
+        admission,
         hooks,
         amendments: Amendments::new(stages.iter().map(|s| s.id)),
         cleanup_deadline: None,
@@ -135,7 +133,7 @@ pub async fn run_shutdown<D: Domain>(ctx: &DomainContext<D>, plan: ShutdownPlan<
 
 struct Orchestrator<D: Domain> {
     ctx: DomainContext<D>,
-    run_admission: AdmissionOwnerRef,
+    admission: AdmissionOwnerRef,
     hooks: Vec<(D::Stage, Box<dyn Stage<D>>)>,
     amendments: Amendments<D>,
     cleanup_deadline: Option<Instant>,
@@ -199,14 +197,15 @@ impl<D: Domain> Orchestrator<D> {
         self.stages.push((stage, outcome));
     }
 
-    /// The start of a stage: the observer hears it (audit-events.md §3.6), then its clock starts.
+    /// The start of a stage: the observer hears it before anything of the stage happens, then its clock
+    /// starts.
     fn begin(&self, stage: D::Stage) -> Instant {
         self.ctx.observer().shutdown_stage_started(stage);
         Instant::now()
     }
 
     /// One stage: skipped (recorded, never started) if optional and not enabled or if its abnormal cause
-    /// skips it (lifecycle.md §7.5); otherwise its built-in part, then its hooks within its bound.
+    /// skips it; otherwise its built-in part, then its hooks within its bound.
     async fn stage(&mut self, spec: &StageSpec<D>, enabled: bool) {
         let skipped_by_cause = match (spec.skip_on_abnormal, self.ctx.trigger().abnormal()) {
             (Some(rule), Some(cause)) => rule(cause),
@@ -218,8 +217,8 @@ impl<D: Domain> Orchestrator<D> {
             return;
         }
         if spec.builtin == Builtin::BeginDrain {
-            // Readiness first: the drain's readiness record precedes the stage's `started`
-            // (audit-events.md §3.6).
+            // Readiness first: the observer hears the drain's readiness transition before the stage's
+            // start.
             self.ctx.begin_drain();
         }
         let started = self.begin(spec.id);
@@ -241,12 +240,12 @@ impl<D: Domain> Orchestrator<D> {
         let own = match builtin {
             Builtin::Hooks | Builtin::BeginDrain => return None,
             Builtin::StopAdmitting => {
-                let acked = self.run_admission.quiesce(ACTION_BOUND).await.is_ok();
+                let acked = self.admission.quiesce(ACTION_BOUND).await.is_ok();
                 StageOutcome::from_bool(acked, Unclean::NotAcknowledged)
             }
             Builtin::DrainAdmitted => {
                 let drained = self.drain_admitted().await;
-                StageOutcome::from_bool(drained, Unclean::RunsCancelled)
+                StageOutcome::from_bool(drained, Unclean::LeasesCancelled)
             }
             Builtin::StartCleanup(window) => {
                 self.cleanup_deadline = Some(started + window);
@@ -254,34 +253,34 @@ impl<D: Domain> Orchestrator<D> {
             }
             Builtin::AwaitAdmissionIdle => {
                 let cleanup_deadline = self.cleanup_deadline.unwrap_or(started);
-                let idle = wait_all_idle(&self.run_admission, cleanup_deadline).await;
-                if self.run_admission.any_fenced() {
+                let idle = wait_all_idle(&self.admission, cleanup_deadline).await;
+                if self.admission.any_fenced() {
                     StageOutcome::Unclean(Unclean::AdmissionFenced)
                 } else {
-                    StageOutcome::from_bool(idle, Unclean::RunsRemaining)
+                    StageOutcome::from_bool(idle, Unclean::LeasesRemaining)
                 }
             }
         };
         Some(own)
     }
 
-    /// Waits for admitted runs until the drain deadline (which an abnormal stop may bring forward while
-    /// we wait), then cancels every remaining run. True iff none had to be cancelled.
+    /// Waits for the admitted leases until the drain deadline (which an abnormal stop may bring forward
+    /// while we wait), then cancels the work of every remaining one. True iff none had to be cancelled.
     async fn drain_admitted(&mut self) -> bool {
         let mut changes = self.ctx.trigger().subscribe();
         let drained = loop {
             let deadline = self.drain_deadline();
             tokio::select! {
-                drained = wait_all_idle(&self.run_admission, deadline) => break drained,
+                drained = wait_all_idle(&self.admission, deadline) => break drained,
                 changed = changes.changed() => {
                     if changed.is_err() {
-                        break wait_all_idle(&self.run_admission, deadline).await;
+                        break wait_all_idle(&self.admission, deadline).await;
                     }
                 }
             }
         };
         if !drained {
-            let _ = self.run_admission.cancel_all(ACTION_BOUND).await;
+            let _ = self.admission.cancel_all(ACTION_BOUND).await;
         }
         drained
     }
@@ -298,7 +297,7 @@ impl<D: Domain> Orchestrator<D> {
             })
             .collect();
         let incidents = Incidents {
-            run_admission_fenced: self.run_admission.any_fenced(),
+            admission_fenced: self.admission.any_fenced(),
             exit_fence: self.ctx.exit_fence(),
             abnormal_stop: self.ctx.trigger().abnormal().is_some(),
         };
@@ -307,7 +306,7 @@ impl<D: Domain> Orchestrator<D> {
             counts.then_some(*outcome)
         });
         let exit = exit_status(counted, incidents);
-        tracing::info!(exit = exit.code(), "shutdown finished");
+        tracing::info!(exit = exit.code::<D>(), "shutdown finished");
         ShutdownReport { stages, incidents, exit, children: Vec::new() }
     }
 }

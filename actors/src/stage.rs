@@ -1,5 +1,5 @@
-//! The vocabulary of the staged shutdown (lifecycle.md §7.3): outcomes, what a stage hook is given, and
-//! the hook trait the gateway implements (or passes a closure for).
+//! The vocabulary of the staged shutdown: outcomes, what a stage hook is given, and the hook trait the
+//! embedding program implements (or passes a closure for).
 //!
 //! Owns: [`StageOutcome`], [`Unclean`], [`StageContext`], [`Stage`]. Does not own the stages, their
 //! order or their deadlines (the domain's table, [`crate::Domain::stages`]), running them
@@ -19,18 +19,21 @@ use crate::domain::Domain;
 pub enum Unclean {
     /// The stage's work did not finish within its bound; the hook was abandoned.
     DeadlineExceeded,
-    /// An owner did not acknowledge (S2).
+    /// The drained admission's owner did not acknowledge ([`crate::Builtin::StopAdmitting`]).
     NotAcknowledged,
-    /// Runs were still admitted at the drain deadline and were cancelled (S3).
-    RunsCancelled,
-    /// Run admission still had runs in use at the cleanup deadline (S6).
-    RunsRemaining,
-    /// Run admission was fenced (S6).
+    /// Leases were still held at the drain deadline and their work was cancelled
+    /// ([`crate::Builtin::DrainAdmitted`]).
+    LeasesCancelled,
+    /// The drained admission still had leases in use at the cleanup deadline
+    /// ([`crate::Builtin::AwaitAdmissionIdle`]).
+    LeasesRemaining,
+    /// The drained admission was fenced ([`crate::Builtin::AwaitAdmissionIdle`]).
     AdmissionFenced,
-    /// The hook reported a failure of its own (e.g. a transport not reaped, a sync failed).
+    /// The hook reported a failure of its own (e.g. a resource it closes was not released, a sync
+    /// failed).
     Failed,
-    /// A later stage found that this stage's condition did not hold after all (S1's PCC cutoff is only
-    /// known at the cleanup deadline), see [`StageContext::amend`].
+    /// A later stage found that this stage's condition did not hold after all (some conditions are only
+    /// known at a later deadline), see [`StageContext::amend`].
     Amended,
 }
 
@@ -40,8 +43,8 @@ impl Unclean {
         match self {
             Unclean::DeadlineExceeded => "deadline_exceeded",
             Unclean::NotAcknowledged => "not_acknowledged",
-            Unclean::RunsCancelled => "runs_cancelled",
-            Unclean::RunsRemaining => "runs_remaining",
+            Unclean::LeasesCancelled => "leases_cancelled",
+            Unclean::LeasesRemaining => "leases_remaining",
             Unclean::AdmissionFenced => "admission_fenced",
             Unclean::Failed => "failed",
             Unclean::Amended => "amended",
@@ -54,9 +57,8 @@ impl Unclean {
 pub enum StageOutcome {
     Clean,
     Unclean(Unclean),
-    /// Not run: an optional stage the plan did not enable, or a stage its abnormal cause skips (S7
-    /// without `private_audit`, or with the audit as the abnormal cause, lifecycle.md §7.5). Counts as
-    /// clean.
+    /// Not run: an optional stage the plan did not enable, or a stage its abnormal cause skips
+    /// ([`crate::StageSpec::skip_on_abnormal`]). Counts as clean.
     Skipped,
 }
 
@@ -121,23 +123,23 @@ pub struct StageContext<D: Domain> {
     pub stage: D::Stage,
     /// When the stage started.
     pub started: Instant,
-    /// The drain deadline as known when the stage started (lifecycle.md §7.2; now, after an abnormal stop).
+    /// The drain deadline as known when the stage started (the first signal plus the domain's drain
+    /// window, or the instant of an abnormal stop).
     pub drain_deadline: Instant,
-    /// The cleanup deadline, from the stage that starts it on ([`crate::Builtin::StartCleanup`]; S5 start
-    /// + 10 s in the gateway).
+    /// The cleanup deadline, from the stage that starts it on ([`crate::Builtin::StartCleanup`]).
     pub cleanup_deadline: Option<Instant>,
     /// When the orchestrator abandons this hook and marks the stage unclean. The hook should enforce
-    /// the spec's own bounds (e.g. 9,000 ms per transport close) and finish before this.
+    /// its own, tighter bounds and finish before this.
     pub bound: Instant,
-    /// The abnormal cause, if the domain stopped abnormally (lifecycle.md §7.5).
+    /// The abnormal cause, if the domain stopped abnormally.
     pub abnormal: Option<D::Abnormal>,
     pub(crate) amendments: Amendments<D>,
 }
 
 impl<D: Domain> StageContext<D> {
-    /// Marks an earlier stage unclean after the fact, e.g. S1 when a PCC stream had to be closed at the
-    /// cleanup deadline (lifecycle.md §7.3 S1 "ended by pcc.md's cutoff", pcc.md §15 step 5). The final
-    /// report and the exit status see it; the observer already heard the stage's own outcome.
+    /// Marks an earlier stage unclean after the fact, for a condition of that stage that is only decided
+    /// later (e.g. whether something it stopped had ended by a later deadline). The final report and the
+    /// exit status see it; the observer already heard the stage's own outcome.
     pub fn amend(&self, earlier: D::Stage) {
         self.amendments.mark(earlier);
     }
@@ -146,7 +148,7 @@ impl<D: Domain> StageContext<D> {
 /// A boxed stage future.
 pub type StageFuture = Pin<Box<dyn Future<Output = StageOutcome> + Send + 'static>>;
 
-/// The gateway's part of one stage. Implemented for every `FnOnce(StageContext<D>) -> impl Future`.
+/// The embedding program's part of one stage. Implemented for every `FnOnce(StageContext<D>) -> impl Future`.
 pub trait Stage<D: Domain>: Send + 'static {
     /// Runs the stage once.
     fn run(self: Box<Self>, ctx: StageContext<D>) -> StageFuture;

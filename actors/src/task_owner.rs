@@ -3,14 +3,18 @@
 //! that its supervisor applies the loss policy the owner was started with. An orderly stop retires the
 //! group first, so the ends that follow are expected.
 //!
-//! Owns: that reaction, and nothing else. The gateway uses it for the owners whose whole job is to notice
-//! an end: a listener's accept loop, the event log's writer thread, the audit committer's losses. Owners
-//! with more to decide (a transport owner, an admission owner) are actors of their own.
+//! Owns: that reaction, and nothing else. It suits owners whose whole job is to notice an end (an accept
+//! loop, a writer thread, a background appender's loss report); owners with more to decide are actors of
+//! their own.
 
 use std::future::Future;
 use std::pin::Pin;
 
 use ractor::{Actor, ActorProcessingErr, ActorRef};
+
+use crate::domain::Domain;
+use crate::policy::ChildPolicy;
+use crate::supervisor::ChildSpec;
 
 use crate::tasks::{TaskGroup, TaskReport};
 
@@ -25,6 +29,7 @@ pub enum TaskOwnerMsg {
     /// Someone reported a loss into its group (what was lost, for the log).
     Lost(&'static str),
     /// The fault tests' failure of the owner's own logic.
+    #[cfg(feature = "fault-injection")]
     Panic,
 }
 
@@ -38,6 +43,21 @@ impl From<TaskReport> for TaskOwnerMsg {
 /// and the tasks it starts in that group.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct TaskOwner;
+
+impl TaskOwner {
+    /// How to start a task owner named `name` with `policy` over `group` and `tasks`. With the
+    /// `fault-injection` feature it also answers the handle's `inject_panic`.
+    pub fn spec<D: Domain>(
+        name: impl Into<String>,
+        policy: ChildPolicy<D>,
+        (group, tasks): (TaskGroup<TaskOwnerMsg>, Vec<OwnedTask>),
+    ) -> ChildSpec<TaskOwner, D> {
+        let spec = ChildSpec::new(name, policy, TaskOwner, (group, tasks));
+        #[cfg(feature = "fault-injection")]
+        let spec = spec.panic_message(|| TaskOwnerMsg::Panic);
+        spec
+    }
+}
 
 impl Actor for TaskOwner {
     type Msg = TaskOwnerMsg;
@@ -73,6 +93,7 @@ impl Actor for TaskOwner {
                 tracing::error!(what, "an owner heard of a loss");
                 Err(what.into())
             }
+            #[cfg(feature = "fault-injection")]
             TaskOwnerMsg::Panic => Err("injected fault: a panic in a task owner".into()),
         }
     }
@@ -97,7 +118,7 @@ mod tests {
     use crate::context::DomainContext;
     use crate::observer::NoopObserver;
     use crate::readiness::Phase;
-    use crate::supervisor::{ChildPolicy, ChildSpec, ChildStatus, SupervisorHandle};
+    use crate::supervisor::{ChildStatus, SupervisorHandle};
     use crate::test_domain::{Cause, Test};
 
     async fn wait_fenced(ctx: &DomainContext<Test>) {
@@ -109,7 +130,7 @@ mod tests {
     }
 
     fn owner(group: TaskGroup<TaskOwnerMsg>, tasks: Vec<OwnedTask>) -> ChildSpec<TaskOwner, Test> {
-        ChildSpec::new("owner", ChildPolicy::Fence(Cause::ChildGone), TaskOwner, (group, tasks))
+        TaskOwner::spec("owner", ChildPolicy::Fence(Cause::ChildGone), (group, tasks))
     }
 
     #[tokio::test]
@@ -134,6 +155,26 @@ mod tests {
         group.send(TaskOwnerMsg::Lost("the sink"));
         root.start_child(owner(group, Vec::new())).await.unwrap();
         wait_fenced(&ctx).await;
+        root.shutdown(Duration::from_secs(2)).await;
+    }
+
+    #[cfg(feature = "fault-injection")]
+    #[tokio::test]
+    async fn an_injected_panic_is_the_owners_loss() {
+        use crate::supervisor::DomainError;
+        let ctx = DomainContext::<Test>::new(Arc::new(NoopObserver));
+        let root = SupervisorHandle::start(ctx.clone()).await.unwrap();
+        root.start_child(owner(TaskGroup::new(), Vec::new())).await.unwrap();
+        assert!(ctx.mark_ready());
+        root.inject_panic("owner").await.unwrap();
+        wait_fenced(&ctx).await;
+        assert_eq!(ctx.readiness().cause(), Some(Cause::ChildGone));
+        let gone = root.inject_panic("owner").await;
+        assert_eq!(
+            gone,
+            Err(DomainError::UnknownChild { child: "owner".to_owned() }),
+            "a lost child is no target"
+        );
         root.shutdown(Duration::from_secs(2)).await;
     }
 

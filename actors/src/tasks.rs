@@ -1,11 +1,10 @@
 //! Tasks with an owner: every task spawned through a [`TaskGroup`] reports how it ended (returned or
 //! panicked) to the group's owner, so that the end of any task is noticed by someone whose loss policy
-//! is declared in the tree (providers.md §12.1: "the transport owner itself fails (its task ends or
-//! panics)" is a loss).
+//! is declared in the tree (an owner whose task ends or panics has lost part of itself).
 //!
 //! Owns: the wrapping of each task (a panic is caught, reported, and then re-raised so the task's
-//! `JoinHandle` still says it panicked), the buffering of reports made before an owner attached (a
-//! transport's tasks start during acquisition, before its owner actor exists), the owner's other events
+//! `JoinHandle` still says it panicked), the buffering of reports made before an owner attached (tasks
+//! may start before the owner actor that will hear them exists), the owner's other events
 //! sent through the same channel, and the retirement of the group (after [`TaskGroup::retire`] the ends
 //! of its tasks are expected and nobody is told).
 //!

@@ -5,8 +5,12 @@
 
 use std::time::Duration;
 
-use super::shutdown::{ACTION_BOUND, HOOK_GRACE};
 use super::{Bound, Builtin, Code, Domain, StageSpec};
+
+/// The runtime's action bound and hook grace (`shutdown::ACTION_BOUND`, `shutdown::HOOK_GRACE`), written
+/// out so that this file imports no sibling but the crate root.
+const ACTION_BOUND: Duration = Duration::from_millis(2_000);
+const HOOK_GRACE: Duration = Duration::from_millis(1_000);
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub struct Test;
@@ -112,6 +116,7 @@ impl Domain for Test {
     const UNREGISTERED_CAUSE: Cause = Cause::ChildGone;
     const ROOT_LOST: Stop = Stop::RootGone;
     const DRAIN_WINDOW: Duration = Duration::from_secs(10);
+    const UNCLEAN_EXIT: u8 = 1;
 
     fn abnormal_fence(cause: Stop) -> Option<Cause> {
         cause.is_sink().then_some(Cause::SinkDown)

@@ -1,8 +1,8 @@
-//! What starts the staged shutdown, and when (lifecycle.md §7.1, §7.2, §7.5, §8.2).
+//! What starts the staged shutdown, and when.
 //!
 //! Owns: the first trigger (a signal or an abnormal stop) with its instant, the first abnormal stop with
 //! its cause and instant, and the drain deadline derived from them. Any owner can report an abnormal
-//! stop; the gateway's signal task reports signals; the main task waits on [`ShutdownTrigger::triggered`]
+//! stop; the program's signal task reports signals; the main task waits on [`ShutdownTrigger::triggered`]
 //! and then runs the stages (`shutdown.rs`).
 //!
 //! Does not own: readiness or the event log (that is `DomainContext`, which also tells the observer), or
@@ -16,9 +16,9 @@ use crate::domain::Domain;
 /// What started the shutdown.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TriggerKind<D: Domain> {
-    /// The first SIGTERM or SIGINT (or an equivalent request from the gateway's main task).
+    /// The first termination signal (or an equivalent request from the program's main task).
     Signal,
-    /// An abnormal domain stop (lifecycle.md §7.5).
+    /// An abnormal domain stop.
     Abnormal(D::Abnormal),
 }
 
@@ -38,7 +38,7 @@ impl<D: Domain> Default for TriggerState<D> {
 }
 
 impl<D: Domain> TriggerState<D> {
-    /// The drain deadline (lifecycle.md §7.2, §7.5): the first signal + [`Domain::DRAIN_WINDOW`], or the
+    /// The drain deadline: the first signal + [`Domain::DRAIN_WINDOW`], or the
     /// instant of an    /// abnormal stop if that is earlier. `None` before any trigger.
     pub fn drain_deadline(&self) -> Option<Instant> {
         let by_signal = match self.first {
@@ -73,7 +73,7 @@ impl<D: Domain> ShutdownTrigger<D> {
     }
 
     /// Records a SIGTERM/SIGINT. Only the first one counts: a repeated signal changes nothing, in
-    /// particular not the drain deadline (lifecycle.md §8.2). Returns true iff this call started the
+    /// particular not the drain deadline. Returns true iff this call started the
     /// shutdown.
     pub fn signal(&self) -> bool {
         let now = Instant::now();
@@ -86,9 +86,9 @@ impl<D: Domain> ShutdownTrigger<D> {
         })
     }
 
-    /// Records an abnormal stop (lifecycle.md §7.5). The first abnormal stop is kept; it starts the shutdown
+    /// Records an abnormal stop. The first abnormal stop is kept; it starts the shutdown
     /// if nothing did, and otherwise brings the drain deadline forward to now (a drain in progress cancels
-    /// its runs at once). Returns true iff this was the first abnormal stop.
+    /// what it admitted at once). Returns true iff this was the first abnormal stop.
     pub fn stop_abnormally(&self, cause: D::Abnormal) -> bool {
         let now = Instant::now();
         self.state.send_if_modified(|s| {
@@ -113,13 +113,13 @@ impl<D: Domain> ShutdownTrigger<D> {
         self.state().first.is_some()
     }
 
-    /// The first abnormal stop, if any. Its presence alone makes the exit status 70 (lifecycle.md §7.5).
+    /// The first abnormal stop, if any. Its presence alone makes the exit unclean.
     pub fn abnormal(&self) -> Option<D::Abnormal> {
         self.state().abnormal.map(|(cause, _)| cause)
     }
 
     /// Waits until the shutdown is triggered and returns the state at that moment. Returns at once if it
-    /// already was. This is how the gateway's main task observes "domain stopped abnormally" from any
+    /// already was. This is how the program's main task observes "domain stopped abnormally" from any
     /// owner as well as a signal.
     pub async fn triggered(&self) -> TriggerState<D> {
         let mut rx = self.state.subscribe();
@@ -153,7 +153,7 @@ mod tests {
         let start = Instant::now();
         assert!(t.signal());
         tokio::time::advance(Duration::from_secs(3)).await;
-        assert!(!t.signal(), "lifecycle.md §8.2: a second signal changes nothing");
+        assert!(!t.signal(), "a second signal changes nothing");
         assert_eq!(t.state().first, Some((TriggerKind::Signal, start)));
         assert_eq!(t.state().drain_deadline(), Some(start + Duration::from_millis(10_000)));
         assert_eq!(t.abnormal(), None);

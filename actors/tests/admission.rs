@@ -129,10 +129,18 @@ async fn the_request_owner_loss_fences_both_of_its_pools() {
     })
     .await
     .unwrap();
-    assert_eq!(requests.try_reserve().unwrap_err(), Refusal::Unavailable, "http-mcp.md §6.8: 503");
-    assert_eq!(streams.try_reserve().unwrap_err(), Refusal::Exhausted, "pcc.md §4: check 5 before 6");
+    assert_eq!(
+        requests.try_reserve().unwrap_err(),
+        Refusal::Unavailable,
+        "a fenced request pool is unavailable"
+    );
+    assert_eq!(
+        streams.try_reserve().unwrap_err(),
+        Refusal::Exhausted,
+        "exhaustion is checked before the owner"
+    );
     drop(open_stream);
-    assert_eq!(streams.try_reserve().unwrap_err(), Refusal::Unavailable, "pcc.md §4 check 6");
+    assert_eq!(streams.try_reserve().unwrap_err(), Refusal::Unavailable, "then unavailability");
     assert_eq!(ctx.readiness().cause(), Some(Cause::PoolGone));
     domain.shutdown(Duration::from_secs(1)).await;
 }

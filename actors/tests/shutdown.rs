@@ -1,4 +1,4 @@
-//! The staged shutdown, driven through the library on tokio's paused clock (lifecycle.md §7.2–§7.5):
+//! The staged shutdown, driven through the library on tokio's paused clock (the test domain's table):
 //! stage order and deadlines, the drain cutoff, abnormal stops, and the exit status.
 
 mod common;
@@ -68,7 +68,7 @@ async fn the_clean_path_runs_every_stage_in_order_and_exits_0() {
     let start = Instant::now();
     let report = run_shutdown(&f.ctx, plan).await;
 
-    assert_eq!(report.exit.code(), 0);
+    assert_eq!(report.exit_code(), 0);
     assert_eq!(report.stages.iter().map(|(s, _)| *s).collect::<Vec<_>>(), Step::ALL);
     assert_eq!(outcomes(&report), [StageOutcome::Clean; 8]);
     assert_eq!(start.elapsed(), Duration::ZERO, "an idle gateway waits for nothing");
@@ -76,22 +76,14 @@ async fn the_clean_path_runs_every_stage_in_order_and_exits_0() {
     assert_eq!(seen.iter().map(|c| c.stage).collect::<Vec<_>>(), Step::ALL, "hooks run in stage order");
     assert!(
         seen.iter().all(|c| c.drain_deadline == start + Duration::from_millis(10_000)),
-        "lifecycle.md §7.2 drain deadline"
+        "the drain deadline"
     );
     let s5 = &seen[4];
-    assert_eq!(
-        s5.cleanup_deadline,
-        Some(s5.started + Duration::from_millis(10_000)),
-        "lifecycle.md §7.2 cleanup deadline"
-    );
-    assert_eq!(
-        seen[6].bound,
-        seen[6].started + Duration::from_millis(5_000),
-        "lifecycle.md §7.2 audit close bound"
-    );
+    assert_eq!(s5.cleanup_deadline, Some(s5.started + Duration::from_millis(10_000)), "the cleanup deadline");
+    assert_eq!(seen[6].bound, seen[6].started + Duration::from_millis(5_000), "the flush step's bound");
     assert!(seen[..4].iter().all(|c| c.cleanup_deadline.is_none()));
 
-    assert_eq!(f.runs.try_reserve().unwrap_err(), Refusal::Quiescing, "S2: new runs refused");
+    assert_eq!(f.runs.try_reserve().unwrap_err(), Refusal::Quiescing, "quiesced: new leases refused");
     assert_eq!(f.ctx.readiness().cause(), Some(Cause::Draining));
     assert_eq!(report.children, [("run_admission".to_string(), ptc_actors::ChildStop::Stopped)]);
     let stage_events: Vec<Event> =
@@ -101,7 +93,7 @@ async fn the_clean_path_runs_every_stage_in_order_and_exits_0() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn a_stage_reporting_unclean_exits_70() {
+async fn a_stage_reporting_unclean_exits_unclean() {
     for stage in Step::ALL {
         let f = fixture().await;
         let plan = plan(&f)
@@ -109,8 +101,8 @@ async fn a_stage_reporting_unclean_exits_70() {
             .with_stage(stage, |_| async { StageOutcome::Unclean(Unclean::Failed) });
         let report = run_shutdown(&f.ctx, plan).await;
         assert_eq!(report.outcome(stage), Some(StageOutcome::Unclean(Unclean::Failed)));
-        let expected = if stage == Step::Mark { 0 } else { 70 };
-        assert_eq!(report.exit.code(), expected, "{stage:?}: the marking step never counts");
+        let expected = if stage == Step::Mark { 0 } else { 1 };
+        assert_eq!(report.exit_code(), expected, "{stage:?}: the marking step never counts");
     }
 }
 
@@ -123,11 +115,11 @@ async fn the_drain_deadline_cancels_remaining_runs() {
     let report = run_shutdown(&f.ctx, plan(&f)).await;
 
     assert!(run.await.unwrap(), "the run was cancelled");
-    assert_eq!(report.outcome(Step::Drain), Some(StageOutcome::Unclean(Unclean::RunsCancelled)));
+    assert_eq!(report.outcome(Step::Drain), Some(StageOutcome::Unclean(Unclean::LeasesCancelled)));
     assert_eq!(report.outcome(Step::Idle), Some(StageOutcome::Clean), "it settled in time");
     assert_eq!(start.elapsed(), Duration::from_millis(10_000), "cancelled exactly at the drain deadline");
     assert_eq!(f.runs.in_use(), 0);
-    assert_eq!(report.exit.code(), 70);
+    assert_eq!(report.exit_code(), 1);
 }
 
 #[tokio::test(start_paused = true)]
@@ -139,7 +131,7 @@ async fn a_run_finishing_before_the_drain_deadline_keeps_the_exit_clean() {
     let report = run_shutdown(&f.ctx, plan(&f)).await;
     assert!(!run.await.unwrap(), "the run finished on its own");
     assert_eq!(start.elapsed(), Duration::from_secs(3));
-    assert_eq!(report.exit.code(), 0);
+    assert_eq!(report.exit_code(), 0);
     assert!(report.stages.iter().all(|(_, o)| o.is_clean()));
 }
 
@@ -151,20 +143,24 @@ async fn an_abnormal_stop_drains_with_the_deadline_set_to_now() {
     let start = Instant::now();
     let report = run_shutdown(&f.ctx, plan(&f).with_enabled(Step::Flush, true)).await;
     assert!(run.await.unwrap());
-    assert_eq!(start.elapsed(), Duration::ZERO, "S3 cancels at once");
-    assert_eq!(report.outcome(Step::Drain), Some(StageOutcome::Unclean(Unclean::RunsCancelled)));
-    assert_eq!(report.outcome(Step::Flush), Some(StageOutcome::Clean), "S7 runs: the audit is not the cause");
-    assert_eq!(report.exit.code(), 70);
+    assert_eq!(start.elapsed(), Duration::ZERO, "the drain cancels at once");
+    assert_eq!(report.outcome(Step::Drain), Some(StageOutcome::Unclean(Unclean::LeasesCancelled)));
+    assert_eq!(
+        report.outcome(Step::Flush),
+        Some(StageOutcome::Clean),
+        "the flush step runs: the sink is not the cause"
+    );
+    assert_eq!(report.exit_code(), 1);
 }
 
 #[tokio::test(start_paused = true)]
-async fn an_abnormal_stop_is_70_even_when_every_stage_is_clean() {
+async fn an_abnormal_stop_is_unclean_even_when_every_stage_is_clean() {
     let f = fixture().await;
     f.ctx.stop_abnormally(Stop::SecondFrontGone);
     let report = run_shutdown(&f.ctx, plan(&f)).await;
     assert!(report.stages.iter().all(|(_, o)| o.is_clean()));
     assert!(report.incidents.abnormal_stop);
-    assert_eq!(report.exit.code(), 70);
+    assert_eq!(report.exit_code(), 1);
 }
 
 #[tokio::test(start_paused = true)]
@@ -183,7 +179,7 @@ async fn an_abnormal_stop_during_the_drain_cancels_at_once() {
     assert!(run.await.unwrap());
     assert_eq!(start.elapsed(), Duration::from_secs(2), "the drain deadline moved to the abnormal stop");
     assert_eq!(report.outcome(Step::Flush), Some(StageOutcome::Skipped));
-    assert_eq!(report.exit.code(), 70);
+    assert_eq!(report.exit_code(), 1);
 }
 
 #[tokio::test(start_paused = true)]
@@ -191,7 +187,7 @@ async fn a_transport_owner_fence_alone_keeps_the_exit_clean() {
     let f = fixture().await;
     assert!(f.ctx.fence(Cause::TransportGone));
     let report = run_shutdown(&f.ctx, plan(&f)).await;
-    assert_eq!(report.exit.code(), 0, "lifecycle.md §7.4: nothing uncertain is left to clean up");
+    assert_eq!(report.exit_code(), 0, "nothing uncertain is left to clean up");
 }
 
 #[tokio::test(start_paused = true)]
@@ -201,22 +197,22 @@ async fn a_run_admission_fence_makes_the_exit_unclean() {
     assert_eq!(f.runs.try_reserve().unwrap_err(), Refusal::Unavailable);
     let report = run_shutdown(&f.ctx, plan(&f)).await;
     assert_eq!(report.outcome(Step::Idle), Some(StageOutcome::Unclean(Unclean::AdmissionFenced)));
-    assert!(report.incidents.run_admission_fenced);
-    assert_eq!(report.exit.code(), 70);
+    assert!(report.incidents.admission_fenced);
+    assert_eq!(report.exit_code(), 1);
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_provider_cleanup_failure_makes_the_exit_unclean() {
     let f = fixture().await;
     let ctx = f.ctx.clone();
-    // Reported during S5, while readiness is already draining.
+    // Reported during the cleanup step, while readiness is already draining.
     let plan = plan(&f).with_stage(Step::Cleanup, move |_| async move {
         ctx.fence(Cause::CleanupBroken);
         StageOutcome::Clean
     });
     let report = run_shutdown(&f.ctx, plan).await;
     assert!(report.incidents.exit_fence);
-    assert_eq!(report.exit.code(), 70);
+    assert_eq!(report.exit_code(), 1);
 }
 
 #[tokio::test(start_paused = true)]
@@ -233,7 +229,7 @@ async fn a_lost_run_admission_owner_is_not_acknowledged_and_fenced() {
     let report = run_shutdown(&f.ctx, plan(&f)).await;
     assert_eq!(report.outcome(Step::Hold), Some(StageOutcome::Unclean(Unclean::NotAcknowledged)));
     assert_eq!(report.outcome(Step::Idle), Some(StageOutcome::Unclean(Unclean::AdmissionFenced)));
-    assert_eq!(report.exit.code(), 70);
+    assert_eq!(report.exit_code(), 1);
 }
 
 #[tokio::test(start_paused = true)]
@@ -248,9 +244,9 @@ async fn runs_that_do_not_settle_by_the_cleanup_deadline_make_s6_unclean() {
     f.ctx.trigger().signal();
     let start = Instant::now();
     let report = run_shutdown(&f.ctx, plan(&f)).await;
-    assert_eq!(report.outcome(Step::Idle), Some(StageOutcome::Unclean(Unclean::RunsRemaining)));
+    assert_eq!(report.outcome(Step::Idle), Some(StageOutcome::Unclean(Unclean::LeasesRemaining)));
     assert_eq!(start.elapsed(), Duration::from_millis(20_000), "drain deadline, then the cleanup deadline");
-    assert_eq!(report.exit.code(), 70);
+    assert_eq!(report.exit_code(), 1);
     stuck.abort();
     let _ = stuck.await;
 }
@@ -268,21 +264,21 @@ async fn a_hook_that_overruns_or_panics_makes_its_stage_unclean() {
     let report = run_shutdown(&f.ctx, plan).await;
     assert_eq!(report.outcome(Step::Mark), Some(StageOutcome::Unclean(Unclean::DeadlineExceeded)));
     assert_eq!(report.outcome(Step::Last), Some(StageOutcome::Unclean(Unclean::Failed)));
-    assert_eq!(start.elapsed(), Duration::from_millis(2_000), "S4 abandoned at its bound");
-    assert_eq!(report.exit.code(), 70, "S8 counts, S4 does not");
+    assert_eq!(start.elapsed(), Duration::from_millis(2_000), "the marking step abandoned at its bound");
+    assert_eq!(report.exit_code(), 1, "the last step counts, the marking step does not");
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_later_stage_can_amend_an_earlier_one() {
     let f = fixture().await;
     let plan = plan(&f).with_stage(Step::Idle, |ctx: StageContext| async move {
-        // A PCC stream had to be ended at the cleanup deadline: S1's condition did not hold.
+        // Something the first step stopped had to be ended at the cleanup deadline: its condition did not hold.
         ctx.amend(Step::Front);
         StageOutcome::Clean
     });
     let report = run_shutdown(&f.ctx, plan).await;
     assert_eq!(report.outcome(Step::Front), Some(StageOutcome::Unclean(Unclean::Amended)));
-    assert_eq!(report.exit.code(), 70);
+    assert_eq!(report.exit_code(), 1);
 }
 
 #[tokio::test(start_paused = true)]
@@ -293,11 +289,11 @@ async fn without_a_trigger_the_call_counts_as_the_first_signal_and_repeats_chang
     let ctx = f.ctx.clone();
     let repeat = tokio::spawn(async move {
         tokio::time::sleep(Duration::from_secs(5)).await;
-        assert!(!ctx.trigger().signal(), "lifecycle.md §8.2");
+        assert!(!ctx.trigger().signal(), "a repeated signal changes nothing");
     });
     let report = run_shutdown(&f.ctx, plan(&f)).await;
     repeat.await.unwrap();
     assert!(run.await.unwrap());
     assert_eq!(start.elapsed(), Duration::from_millis(10_000), "the second signal did not shorten the drain");
-    assert_eq!(report.exit.code(), 70);
+    assert_eq!(report.exit_code(), 1);
 }

@@ -4,9 +4,11 @@
 //! Owns: steps 4–8 of audit-events.md §2.5 ([`startup`], [`recovery`]), the record of audit-events.md §2.3
 //! ([`record`], [`time`]), the committer's store over the audit directory ([`store`]), and [`Audit`], the
 //! stage-7 resource that serves the call driver ([`AuditLog`]) and is released at S7 or by a failed start.
-//! Does not own the directory policy and lock (`crate::storage::audit_dir`), the generic group committer
-//! (`ptc_actors::committer`), when a record is written (`exec::driver`) or the event log.
+//! The durable group committer itself is [`committer`] (audit-events.md §2.6–§2.9). Does not own the
+//! directory policy and lock (`crate::storage::audit_dir`), when a record is written (`exec::driver`) or
+//! the event log.
 
+pub mod committer;
 pub mod owner;
 pub mod record;
 pub mod recovery;
@@ -16,7 +18,7 @@ pub mod time;
 
 use std::time::SystemTime;
 
-use ptc_actors::{Bounds, CommitLoss, Committer, Layout};
+use committer::{Bounds, CommitLoss, Committer, Layout};
 
 use crate::config::gateway::PrivateAudit;
 use crate::storage::{AuditDir, AuditDirError, ErrorKind, Op, StartRef, StorageError};
@@ -41,7 +43,7 @@ impl AuditLog {
     }
 
     /// The committer's counters (batches, syncs, records).
-    pub fn stats(&self) -> &ptc_actors::CommitStats {
+    pub fn stats(&self) -> &committer::CommitStats {
         self.committer.stats()
     }
 }

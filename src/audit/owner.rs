@@ -4,12 +4,13 @@
 //! (lifecycle.md §6.3, §7.5; audit-events.md §2.8: the gateway never serves writes it cannot audit).
 //!
 //! Owns the route of a committer loss into the tree. Does not own the committer, its thread or its files
-//! (`ptc_actors::committer`, `mod.rs`); S7 stops this owner before it closes the audit, so the orderly end
+//! (`committer.rs`, `mod.rs`); S7 stops this owner before it closes the audit, so the orderly end
 //! of the committer is no loss.
 
-use ptc_actors::{CommitLoss, DomainError, TaskGroup, TaskOwner, TaskOwnerMsg};
+use ptc_actors::{DomainError, TaskGroup, TaskOwner, TaskOwnerMsg};
 
-use crate::codes::domain::{ChildPolicy, ChildSpec, SupervisorHandle};
+use super::committer::CommitLoss;
+use crate::codes::domain::{ChildPolicy, SupervisorHandle};
 use crate::codes::AbnormalCause;
 
 /// The name of the audit owner under the domain.
@@ -33,7 +34,6 @@ pub(crate) fn loss_callback(group: &AuditLossGroup) -> Box<dyn FnOnce(CommitLoss
 /// Starts the audit owner under `domain`; its loss stops the domain.
 pub(crate) async fn start(domain: &SupervisorHandle, group: AuditLossGroup) -> Result<(), DomainError> {
     let policy = ChildPolicy::StopDomain(AbnormalCause::AuditOwnerLost);
-    let spec = ChildSpec::new(AUDIT_COMMITTER, policy, TaskOwner, (group, Vec::new()))
-        .panic_message(|| TaskOwnerMsg::Panic);
+    let spec = TaskOwner::spec(AUDIT_COMMITTER, policy, (group, Vec::new()));
     domain.start_child(spec).await.map(|_| ())
 }

@@ -9,7 +9,7 @@ use std::ffi::OsString;
 use std::fs::File;
 use std::io::{self, Write};
 
-use ptc_actors::SegmentStore;
+use super::committer::SegmentStore;
 
 use crate::storage::{sync_fd, PrivateDir, StorageError};
 

@@ -3,7 +3,8 @@
 //!
 //! Owns [`GatewayDomain`], its `ptc_actors::Domain` implementation (which readiness cause a drain, an
 //! abnormal stop or an unregistered child's loss records, which fence counts for the exit status, the
-//! drain window, and the S1–S8 table of lifecycle.md §7.3 with the bounds of lifecycle.md §7.2), and the
+//! drain window, the unclean exit status 70 of lifecycle.md §2.2 and §7.4, and the S1–S8 table of
+//! lifecycle.md §7.3 with the bounds of lifecycle.md §7.2), and the
 //! aliases through which the rest of the crate names the runtime's generic types. It does not decide
 //! what a stage does (`startup::shutdown`) or when a cause applies (the owners).
 
@@ -33,6 +34,8 @@ impl Domain for GatewayDomain {
     const UNREGISTERED_CAUSE: NotReadyCause = NotReadyCause::OwnerLost;
     const ROOT_LOST: AbnormalCause = AbnormalCause::SupervisorLost;
     const DRAIN_WINDOW: Duration = DRAIN_WINDOW;
+    /// lifecycle.md §2.2: 70 after an unclean shutdown (§7.4) or an abnormal stop (§7.5).
+    const UNCLEAN_EXIT: u8 = 70;
 
     /// `audit_unavailable` for an audit cause, `shutdown` (the drain) otherwise (audit-events.md §4.2).
     fn abnormal_fence(cause: AbnormalCause) -> Option<NotReadyCause> {

@@ -7,10 +7,10 @@
 //! (`ptc_actors::event_logger`, `log.rs`); S8 stops this owner before it closes the log, so the orderly
 //! end of the thread is no loss.
 
-use ptc_actors::{DomainError, TaskGroup, TaskOwner, TaskOwnerMsg};
+use ptc_actors::{DomainError, TaskGroup, TaskOwner};
 
 use super::EventLog;
-use crate::codes::domain::{ChildPolicy, ChildSpec, SupervisorHandle};
+use crate::codes::domain::{ChildPolicy, SupervisorHandle};
 
 /// The name of the event-log owner under the domain.
 pub const EVENT_LOGGER: &str = "event_logger";
@@ -19,7 +19,6 @@ pub const EVENT_LOGGER: &str = "event_logger";
 pub(crate) async fn start(domain: &SupervisorHandle, log: EventLog) -> Result<(), DomainError> {
     let watch = Box::pin(async move { log.writer_ended().await });
     let args = (TaskGroup::new(), vec![("event_log_writer", watch as _)]);
-    let spec = ChildSpec::new(EVENT_LOGGER, ChildPolicy::Tolerate, TaskOwner, args)
-        .panic_message(|| TaskOwnerMsg::Panic);
+    let spec = TaskOwner::spec(EVENT_LOGGER, ChildPolicy::Tolerate, args);
     domain.start_child(spec).await.map(|_| ())
 }

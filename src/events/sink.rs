@@ -7,6 +7,7 @@
 //! gateway-wide `dropped_events` slot is also incremented". Runs on the logger's thread only.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use ptc_actors::EventSink;
 
@@ -50,6 +51,10 @@ impl Sink {
 
 impl EventSink for Sink {
     type Record = Event;
+    /// audit-events.md §3.7: a bounded queue of 256 records.
+    const QUEUE_CAPACITY: usize = 256;
+    /// audit-events.md §3.7: the monotonic 1,000 ms interval.
+    const INTERVAL: Duration = Duration::from_millis(1_000);
 
     fn write(&mut self, event: Event) {
         if !self.write_event(&event) {

@@ -12,10 +12,10 @@ use std::io::Write;
 use std::sync::Arc;
 use std::time::Duration;
 
-use ptc_actors::{AdmissionPool, DomainError, TaskGroup, TaskOwner, TaskOwnerMsg};
+use ptc_actors::{AdmissionPool, DomainError, TaskGroup, TaskOwner};
 
 use super::{render, PoolReading, Snapshot};
-use crate::codes::domain::{ChildPolicy, ChildSpec, DomainContext, SupervisorHandle};
+use crate::codes::domain::{ChildPolicy, DomainContext, SupervisorHandle};
 use crate::events::EventLog;
 use crate::providers::runtime::ProviderRuntime;
 use crate::storage::{PrivateDir, StorageError};
@@ -119,8 +119,7 @@ pub(crate) async fn start(
         }
     });
     let args = (TaskGroup::new(), vec![("metrics_file", task as _)]);
-    let spec = ChildSpec::new(METRICS_WRITER, ChildPolicy::Tolerate, TaskOwner, args)
-        .panic_message(|| TaskOwnerMsg::Panic);
+    let spec = TaskOwner::spec(METRICS_WRITER, ChildPolicy::Tolerate, args);
     domain.start_child(spec).await.map(|_| writer)
 }
 

@@ -26,6 +26,7 @@ pub(crate) enum OwnerEvent {
 /// `model/owner.rs`): what the site's task group delivers, and the fault tests' panic.
 pub(crate) enum OwnerMsg {
     Event(OwnerEvent),
+    #[cfg(feature = "fault-injection")]
     Panic,
 }
 

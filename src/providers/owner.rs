@@ -79,6 +79,7 @@ impl Actor for TransportOwner {
                 site.upstream.lose_owner();
                 Err("a transport task ended".into())
             }
+            #[cfg(feature = "fault-injection")]
             OwnerMsg::Panic => {
                 site.upstream.lose_owner();
                 Err("injected fault: a panic in a transport owner".into())
@@ -123,14 +124,15 @@ fn transport_spec(site: Arc<Site>, events: EventLog) -> ChildSpec<TransportOwner
     let name = format!("transport:{}", site.provider);
     let policy = ChildPolicy::Fence(NotReadyCause::ProviderRuntimeLost);
     let lost = site.clone();
-    ChildSpec::new(name, policy, TransportOwner, site)
-        .on_loss_async(move |report| async move {
-            tracing::warn!(tool = %lost.tool, provider = %lost.provider, "provider transport lost; fenced");
-            lost.finish(&events).await;
-            if report.first_fence {
-                events.pair_not_ready(NotReadyCause::ProviderRuntimeLost, &lost.tool, &lost.provider);
-            }
-            lost.stderr_once(&events);
-        })
-        .panic_message(|| OwnerMsg::Panic)
+    let spec = ChildSpec::new(name, policy, TransportOwner, site).on_loss_async(move |report| async move {
+        tracing::warn!(tool = %lost.tool, provider = %lost.provider, "provider transport lost; fenced");
+        lost.finish(&events).await;
+        if report.first_fence {
+            events.pair_not_ready(NotReadyCause::ProviderRuntimeLost, &lost.tool, &lost.provider);
+        }
+        lost.stderr_once(&events);
+    });
+    #[cfg(feature = "fault-injection")]
+    let spec = spec.panic_message(|| OwnerMsg::Panic);
+    spec
 }

@@ -13,7 +13,6 @@ use ptc_actors::{AdmissionOwnerRef, AdmissionPool};
 
 use crate::apps::Built;
 use crate::audit::AuditLog;
-use crate::config::credentials::CapturedCredentials;
 use crate::events::EventLog;
 use crate::providers::runtime::ProviderRuntime;
 use crate::startup::budget::ListenerPolicy;
@@ -38,8 +37,6 @@ pub struct Gateway {
     /// The metrics writer, with `artifacts.metrics` (audit-events.md §3.12); S8 writes its last file.
     pub(crate) metrics: Option<crate::metrics::Writer>,
     pub(crate) audit: Option<AuditLog>,
-    /// Held for the life of the gateway; its supervised owner is in the tree (`credentials`).
-    pub(crate) credentials: Arc<CapturedCredentials>,
     pub(crate) templates: Arc<Built>,
     pub(crate) policy: ListenerPolicy,
     pub(crate) providers: Arc<ProviderRuntime>,

@@ -11,10 +11,10 @@ use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use ptc_actors::{AdmissionPool, TaskGroup, TaskOwner, TaskOwnerMsg};
+use ptc_actors::{AdmissionPool, TaskGroup, TaskOwner};
 use tokio::sync::watch;
 
-use crate::codes::domain::{ChildPolicy, ChildSpec, DomainHandle, Readiness, SupervisorHandle};
+use crate::codes::domain::{ChildPolicy, DomainHandle, Readiness, SupervisorHandle};
 use crate::codes::AbnormalCause;
 use crate::config::gateway::GatewayConfig;
 use crate::http;
@@ -143,8 +143,7 @@ async fn start_listener(
     // The owner fails as soon as its loop ends or panics; S1 retires the subtree before stopping the
     // loops, so an orderly stop is no loss.
     let accept: AcceptLoop = Box::pin(crate::startup::fault::with_task_panic(name, accept));
-    let spec = ChildSpec::new(name, policy, TaskOwner, (TaskGroup::new(), vec![(name, accept)]))
-        .panic_message(|| TaskOwnerMsg::Panic);
+    let spec = TaskOwner::spec(name, policy, (TaskGroup::new(), vec![(name, accept)]));
     listeners.start_child(spec).await.map(|_| ())
 }
 

@@ -144,7 +144,6 @@ pub async fn start(args: &GatewayArgs, held: &mut Startup) -> Result<Gateway, St
         events,
         metrics,
         audit: audit_log,
-        credentials: warm.credentials,
         templates: built,
         policy,
         providers: warm.runtime,
@@ -153,6 +152,7 @@ pub async fn start(args: &GatewayArgs, held: &mut Startup) -> Result<Gateway, St
 
 /// The fault tests' `PTC_FAULT=panic_owner:<path>`: once serving, the tree node at `<path>` (or, for
 /// `domain`, the domain supervisor itself) panics in its own logic.
+#[cfg(feature = "fault-injection")]
 async fn inject_owner_panic(domain: &DomainHandle) {
     match fault::target("panic_owner").as_deref() {
         None => {}
@@ -164,6 +164,10 @@ async fn inject_owner_panic(domain: &DomainHandle) {
         }
     }
 }
+
+/// Without the `fault-injection` feature nothing can be made to panic.
+#[cfg(not(feature = "fault-injection"))]
+async fn inject_owner_panic(_domain: &DomainHandle) {}
 
 /// Stage 4: the artifact root and, with `artifacts.events`, the locked events directory.
 fn stage_artifact_root(docs: &Documents, held: &mut Startup) -> Result<(), StartupCode> {
@@ -352,6 +356,7 @@ async fn stage_warm_providers(
 
 /// What stage 9 hands on: the captured credentials, the provider-call admission owner, the providers.
 struct Warm {
+    /// Startup's reference, dropped when `start` returns; the credentials owner keeps the other.
     credentials: Arc<CapturedCredentials>,
     owner: AdmissionOwnerRef,
     runtime: Arc<ProviderRuntime>,

@@ -34,17 +34,7 @@ use crate::storage::artifact_root::ArtifactRoot;
 /// The stages take what they close out of the gateway's release stack; what is left is released last.
 pub async fn run(gateway: Gateway, notifier: Notifier) -> u8 {
     let Gateway {
-        mut stack,
-        ctx,
-        domain,
-        run_owner,
-        listeners,
-        pcc_streams,
-        events,
-        metrics,
-        providers,
-        credentials,
-        ..
+        mut stack, ctx, domain, run_owner, listeners, pcc_streams, events, metrics, providers, ..
     } = gateway;
     // Shared between S7 and the exit path: when the audit itself caused the stop, S7 is skipped
     // (lifecycle.md §7.5) but the lock is still removed on the way out (audit-events.md §1.4).
@@ -80,14 +70,13 @@ pub async fn run(gateway: Gateway, notifier: Notifier) -> u8 {
         tracing::info!(stage = ?stage, outcome = ?outcome, "shutdown stage");
     }
     let left = audit.lock().ok().and_then(|mut a| a.take());
-    let mut code = report.exit.code();
+    let mut code = report.exit_code();
     if let Some(audit) = left {
         if !audit.release_after_failure().await {
             code = 70;
         }
     }
-    // The captured credentials end with the process's last stage (their owner was stopped with the tree).
-    drop(credentials);
+    // The captured credentials ended with their owner, stopped with the tree after S8.
     // Nothing should be left; whatever is, is released like a startup's (lifecycle.md §5.2).
     if !stack.release(None).await {
         code = 70;

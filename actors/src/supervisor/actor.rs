@@ -1,7 +1,11 @@
 //! The supervisor actor: its registered children in start order, the reaction to ractor supervision
 //! events, and the loss policy each child declared, applied once.
+//!
+//! A child that is itself a supervisor is kept as its actor reference ([`SupervisorRef`]); `handle.rs`
+//! wraps it in a handle. This file imports nothing from `handle.rs`.
 
 use std::marker::PhantomData;
+#[cfg(feature = "fault-injection")]
 use std::sync::Arc;
 
 use tokio::task::JoinHandle;
@@ -9,12 +13,15 @@ use tokio::task::JoinHandle;
 use ractor::{Actor, ActorCell, ActorId, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent};
 
 use super::child::*;
-use super::handle::SupervisorHandle;
 use crate::context::DomainContext;
 use crate::domain::Domain;
+use crate::policy::{ChildPolicy, LossKind};
 
 /// The name reported for a linked child that was never registered.
 const UNREGISTERED: &str = "unregistered";
+
+/// A supervisor's actor reference: how a parent keeps a child supervisor.
+pub(super) type SupervisorRef<D> = ActorRef<SupervisorMsg<D>>;
 
 pub(super) struct Registration<D: Domain> {
     pub(super) name: String,
@@ -22,16 +29,18 @@ pub(super) struct Registration<D: Domain> {
     pub(super) policy: ChildPolicy<D>,
     pub(super) on_loss: Option<LossHook>,
     pub(super) on_loss_async: Option<AsyncLossHook>,
+    #[cfg(feature = "fault-injection")]
     pub(super) injector: Option<Arc<PanicInjector>>,
-    pub(super) sub: Option<SupervisorHandle<D>>,
+    pub(super) sub: Option<SupervisorRef<D>>,
 }
 
-/// A retired child: its cell, and its handle if it is a supervisor.
-pub(super) type Retired<D> = Option<(ActorCell, Option<SupervisorHandle<D>>)>;
-/// A running child's panic injector, and its handle if it is a supervisor.
-pub(super) type FoundInjector<D> = Option<(Arc<PanicInjector>, Option<SupervisorHandle<D>>)>;
-/// Every registered child, with its handle if it is a supervisor.
-pub(super) type ChildRows<D> = Vec<(ChildInfo<D>, Option<SupervisorHandle<D>>)>;
+/// A retired child: its cell, and its reference if it is a supervisor.
+pub(super) type Retired<D> = Option<(ActorCell, Option<SupervisorRef<D>>)>;
+/// A running child's panic injector, and its reference if it is a supervisor.
+#[cfg(feature = "fault-injection")]
+pub(super) type FoundInjector<D> = Option<(Arc<PanicInjector>, Option<SupervisorRef<D>>)>;
+/// Every registered child, with its reference if it is a supervisor.
+pub(super) type ChildRows<D> = Vec<(ChildInfo<D>, Option<SupervisorRef<D>>)>;
 
 /// A supervisor's messages. Private: callers talk to it through [`SupervisorHandle`].
 pub(super) enum SupervisorMsg<D: Domain> {
@@ -41,8 +50,10 @@ pub(super) enum SupervisorMsg<D: Domain> {
     Retire(String, RpcReplyPort<Retired<D>>),
     Children(RpcReplyPort<ChildRows<D>>),
     TakeHookTasks(RpcReplyPort<Vec<JoinHandle<()>>>),
+    #[cfg(feature = "fault-injection")]
     Injector(String, RpcReplyPort<FoundInjector<D>>),
     /// The fault tests' panic in the supervisor's own logic.
+    #[cfg(feature = "fault-injection")]
     Panic,
 }
 
@@ -53,8 +64,9 @@ pub(super) struct Entry<D: Domain> {
     policy: ChildPolicy<D>,
     on_loss: Option<LossHook>,
     on_loss_async: Option<AsyncLossHook>,
+    #[cfg(feature = "fault-injection")]
     injector: Option<Arc<PanicInjector>>,
-    sub: Option<SupervisorHandle<D>>,
+    sub: Option<SupervisorRef<D>>,
     status: ChildStatus,
 }
 
@@ -134,6 +146,7 @@ impl<D: Domain> Actor for Supervisor<D> {
             SupervisorMsg::TakeHookTasks(reply) => {
                 let _ = reply.send(std::mem::take(&mut state.hook_tasks));
             }
+            #[cfg(feature = "fault-injection")]
             SupervisorMsg::Injector(name, reply) => {
                 let found = state
                     .children
@@ -142,6 +155,7 @@ impl<D: Domain> Actor for Supervisor<D> {
                     .and_then(|e| e.injector.clone().map(|i| (i, e.sub.clone())));
                 let _ = reply.send(found);
             }
+            #[cfg(feature = "fault-injection")]
             SupervisorMsg::Panic => {
                 return Err("injected fault: a panic in a supervisor's own logic".into());
             }
@@ -177,6 +191,7 @@ impl<D: Domain> SupervisorState<D> {
             policy: r.policy,
             on_loss: r.on_loss,
             on_loss_async: r.on_loss_async,
+            #[cfg(feature = "fault-injection")]
             injector: r.injector,
             sub: r.sub,
             status: ChildStatus::Running,
@@ -191,8 +206,8 @@ impl<D: Domain> SupervisorState<D> {
     fn finish_start(&mut self, token: StartToken) {
         self.pending.retain(|pending| *pending != token);
         if self.pending.is_empty() {
-            // No start is outstanding, so these were linked children nobody registered: "any other
-            // supervised domain child" (lifecycle.md §6.3).
+            // No start is outstanding, so these were linked children nobody registered: their loss
+            // fences with the domain's cause for an unregistered child.
             for (_, loss) in std::mem::take(&mut self.orphans) {
                 self.unregistered_lost(loss);
             }
@@ -236,8 +251,8 @@ impl<D: Domain> SupervisorState<D> {
     }
 }
 
-/// lifecycle.md §6.3: the synchronous hook first (so a fenced pool is in place before readiness turns
-/// false), then the policy, then the asynchronous hook on its own task, which the caller keeps.
+/// The synchronous hook first (so a fenced pool is in place before readiness turns false), then the
+/// policy, then the asynchronous hook on its own task, which the caller keeps.
 fn apply_policy<D: Domain>(
     ctx: &DomainContext<D>,
     name: &str,

@@ -6,39 +6,8 @@ use std::pin::Pin;
 
 use ractor::Actor;
 
-use crate::domain::{Code, Domain};
-
-/// What the loss of a child means (lifecycle.md §6.3).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ChildPolicy<D: Domain> {
-    /// The loss fences readiness for good with this cause.
-    Fence(D::NotReady),
-    /// The loss stops the domain abnormally, exit 70 (lifecycle.md §7.5).
-    StopDomain(D::Abnormal),
-    /// The loss changes nothing (a best-effort child such as the event logger).
-    Tolerate,
-}
-
-impl<D: Domain> ChildPolicy<D> {
-    /// A short text for tree listings: `fence <cause>`, `stop domain <cause>` or `tolerate`.
-    pub fn describe(&self) -> String {
-        match self {
-            ChildPolicy::Fence(cause) => format!("fence {}", cause.as_str()),
-            ChildPolicy::StopDomain(cause) => format!("stop domain {}", cause.as_str()),
-            ChildPolicy::Tolerate => "tolerate".to_owned(),
-        }
-    }
-}
-
-/// How a child stopped.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum LossKind {
-    /// It stopped or was killed (ractor `ActorTerminated`).
-    Stopped,
-    /// It panicked or returned an error (ractor `ActorFailed`). The error text is never reported: it
-    /// may carry anything.
-    Failed,
-}
+use crate::domain::Domain;
+use crate::policy::{ChildPolicy, LossKind};
 
 /// The status of a registered child.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -72,8 +41,7 @@ pub struct TreeNode<D: Domain> {
 }
 
 impl<D: Domain> TreeNode<D> {
-    /// The subtree drawn as text, one node a line, with `├─`/`└─` connectors and each node's policy,
-    /// the way `docs/architecture.md` draws the tree.
+    /// The subtree drawn as text, one node a line, with `├─`/`└─` connectors and each node's policy.
     pub fn render(nodes: &[TreeNode<D>], root: &str) -> String {
         let mut out = format!("{root}\n");
         render_level(nodes, "", &mut out);
@@ -110,7 +78,7 @@ pub enum DomainError {
     SupervisorGone,
     /// The supervisor did not answer within its call bound.
     SupervisorUnresponsive,
-    /// A child's `pre_start` failed or it could not be linked; the gateway maps this to its stage code.
+    /// A child's `pre_start` failed or it could not be linked; the caller maps this to its own error.
     ChildStartFailed { child: String },
     /// No running child has this name.
     UnknownChild { child: String },
@@ -150,17 +118,18 @@ pub struct LossReport {
     pub kind: LossKind,
     /// True iff this loss is what turned readiness false. With an asynchronous hook a fence is not
     /// reported to the observer by the supervisor: the hook records it, later and with more detail
-    /// (providers.md §12.1 step 4: the `readiness` record follows the close).
+    /// (e.g. only after it released what the child held).
     pub first_fence: bool,
 }
 
 /// The future of an asynchronous loss hook.
 pub type HookFuture = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
 
-/// Work run after a child is lost, on a task its supervisor owns (a transport's close and records).
+/// Work run after a child is lost, on a task its supervisor owns (closing what the child held, records).
 pub type AsyncLossHook = Box<dyn FnOnce(LossReport) -> HookFuture + Send + 'static>;
 
 /// Makes a running child panic, for the fault tests of the `fault-injection` feature.
+#[cfg(feature = "fault-injection")]
 pub type PanicInjector = Box<dyn Fn() + Send + Sync + 'static>;
 
 /// How to start one child: the actor, its arguments, its name and its policy.
@@ -171,6 +140,7 @@ pub struct ChildSpec<A: Actor, D: Domain> {
     pub(super) args: A::Arguments,
     pub(super) on_loss: Option<LossHook>,
     pub(super) on_loss_async: Option<AsyncLossHook>,
+    #[cfg(feature = "fault-injection")]
     pub(super) panic_message: Option<fn() -> A::Msg>,
 }
 
@@ -184,6 +154,7 @@ impl<A: Actor, D: Domain> ChildSpec<A, D> {
             args,
             on_loss: None,
             on_loss_async: None,
+            #[cfg(feature = "fault-injection")]
             panic_message: None,
         }
     }
@@ -206,8 +177,9 @@ impl<A: Actor, D: Domain> ChildSpec<A, D> {
         self
     }
 
-    /// The message that makes this child fail in its own logic, for the fault tests
-    /// ([`SupervisorHandle::inject_panic`]).
+    /// The message that makes this child fail in its own logic, for the fault tests (the handle's
+    /// `inject_panic`).
+    #[cfg(feature = "fault-injection")]
     pub fn panic_message(mut self, message: fn() -> A::Msg) -> Self {
         self.panic_message = Some(message);
         self

@@ -1,5 +1,6 @@
 //! [`SupervisorHandle`]: the tree driven from outside: start a child or a child supervisor, stop a
-//! subtree, list the tree, settle the loss hooks, inject the fault tests' panics.
+//! subtree, list the tree, settle the loss hooks and, with the `fault-injection` feature, make a child
+//! panic. Builds on `actor.rs` (the supervisor's messages) and `child.rs`; neither imports this file.
 
 use std::fmt;
 use std::marker::PhantomData;
@@ -15,6 +16,7 @@ use super::actor::*;
 use super::child::*;
 use crate::context::DomainContext;
 use crate::domain::Domain;
+use crate::policy::ChildPolicy;
 
 /// How long a call to a supervisor may take before it counts as unresponsive.
 const CALL_BOUND: Duration = Duration::from_millis(5_000);
@@ -49,7 +51,7 @@ impl<D: Domain> fmt::Debug for SupervisorHandle<D> {
 impl<D: Domain> SupervisorHandle<D> {
     /// Spawns the domain supervisor, the root of the tree. If it ever stops other than through
     /// [`SupervisorHandle::shutdown`] (a panic in its logic), the domain stops abnormally with
-    /// [`Domain::ROOT_LOST`] (lifecycle.md §7.5).
+    /// [`Domain::ROOT_LOST`].
     pub async fn start(ctx: DomainContext<D>) -> Result<SupervisorHandle<D>, DomainError> {
         let (supervisor, join) = Supervisor::spawn(None, Supervisor(PhantomData), ctx.clone())
             .await
@@ -69,6 +71,11 @@ impl<D: Domain> SupervisorHandle<D> {
         Ok(SupervisorHandle { supervisor, ctx, root: Some(RootWatch { orderly, watched }) })
     }
 
+    /// The handle on a child supervisor of this one (a child supervisor's stop is its parent's to judge).
+    fn sub(&self, supervisor: SupervisorRef<D>) -> SupervisorHandle<D> {
+        SupervisorHandle { supervisor, ctx: self.ctx.clone(), root: None }
+    }
+
     /// The context shared by the domain.
     pub fn context(&self) -> &DomainContext<D> {
         &self.ctx
@@ -83,9 +90,13 @@ impl<D: Domain> SupervisorHandle<D> {
         let token = self.call(SupervisorMsg::BeginStart).await?;
         // Dropped on every path (error, success, or the caller abandoning this future).
         let _pending = PendingStart { supervisor: self.supervisor.clone(), token };
+        #[cfg(feature = "fault-injection")]
         let ChildSpec { name, policy, actor, args, on_loss, on_loss_async, panic_message } = spec;
+        #[cfg(not(feature = "fault-injection"))]
+        let ChildSpec { name, policy, actor, args, on_loss, on_loss_async } = spec;
         let spawned = A::spawn_linked(None, actor, args, self.supervisor.get_cell()).await;
         let (child, _join) = spawned.map_err(|_| DomainError::ChildStartFailed { child: name.clone() })?;
+        #[cfg(feature = "fault-injection")]
         let injector = panic_message.map(|message| {
             let target = child.clone();
             let injector: PanicInjector = Box::new(move || {
@@ -99,6 +110,7 @@ impl<D: Domain> SupervisorHandle<D> {
             policy,
             on_loss,
             on_loss_async,
+            #[cfg(feature = "fault-injection")]
             injector,
             sub: None,
         });
@@ -125,8 +137,10 @@ impl<D: Domain> SupervisorHandle<D> {
         )
         .await;
         let (child, _join) = spawned.map_err(|_| DomainError::ChildStartFailed { child: name.clone() })?;
-        let handle = SupervisorHandle { supervisor: child.clone(), ctx: self.ctx.clone(), root: None };
+        let handle = self.sub(child.clone());
+        #[cfg(feature = "fault-injection")]
         let panicking = child.clone();
+        #[cfg(feature = "fault-injection")]
         let injector: PanicInjector = Box::new(move || {
             let _ = panicking.send_message(SupervisorMsg::Panic);
         });
@@ -136,8 +150,9 @@ impl<D: Domain> SupervisorHandle<D> {
             policy,
             on_loss: None,
             on_loss_async: None,
+            #[cfg(feature = "fault-injection")]
             injector: Some(Arc::new(injector)),
-            sub: Some(handle.clone()),
+            sub: Some(child),
         });
         self.call(|reply| SupervisorMsg::Register(token, registration, reply)).await?;
         Ok(handle)
@@ -146,12 +161,12 @@ impl<D: Domain> SupervisorHandle<D> {
     /// Retires the named running child and stops it, waiting up to `bound` for its `post_stop`; a child
     /// still running then is killed. Its stop is expected, so no policy applies. A child supervisor is
     /// stopped as a subtree: its children first, in reverse start order ([`SupervisorHandle::shutdown`]).
-    /// Stages use this to stop the listeners (S1) or the audit owner (S7) without stopping the domain.
+    /// Shutdown stages use this to stop one part of the tree without stopping the domain.
     pub async fn stop_child(&self, name: &str, bound: Duration) -> Result<ChildStop, DomainError> {
         let retired = self.call(|reply| SupervisorMsg::Retire(name.to_string(), reply)).await?;
         let (cell, sub) = retired.ok_or_else(|| DomainError::UnknownChild { child: name.to_string() })?;
         if let Some(sub) = sub {
-            let stopped = Box::pin(sub.shutdown(bound)).await;
+            let stopped = Box::pin(self.sub(sub).shutdown(bound)).await;
             if stopped.iter().any(|(_, how)| *how == ChildStop::Killed) {
                 let _ = stop_cell(&cell, bound).await;
                 return Ok(ChildStop::Killed);
@@ -171,7 +186,7 @@ impl<D: Domain> SupervisorHandle<D> {
         let mut nodes = Vec::with_capacity(rows.len());
         for (info, sub) in rows {
             let children = match sub {
-                Some(sub) if info.status == ChildStatus::Running => Box::pin(sub.tree()).await?,
+                Some(sub) if info.status == ChildStatus::Running => Box::pin(self.sub(sub).tree()).await?,
                 _ => Vec::new(),
             };
             nodes.push(TreeNode { name: info.name, policy: info.policy, status: info.status, children });
@@ -181,6 +196,7 @@ impl<D: Domain> SupervisorHandle<D> {
 
     /// Makes the running child at `path` (names joined by `/`, relative to this supervisor) panic, if
     /// it was started with a panic injector (every child supervisor has one). For the fault tests.
+    #[cfg(feature = "fault-injection")]
     pub async fn inject_panic(&self, path: &str) -> Result<(), DomainError> {
         let (head, rest) = match path.split_once('/') {
             Some((head, rest)) => (head, Some(rest)),
@@ -193,12 +209,14 @@ impl<D: Domain> SupervisorHandle<D> {
                 injector();
                 Ok(())
             }
-            (Some((_, Some(sub))), Some(rest)) => Box::pin(sub.inject_panic(rest)).await,
+            (Some((_, Some(sub))), Some(rest)) => Box::pin(self.sub(sub).inject_panic(rest)).await,
             _ => Err(unknown()),
         }
     }
 
-    /// Makes this supervisor itself panic (the fault tests' lifecycle.md §7.5 case for the root).
+    /// Makes this supervisor itself panic in its own logic (for the root: the domain then stops
+    /// abnormally with [`Domain::ROOT_LOST`]). For the fault tests.
+    #[cfg(feature = "fault-injection")]
     pub fn inject_own_panic(&self) {
         let _ = self.supervisor.send_message(SupervisorMsg::Panic);
     }
@@ -211,7 +229,7 @@ impl<D: Domain> SupervisorHandle<D> {
         let Ok(rows) = self.call(SupervisorMsg::Children).await else { return false };
         for sub in rows.into_iter().filter_map(|(_, sub)| sub) {
             let left = deadline.saturating_duration_since(tokio::time::Instant::now());
-            clean &= Box::pin(sub.settle_losses(left)).await;
+            clean &= Box::pin(self.sub(sub).settle_losses(left)).await;
         }
         let Ok(tasks) = self.call(SupervisorMsg::TakeHookTasks).await else { return false };
         for task in tasks {

@@ -1,6 +1,6 @@
 //! The supervision tree: supervisors that start owners in stage order, watch them, and turn an
 //! unexpected stop into the rule the child declared once when it was started: fence with a cause, stop
-//! the domain, or tolerate (lifecycle.md §6.3, §7.5).
+//! the domain, or tolerate ([`crate::ChildPolicy`]).
 //!
 //! Owns: each supervisor's children (name, policy, status, and for a child that is itself a
 //! supervisor, its handle) in start order; the reaction to ractor supervision events; the loss hooks
@@ -28,8 +28,10 @@ mod actor;
 mod child;
 mod handle;
 
+#[cfg(feature = "fault-injection")]
+pub use child::PanicInjector;
 pub use child::{
-    AsyncLossHook, ChildInfo, ChildPolicy, ChildSpec, ChildStatus, ChildStop, DomainError, HookFuture,
-    LossHook, LossKind, LossReport, PanicInjector, TreeNode,
+    AsyncLossHook, ChildInfo, ChildSpec, ChildStatus, ChildStop, DomainError, HookFuture, LossHook,
+    LossReport, TreeNode,
 };
 pub use handle::{DomainHandle, SupervisorHandle};

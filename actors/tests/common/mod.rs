@@ -11,7 +11,7 @@ use ractor::{Actor, ActorProcessingErr, ActorRef};
 use tokio::sync::mpsc;
 
 // What the shared test domain names through `super::` (see its module docs).
-pub use ptc_actors::{shutdown, Bound, Builtin, Code, Domain, StageSpec};
+pub use ptc_actors::{Bound, Builtin, Code, Domain, StageSpec};
 
 /// The crate's own test domain, shared with the unit tests.
 #[path = "../../src/test_domain.rs"]

@@ -53,6 +53,7 @@ impl Actor for ModelOwner {
                 site.close();
                 Err("a model site task ended".into())
             }
+            #[cfg(feature = "fault-injection")]
             OwnerMsg::Panic => {
                 site.close();
                 Err("injected fault: a panic in a model site owner".into())
@@ -66,13 +67,14 @@ pub(crate) fn model_spec(site: Arc<ModelSite>, events: EventLog) -> ChildSpec<Mo
     let name = format!("model:{}", site.provider);
     let policy = ChildPolicy::Fence(NotReadyCause::ProviderRuntimeLost);
     let lost = site.clone();
-    ChildSpec::new(name, policy, ModelOwner, site)
-        .on_loss_async(move |report| async move {
-            tracing::warn!(tool = %lost.tool, provider = %lost.provider, "model site lost; fenced");
-            lost.close();
-            if report.first_fence {
-                events.pair_not_ready(NotReadyCause::ProviderRuntimeLost, &lost.tool, &lost.provider);
-            }
-        })
-        .panic_message(|| OwnerMsg::Panic)
+    let spec = ChildSpec::new(name, policy, ModelOwner, site).on_loss_async(move |report| async move {
+        tracing::warn!(tool = %lost.tool, provider = %lost.provider, "model site lost; fenced");
+        lost.close();
+        if report.first_fence {
+            events.pair_not_ready(NotReadyCause::ProviderRuntimeLost, &lost.tool, &lost.provider);
+        }
+    });
+    #[cfg(feature = "fault-injection")]
+    let spec = spec.panic_message(|| OwnerMsg::Panic);
+    spec
 }

@@ -1,4 +1,4 @@
-//! A generic durable group committer (audit-events.md §2.6–§2.8, the durability barrier).
+//! The audit's durable group committer: the durability barrier of audit-events.md §2.6–§2.9.
 //!
 //! Owns: batching submitted lines (a batch is flushed at once when no sync is in progress; it holds at
 //! most 64 lines and, unless one line alone exceeds it, at most `L = min(64 KiB, max_file_bytes)` bytes),
