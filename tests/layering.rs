@@ -633,7 +633,10 @@ fn strip_comments_and_strings(text: &str) -> String {
                 }
             }
             out.push(' ');
-        } else if c == 'r' && (next == Some('"') || next == Some('#')) && !out.chars().next_back().is_some_and(is_ident) {
+        } else if c == 'r'
+            && (next == Some('"') || next == Some('#'))
+            && !out.chars().next_back().is_some_and(is_ident)
+        {
             // A raw string `r"…"` or `r#"…"#`.
             let mut hashes = 0;
             let mut probe = at + 1;
@@ -765,7 +768,8 @@ fn path_tree(tokens: &[Token], mut at: usize) -> (Vec<(Vec<String>, Option<Strin
                                 if path.first().is_some_and(|s| s == "self") {
                                     path.remove(0);
                                 }
-                                let binds = binds.or_else(|| prefix.last().cloned().filter(|_| path.is_empty()));
+                                let binds =
+                                    binds.or_else(|| prefix.last().cloned().filter(|_| path.is_empty()));
                                 let mut full = prefix.clone();
                                 full.extend(path);
                                 leaves.push((full, binds));
@@ -825,17 +829,18 @@ fn references(text: &str, module: &[String], local_modules: &BTreeSet<String>) -
             _ => {}
         }
         let in_test = scopes.iter().any(|(_, _, test)| *test);
-        let starts_path = !in_test && match (&toks[at], toks.get(at + 1)) {
-            (Token::Ident(word), Some(Token::PathSep)) => {
-                let after_sep = at > 0 && matches!(toks[at - 1], Token::PathSep | Token::Other('.'));
-                !after_sep
-                    && (word == "crate"
-                        || word == "super"
-                        || word == "self"
-                        || (scopes.is_empty() && local_modules.contains(word)))
-            }
-            _ => false,
-        };
+        let starts_path = !in_test
+            && match (&toks[at], toks.get(at + 1)) {
+                (Token::Ident(word), Some(Token::PathSep)) => {
+                    let after_sep = at > 0 && matches!(toks[at - 1], Token::PathSep | Token::Other('.'));
+                    !after_sep
+                        && (word == "crate"
+                            || word == "super"
+                            || word == "self"
+                            || (scopes.is_empty() && local_modules.contains(word)))
+                }
+                _ => false,
+            };
         if !starts_path {
             at += 1;
             continue;
@@ -852,7 +857,8 @@ fn references(text: &str, module: &[String], local_modules: &BTreeSet<String>) -
             }
             matches!(&toks[back], Token::Ident(w) if w == "pub")
         };
-        let here: Vec<String> = module.iter().cloned().chain(scopes.iter().map(|(n, _, _)| n.clone())).collect();
+        let here: Vec<String> =
+            module.iter().cloned().chain(scopes.iter().map(|(n, _, _)| n.clone())).collect();
         let (leaves, next) = path_tree(&toks, at);
         for (path, binds) in leaves {
             if let Some(resolved) = resolve(&here, &path) {
@@ -909,19 +915,16 @@ fn declared_modules(text: &str) -> BTreeMap<String, bool> {
 fn under_cfg_test(toks: &[Token], at: usize) -> bool {
     let mut at = at;
     // Skip the visibility: `pub`, `pub(crate)`, `pub(super)`.
-    if at >= 4 && toks[at - 1] == Token::Other(')') && matches!(&toks[at - 4], Token::Ident(w) if w == "pub") {
+    if at >= 4 && toks[at - 1] == Token::Other(')') && matches!(&toks[at - 4], Token::Ident(w) if w == "pub")
+    {
         at -= 4;
     } else if at >= 1 && matches!(&toks[at - 1], Token::Ident(w) if w == "pub") {
         at -= 1;
     }
     while at >= 1 && toks[at - 1] == Token::Other(']') {
         let Some(open) = (0..at - 1).rev().find(|&i| toks[i] == Token::Other('[')) else { return false };
-        let cfg_test = [
-            Token::Ident("cfg".into()),
-            Token::Other('('),
-            Token::Ident("test".into()),
-            Token::Other(')'),
-        ];
+        let cfg_test =
+            [Token::Ident("cfg".into()), Token::Other('('), Token::Ident("test".into()), Token::Other(')')];
         if toks[open + 1..at - 1] == cfg_test {
             return true;
         }
@@ -1101,10 +1104,19 @@ fn folder_paths_are_parsed_through_groups_scopes_and_strings() {
         vec![p("a::c"), p("a::c::X"), p("a::d"), p("m::*")]
     );
     // Inline modules shift `super`; comments and strings make nothing; method chains are not paths.
-    assert_eq!(paths("mod inner { use super::*; use super::super::c::Y; }", &none), vec![p("a::b::*"), p("a::c::Y")]);
+    assert_eq!(
+        paths("mod inner { use super::*; use super::super::c::Y; }", &none),
+        vec![p("a::b::*"), p("a::c::Y")]
+    );
     // Test code makes nothing.
-    assert_eq!(paths("#[cfg(test)]\nmod tests { use super::super::c::Y; }\nuse super::d::Z;", &none), vec![p("a::d::Z")]);
-    assert_eq!(paths("// use super::c;\n/* super::d */ let s = \"super::e\"; x.self::f", &none), Vec::<Vec<String>>::new());
+    assert_eq!(
+        paths("#[cfg(test)]\nmod tests { use super::super::c::Y; }\nuse super::d::Z;", &none),
+        vec![p("a::d::Z")]
+    );
+    assert_eq!(
+        paths("// use super::c;\n/* super::d */ let s = \"super::e\"; x.self::f", &none),
+        Vec::<Vec<String>>::new()
+    );
     assert_eq!(paths("let c = '\"'; use super::c::X; let s = r#\"super::q\"#;", &none), vec![p("a::c::X")]);
     // Declared modules are reachable by their bare name at the file's own level only.
     let local = names(&["d"]);
@@ -1144,8 +1156,12 @@ fn folder_edges_follow_the_folder_files_imports() {
         ("f/c.rs", "use super::Limits;"),
         ("f/tools.rs", "pub struct Tool;\n#[cfg(test)]\nmod tests { use crate::f::a::X; }"),
     ]));
-    let b_more = files.iter().find(|f| f.path == "f/b_more.rs").map(|f| (f.module.clone(), f.owner.clone(), f.test));
-    assert_eq!(b_more, Some((vec!["f".into(), "b".into(), "more".into()], vec!["f".into(), "b".into()], false)));
+    let b_more =
+        files.iter().find(|f| f.path == "f/b_more.rs").map(|f| (f.module.clone(), f.owner.clone(), f.test));
+    assert_eq!(
+        b_more,
+        Some((vec!["f".into(), "b".into(), "more".into()], vec!["f".into(), "b".into()], false))
+    );
     let b_tests = files.iter().find(|f| f.path == "f/b_tests.rs").map(|f| f.test);
     assert_eq!(b_tests, Some(true));
     assert_eq!(folders(&files), BTreeSet::from([vec![], vec!["f".to_owned()]]));
@@ -1191,7 +1207,12 @@ fn circles_under(root: &Path) -> (usize, Vec<String>) {
 fn no_folder_of_src_has_an_import_circle() {
     let (read, report) = circles_under(&src_dir());
     assert!(read > 100, "only {read} files read under src/");
-    assert!(report.is_empty(), "import circles inside folders of src/ ({}):\n{}", report.len(), report.join(""));
+    assert!(
+        report.is_empty(),
+        "import circles inside folders of src/ ({}):\n{}",
+        report.len(),
+        report.join("")
+    );
 }
 
 #[test]
@@ -1199,5 +1220,10 @@ fn no_folder_of_actors_has_an_import_circle() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("actors").join("src");
     let (read, report) = circles_under(&root);
     assert!(read > 10, "only {read} files read under actors/src/");
-    assert!(report.is_empty(), "import circles inside folders of actors/src/ ({}):\n{}", report.len(), report.join(""));
+    assert!(
+        report.is_empty(),
+        "import circles inside folders of actors/src/ ({}):\n{}",
+        report.len(),
+        report.join("")
+    );
 }

@@ -21,13 +21,13 @@ use crate::exec::Shared;
 use crate::fault::{self, FaultPoint};
 use crate::mcp::rpc::RequestId;
 use crate::pcc::call::{begin, Begun, PccCall, Settled, Stop};
+use crate::pcc::drain::{drain_begun, Drain};
 use crate::pcc::envelope::{classify, Inbound};
 use crate::pcc::methods::{self, Server};
 use crate::pcc::proto::served::create_mcp_transport_request::{Connect, Request};
 use crate::pcc::proto::served::create_mcp_transport_response::{Connected, Response};
 use crate::pcc::proto::served::{CreateMcpTransportRequest, CreateMcpTransportResponse};
 use crate::pcc::result::tool_error;
-use crate::pcc::service::{drain_begun, Drain};
 use crate::pcc::wire::{End, PccError};
 use crate::providers::trace::TraceId;
 

@@ -3,7 +3,8 @@
 //! Owns the release stack that startup filled (`release.rs`), from which the shutdown stages take what
 //! they close, and the handles of the serving domain: readiness and the trigger, the tree's root, the
 //! admission owners and pools, the listeners, the provider runtime, the event log and the audit's handle.
-//! Does not own the stages (`serve.rs`) or the shutdown's order (`shutdown.rs`).
+//! Does not own the stages (`serve.rs`) or the shutdown's order and the serving until it (`shutdown.rs`,
+//! which imports this file and not the other way round).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -17,7 +18,6 @@ use crate::config::credentials::CapturedCredentials;
 use crate::events::EventLog;
 use crate::providers::runtime::ProviderRuntime;
 use crate::startup::budget::ListenerPolicy;
-use crate::startup::fault::{self, FaultPoint};
 use crate::startup::listeners;
 use crate::startup::release::ReleaseStack;
 
@@ -110,19 +110,5 @@ impl Gateway {
     /// The provider runtime (its sites, for in-process tests).
     pub fn providers(&self) -> &Arc<ProviderRuntime> {
         &self.providers
-    }
-
-    /// Serves until the domain's shutdown trigger fires, then runs S1–S8 and returns the exit status.
-    pub async fn serve_until_stopped(self) -> u8 {
-        self.serve_until_stopped_with(crate::notify::Notifier::disabled()).await
-    }
-
-    /// As [`Gateway::serve_until_stopped`], sending `STOPPING=1` through `notifier` at S1.
-    pub async fn serve_until_stopped_with(self, notifier: crate::notify::Notifier) -> u8 {
-        self.ctx.trigger().triggered().await;
-        if fault::injected(FaultPoint::PanicInOrchestration) {
-            panic!("injected fault: a panic in the shutdown orchestration");
-        }
-        crate::startup::shutdown::run(self, notifier).await
     }
 }

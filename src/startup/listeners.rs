@@ -19,7 +19,8 @@ use crate::codes::AbnormalCause;
 use crate::config::gateway::GatewayConfig;
 use crate::http;
 use crate::http::mcp::McpEndpoint;
-use crate::pcc::service::{Drain, PccService};
+use crate::pcc::drain::Drain;
+use crate::pcc::service::PccService;
 
 /// The name of the listeners supervisor under the domain; S1 stops it as a subtree.
 pub const LISTENERS: &str = "listeners";
