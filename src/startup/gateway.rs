@@ -10,7 +10,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use crate::codes::domain::{DomainContext, DomainHandle, Readiness};
-use ptc_actors::{AdmissionOwnerRef, AdmissionPool};
+use ptc_actors::AdmissionOwnerRef;
 
 use crate::apps::Built;
 use crate::audit::AuditLog;
@@ -19,6 +19,7 @@ use crate::events::EventLog;
 use crate::providers::runtime::ProviderRuntime;
 use crate::startup::budget::ListenerPolicy;
 use crate::startup::listeners;
+use crate::startup::pools::Pools;
 use crate::startup::release::ReleaseStack;
 
 /// A gateway that passed stage 12: serving until a stop request or an abnormal stop.
@@ -30,9 +31,7 @@ pub struct Gateway {
     pub(crate) run_owner: AdmissionOwnerRef,
     pub(crate) request_owner: AdmissionOwnerRef,
     pub(crate) provider_owner: AdmissionOwnerRef,
-    pub(crate) runs: AdmissionPool,
-    pub(crate) requests: AdmissionPool,
-    pub(crate) pcc_streams: AdmissionPool,
+    pub(crate) pools: Pools,
     pub(crate) listeners: listeners::Serving,
     pub(crate) events: EventLog,
     /// The metrics writer, with `artifacts.metrics` (audit-events.md §3.12); S8 writes its last file.
@@ -82,9 +81,9 @@ impl Gateway {
         &self.ctx
     }
 
-    /// The pools: runs, `/mcp` requests, PCC streams.
-    pub fn pools(&self) -> [&AdmissionPool; 3] {
-        [&self.runs, &self.requests, &self.pcc_streams]
+    /// The admission pools.
+    pub fn pools(&self) -> &Pools {
+        &self.pools
     }
 
     /// The private audit's handle (its counters), when configured.

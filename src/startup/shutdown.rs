@@ -25,6 +25,7 @@ use crate::providers::owner::PROVIDERS;
 use crate::providers::runtime::ProviderRuntime;
 use crate::startup::fault::{self, FaultPoint};
 use crate::startup::gateway::Gateway;
+use crate::startup::pools::Pools;
 use crate::startup::listeners::{Stopper, LISTENERS};
 use crate::startup::release::{stop_subtree, CHILD_STOP_BOUND};
 use crate::storage::artifact_root::ArtifactRoot;
@@ -55,7 +56,7 @@ pub async fn run(gateway: Gateway, notifier: Notifier) -> u8 {
         domain,
         run_owner,
         listeners,
-        pcc_streams,
+        pools: Pools { pcc_streams, .. },
         events,
         metrics,
         providers,
