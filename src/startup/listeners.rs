@@ -20,8 +20,8 @@ use crate::config::gateway::GatewayConfig;
 use crate::http;
 use crate::http::mcp::McpEndpoint;
 use crate::pcc::drain::Drain;
-use crate::startup::pools::Pools;
 use crate::pcc::service::PccService;
+use crate::startup::pools::Pools;
 
 /// The name of the listeners supervisor under the domain; S1 stops it as a subtree.
 pub const LISTENERS: &str = "listeners";

@@ -384,15 +384,7 @@ fn stage_listeners(
     parts: FrontParts<'_>,
     events: &EventLog,
 ) -> Result<listeners::Bound, StartupCode> {
-    let FrontParts {
-        ctx,
-        pools,
-        run_owner,
-        built,
-        audit,
-        warm,
-        run_artifacts,
-    } = parts;
+    let FrontParts { ctx, pools, run_owner, built, audit, warm, run_artifacts } = parts;
     let bearer = warm.credentials.bearer().ok_or(StartupCode::InternalError)?;
     let settings = FrontSettings {
         authority: docs.gateway.listen.authority(),
@@ -416,7 +408,8 @@ fn stage_listeners(
     let pcc = docs.gateway.pcc.as_ref().map(|pcc| {
         let bearer = settings.bearer.clone();
         let servers = Arc::new(crate::pcc::methods::servers(&pcc.servers, built));
-        let (readiness, streams, exec) = (ctx.readiness().clone(), pools.pcc_streams.clone(), executor.shared());
+        let (readiness, streams, exec) =
+            (ctx.readiness().clone(), pools.pcc_streams.clone(), executor.shared());
         Box::new(move |drain| crate::pcc::service::PccService {
             bearer,
             servers,
@@ -428,8 +421,7 @@ fn stage_listeners(
     });
     let front = Arc::new(McpFront::new(settings, Arc::new(executor)));
     let readiness = ctx.readiness().clone();
-    listeners::bind(&docs.gateway, readiness, pools, front, pcc)
-        .map_err(|_| StartupCode::ListenerUnavailable)
+    listeners::bind(&docs.gateway, readiness, pools, front, pcc).map_err(|_| StartupCode::ListenerUnavailable)
 }
 
 /// What the fronts are built from at stage 11.

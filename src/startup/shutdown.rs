@@ -25,8 +25,8 @@ use crate::providers::owner::PROVIDERS;
 use crate::providers::runtime::ProviderRuntime;
 use crate::startup::fault::{self, FaultPoint};
 use crate::startup::gateway::Gateway;
-use crate::startup::pools::Pools;
 use crate::startup::listeners::{Stopper, LISTENERS};
+use crate::startup::pools::Pools;
 use crate::startup::release::{stop_subtree, CHILD_STOP_BOUND};
 use crate::storage::artifact_root::ArtifactRoot;
 
