@@ -190,9 +190,12 @@ fn tokens(text: &str) -> Vec<Token> {
     found
 }
 
+/// One leaf of a path tree: its segments as written, and the name it binds.
+type Leaf = (Vec<String>, Option<String>);
+
 /// A path tree at `tokens[at..]`: `a::b::c`, `a::{b, c::{d, self}, e as f, *}`. Returns each leaf path
 /// with the name it binds, and the index after the tree.
-fn path_tree(tokens: &[Token], mut at: usize) -> (Vec<(Vec<String>, Option<String>)>, usize) {
+fn path_tree(tokens: &[Token], mut at: usize) -> (Vec<Leaf>, usize) {
     let mut prefix = Vec::new();
     loop {
         match tokens.get(at) {
