@@ -142,8 +142,8 @@ fn classify(tool: &ServedTool, id: &RequestId, ran: Ran, render: &dyn Render) ->
 /// The record could not be made durable.
 struct AuditLost;
 
-/// Writes the audit record of a dispatched write call and waits until it is durable (audit-events.md
-/// §2.2); read tools and undispatched calls are not audited.
+/// Writes the audit record of a dispatched write call and waits until it is durable
+/// (audit-events.md §2.2); read tools and undispatched calls are not audited.
 async fn audit(
     shared: &Shared,
     tool: &ServedTool,

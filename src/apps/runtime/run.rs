@@ -1,7 +1,7 @@
-//! The per-call state host functions find in the Luau state while a run is in progress (execution.md
-//! §12.5, §12.6, §12.8): [`Run`], with the interrupt budget (with the deadline and the cancellation
-//! flag), the mission sandboxes created so far ([`MissionSandbox`]) and the workflow's `fail` detail, the
-//! ports, the observer, and one model call of the run (shared by `m:chat` and the agent loop).
+//! The per-call state host functions find in the Luau state while a run is in progress
+//! (execution.md §12.5, §12.6, §12.8): [`Run`], with the interrupt budget (with the deadline and the
+//! cancellation flag), the mission sandboxes created so far ([`MissionSandbox`]) and the workflow's `fail`
+//! detail, the ports, the observer, and one model call of the run (shared by `m:chat` and the agent loop).
 //!
 //! Its own file so that everything that acts within a run (`host`, `missions`, `agent`, `api`) names it
 //! without importing the run's driver (`call`), and the ports (`tools`, `models`) stay below it. Does not
