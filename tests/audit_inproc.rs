@@ -70,7 +70,7 @@ async fn storm_of_64() {
     let mut d = deployment(4, 64, 1 << 20, 4);
     let gateway = start(&mut d).await;
     let addr = gateway.http_addr();
-    let runs = gateway.pools()[0].clone();
+    let runs = gateway.pools().runs.clone();
     let log = gateway.audit_log().expect("audit configured");
     hooks::hold_syncs(true);
     let clients: Vec<_> =
@@ -119,7 +119,7 @@ async fn slot_held_while_the_sync_is_held() {
     let mut d = deployment(1, 8, 1 << 20, 4);
     let gateway = start(&mut d).await;
     let addr = gateway.http_addr();
-    let runs = gateway.pools()[0].clone();
+    let runs = gateway.pools().runs.clone();
     let log = gateway.audit_log().unwrap();
     hooks::hold_syncs(true);
     let first = std::thread::spawn(move || exchange(addr, "note", 1));

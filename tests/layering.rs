@@ -2,7 +2,8 @@
 //! not `lib.rs` or `main.rs`) import each other without a circle, no module below `startup` (the top
 //! layer, which wires the others together) names `crate::startup`, and the generic runtime
 //! (`actors/src/`) names no gateway stage or cause, cites no gateway spec document and writes no gateway
-//! exit status.
+//! exit status. A further check (`layering/folders.rs`, issue 24) finds import circles between the files
+//! of any one folder of `src/` and `actors/src/`.
 //!
 //! An edge `a -> b` is a `crate::b` path, or a `b` inside a `crate::{...}` group, written in any file of
 //! module `a` outside a `//` comment. A gateway code is a type name, a variant name or a wire spelling of
@@ -17,6 +18,10 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
+
+/// The fourth check: no import circle between the files of one folder (issue 24).
+#[path = "layering/folders.rs"]
+mod folders;
 
 /// The top layer of the gateway: it may import every module, and none below it may import it.
 const TOP: &str = "startup";

@@ -24,7 +24,7 @@ pub mod selection;
 pub mod template;
 
 pub use error::{AppError, AppErrorKind};
-pub use template::{build, build_all, finish, load_manifest, Built, Run, Template};
+pub use template::{build, build_all, finish, load_manifest, Built, Run, ServedTool, Template};
 
 #[cfg(test)]
 mod tests;

@@ -6,7 +6,9 @@
 //! fixed at startup. Does not own any single rule: each lives in its module (`closure`, `content_pin`,
 //! `contracts`, `luau`, `selection`, `header`, `catalog`).
 
+use std::ops::Deref;
 use std::path::Path;
+use std::sync::Arc;
 
 use super::catalog::{self, Catalog, ListingTool};
 use super::contracts::{self, Contract};
@@ -77,9 +79,49 @@ impl Template {
 /// Every template and the encoded listing.
 #[derive(Debug)]
 pub struct Built {
-    /// In ascending byte order of tool names.
-    pub templates: Vec<Template>,
+    /// In ascending byte order of tool names, each shared with the calls of its tool ([`ServedTool`]).
+    pub templates: Vec<Arc<Template>>,
     pub catalog: Catalog,
+}
+
+impl Built {
+    /// The served tool at `index` of [`Built::templates`].
+    pub fn served(&self, index: usize) -> Option<ServedTool> {
+        self.templates.get(index).map(|template| ServedTool { index, template: template.clone() })
+    }
+
+    /// The served tool called `name` (http-mcp.md §8.2 C2, pcc.md §7.5 step 4): a binary search, since the
+    /// templates are in ascending byte order of their names.
+    pub fn find(&self, name: &str) -> Option<ServedTool> {
+        let index = self.templates.binary_search_by(|t| t.name.as_bytes().cmp(name.as_bytes())).ok()?;
+        self.served(index)
+    }
+}
+
+/// A served tool as its call carries it: resolved once, at the front's check (the `/mcp` front's C2, the
+/// PCC stream's `tools/call` step 4), and handed through admission, execution, the audit, the trace and
+/// the event counters, so that no later step looks the tool up again or needs a fallback for a tool that
+/// is not there. Derefs to its [`Template`]; [`ServedTool::index`] is its position in the built
+/// templates, the key of its per-tool counters and of its provider and model sites.
+#[derive(Clone, Debug)]
+pub struct ServedTool {
+    index: usize,
+    template: Arc<Template>,
+}
+
+impl ServedTool {
+    /// Its position in [`Built::templates`] (ascending name order).
+    pub fn index(&self) -> usize {
+        self.index
+    }
+}
+
+impl Deref for ServedTool {
+    type Target = Template;
+
+    fn deref(&self) -> &Template {
+        &self.template
+    }
 }
 
 /// Stage 5a: read the manifest (at most 1,000,000 bytes) and decode and validate it → `template_invalid`.
@@ -192,5 +234,5 @@ pub fn finish(mut templates: Vec<Template>) -> Result<Built, AppError> {
         })
         .collect();
     let catalog = catalog::build(&listing)?;
-    Ok(Built { templates, catalog })
+    Ok(Built { templates: templates.into_iter().map(Arc::new).collect(), catalog })
 }

@@ -14,7 +14,7 @@ use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
 use crate::apps::runtime::{ApiTool, CancelToken, ModelPort, ModelReply, ToolAnswer, ToolPort, ToolReply};
-use crate::apps::Built;
+use crate::apps::ServedTool;
 use crate::codes::model::ModelFailure;
 use crate::json::Value;
 use crate::providers::runtime::ProviderRuntime;
@@ -25,7 +25,7 @@ use crate::traces::RunInspection;
 
 /// What identifies the run a borrow serves.
 pub struct Borrowed {
-    pub tool: usize,
+    pub tool: ServedTool,
     pub trace: TraceId,
     pub run_deadline: Instant,
     /// The run's inspection file (traces.md §8), when inspection is configured.
@@ -35,8 +35,7 @@ pub struct Borrowed {
 /// The provider work of one run.
 pub struct Borrow {
     runtime: Arc<ProviderRuntime>,
-    built: Arc<Built>,
-    tool: usize,
+    tool: ServedTool,
     trace: TraceId,
     run_deadline: Instant,
     inspection: Option<Arc<RunInspection>>,
@@ -47,17 +46,11 @@ pub struct Borrow {
 
 impl Borrow {
     /// A borrow for one activation; `handle` is the runtime the calls run on (the Luau thread blocks on it).
-    pub fn new(
-        runtime: Arc<ProviderRuntime>,
-        built: Arc<Built>,
-        call: Borrowed,
-        cancel: CancelToken,
-    ) -> Option<Borrow> {
+    pub fn new(runtime: Arc<ProviderRuntime>, call: Borrowed, cancel: CancelToken) -> Option<Borrow> {
         let handle = Handle::try_current().ok()?;
         let Borrowed { tool, trace, run_deadline, inspection } = call;
         Some(Borrow {
             runtime,
-            built,
             tool,
             trace,
             run_deadline,
@@ -73,24 +66,18 @@ impl Borrow {
     pub async fn call_async(&self, mission: &str, alias: &str, arguments: Option<Value>) -> ToolAnswer {
         let unsent = |reply| ToolAnswer { reply, request_id: None };
         // Step 1: only the mission's reachable aliases (config.md §6.5 S7), before anything else.
-        let grant = self
-            .built
-            .templates
-            .get(self.tool)
-            .and_then(|t| t.selections.missions.get(mission))
-            .and_then(|grants| grants.get(alias));
+        let grant = self.tool.selections.missions.get(mission).and_then(|grants| grants.get(alias));
         let Some(grant) = grant else {
             return unsent(ToolReply::failed(FailureClass::ToolNotGranted, Dispatch::False));
         };
         let Some(arguments) = arguments else {
             return unsent(ToolReply::failed(FailureClass::McpRequestInvalid, Dispatch::False));
         };
-        let snapshot =
-            self.built.templates.get(self.tool).and_then(|t| t.selections.snapshots.get(&grant.declaration));
+        let snapshot = self.tool.selections.snapshots.get(&grant.declaration);
         if let Some(directory) = snapshot {
             return unsent(self.hist(directory.clone(), &grant.upstream_tool, arguments).await);
         }
-        let Some(site) = self.runtime.site(self.tool, &grant.declaration) else {
+        let Some(site) = self.runtime.site(self.tool.index(), &grant.declaration) else {
             return unsent(ToolReply::failed(FailureClass::ProviderUnavailable, Dispatch::False));
         };
         let cancel = || {
@@ -166,13 +153,13 @@ fn unknown_run() -> Value {
 
 impl ModelPort for Borrow {
     fn declared(&self, name: &str) -> bool {
-        self.built.templates.get(self.tool).is_some_and(|t| t.selections.models.iter().any(|m| m == name))
+        self.tool.selections.models.iter().any(|m| m == name)
     }
 
     /// models.md §5.1: one model request of this run, on the gateway's runtime; the run's blocking thread
     /// waits here.
     fn chat(&self, name: &str, request: Option<Value>) -> ModelReply {
-        let Some(site) = self.runtime.model(self.tool, name) else {
+        let Some(site) = self.runtime.model(self.tool.index(), name) else {
             return ModelReply::Failed { class: ModelFailure::Unavailable, dispatch: Dispatch::False };
         };
         let Some(request) = request else {
@@ -203,7 +190,7 @@ impl ToolPort for Borrow {
     /// execution.md §12.5: the mission's grant set (config.md §6.5 S7), each alias with the facts its
     /// site kept from acquisition; no upstream request.
     fn granted_tools(&self, mission: &str) -> Vec<ApiTool> {
-        let Some(template) = self.built.templates.get(self.tool) else { return Vec::new() };
+        let template = &self.tool;
         let Some(grants) = template.selections.missions.get(mission) else { return Vec::new() };
         grants
             .iter()
@@ -219,7 +206,7 @@ impl ToolPort for Borrow {
                         effect: grant.effect,
                     });
                 }
-                let site = self.runtime.site(self.tool, &grant.declaration)?;
+                let site = self.runtime.site(self.tool.index(), &grant.declaration)?;
                 let listed = site.listed.get(&grant.upstream_tool)?;
                 Some(ApiTool {
                     alias: alias.clone(),

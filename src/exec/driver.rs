@@ -4,8 +4,9 @@
 //! heartbeats after every 5,000 ms of silence, cancellation when the client is gone or the drain cuts off,
 //! the deadline, classification, result validation, publication within 10,000 ms, and the release order of
 //! execution.md §10 (run settled → audit record durable → message written, abandoned or skipped → run slot →
-//! request lease). It does not own the application runtime (`runner`), the result shapes (`result`), the
-//! stream's mechanics (`stream`) or the audit's durability (`crate::audit`).
+//! request lease). The settle path after the run (the outcome table, the audit, the trace's end) is
+//! `settle`, shared with the PCC front. It does not own the application runtime (`runner`), the result
+//! shapes (`result`), the stream's mechanics (`stream`) or the audit's durability (`crate::audit`).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
@@ -17,9 +18,11 @@ use tokio::time::Instant as TokioInstant;
 use super::outcome::{fixed_text, Dispatch, Outcome};
 use super::result::{message_event, success_response, tool_error_response};
 use super::runner::Ran;
+use super::settle::{self, Client, Ending, Render, Settled};
 use super::stream::{self, StreamWriter, HEARTBEAT};
 use super::{trace, Shared};
-use crate::audit::{AuditRecord, CallId};
+use crate::apps::ServedTool;
+use crate::audit::CallId;
 use crate::config::manifest::Effect;
 use crate::http::response::ResponseBody;
 use crate::mcp::call::AdmittedCall;
@@ -47,9 +50,7 @@ pub struct Settlement {
 /// Answers one admitted call (C5 onward).
 pub fn answer(shared: &Arc<Shared>, call: AdmittedCall) -> hyper::Response<ResponseBody> {
     let progress = call.progress.clone();
-    let Some(template) = shared.built.templates.get(call.tool) else {
-        return refuse(RpcError::Internal, call);
-    };
+    let template = call.tool.clone();
     // C5 (execution.md §3.1): invalid input is committed and answered without a run slot, even while every
     // slot is used.
     if !template.input.is_valid(&call.arguments) {
@@ -76,7 +77,7 @@ pub fn answer(shared: &Arc<Shared>, call: AdmittedCall) -> hyper::Response<Respo
     // commit; then the run's artifacts (traces.md §4.2), whose failure refuses the call before it runs.
     let (call_id, trace_id) = (CallId::random(), TraceId::fresh());
     let start = trace::Start {
-        tool: call.tool,
+        tool: &call.tool,
         front: trace::Front::Mcp,
         call_id: &call_id,
         trace_id: &trace_id,
@@ -96,7 +97,7 @@ pub fn answer(shared: &Arc<Shared>, call: AdmittedCall) -> hyper::Response<Respo
     let owner = shared.run_owner.clone();
     drop(owner.spawn_linked(async move {
         let AdmittedCall { tool, arguments, id, lease, .. } = call;
-        let call = Call { tool, id: &id, call_id, trace_id, traced, run: &run, deadline };
+        let call = Call { tool: &tool, id: &id, call_id, trace_id, traced, run: &run, deadline };
         let settlement = drive(&shared, call, arguments, queued, writer).await;
         tracing::debug!(
             outcome = settlement.outcome.as_str(),
@@ -138,8 +139,8 @@ async fn publish_only(
 
 /// What identifies one reserved call while it is driven.
 struct Call<'a> {
-    /// The template index.
-    tool: usize,
+    /// The served tool, resolved by the front.
+    tool: &'a ServedTool,
     /// The JSON-RPC id (published, never audited).
     id: &'a RequestId,
     /// The audit's call id (audited, never published; execution.md §3.4).
@@ -173,7 +174,7 @@ async fn drive(
         Ok(Err(stream::Gone)) | Err(_) => {
             writer.abandon();
             // audit-events.md §3.5: a commit that could not be written counts as publication_failed.
-            shared.events.publication_failed(tool);
+            shared.events.publication_failed(tool.index());
             trace::end(shared, tool, traced, Outcome::PublicationFailed, Dispatch::False, true);
             return Settlement {
                 outcome: Outcome::PublicationFailed,
@@ -183,38 +184,16 @@ async fn drive(
         }
     }
     let started_at = SystemTime::now();
-    let activation = shared.runner.activate(&shared.built, tool, arguments, deadline, trace_id, &traced);
-    // execution.md §6.2: a panic of the run's part of this task (outside the Luau call, which has its
-    // own guard) is a run lost before it settled; this task, the call's owner, still answers it.
-    let watched = std::panic::AssertUnwindSafe(async {
-        let watched = watch_run(activation, &mut writer, run, deadline).await;
-        if fault::injected(FaultPoint::PanicInRun) {
-            panic!("injected fault: a panic in a run task outside Luau");
-        }
-        watched
-    });
-    let (ran, disconnected) = match futures::FutureExt::catch_unwind(watched).await {
-        Ok(watched) => watched,
-        Err(_panic) => (Ran::Lost, writer.is_gone()),
-    };
-    let classified = classify(shared, tool, id, ran);
-    if classified.outcome == Outcome::InternalError {
-        // execution.md §6.2: a run lost before it settled fences run admission (its owner's loss) before
-        // anything is released.
-        shared.run_owner.report_lost_work();
-    }
-    let Classified { outcome, dispatch, response } = classified;
+    let activation = shared.runner.activate(tool, arguments, deadline, trace_id, &traced);
+    let watched = settle::guarded(watch_run(activation, &mut writer, run, deadline)).await;
+    let (ran, disconnected) = watched.unwrap_or_else(|| (Ran::Lost, writer.is_gone()));
     // execution.md §5.2: found gone before classification: cancelled, and nothing is written.
-    let outcome = if disconnected { outcome.strongest(Outcome::Cancelled) } else { outcome };
-    // execution.md §10: a dispatched write call's record is durable before anything is published. The run
-    // slot is still held (the caller releases it after this returns).
-    let audited = audit(shared, tool, call_id, started_at, outcome, dispatch, disconnected).await;
-    // traces.md §5.5: after the audit record is durable, before the message is published.
-    trace::end(shared, tool, traced, outcome, dispatch, disconnected);
-    if let Err(AuditLost) = audited {
-        // execution.md §10 "Audit failure": nothing is published (the stream closes without a message event);
-        // the committer already stopped the domain (exit 70), and the slot is never handed to new work.
-        shared.runs.fence();
+    let client = Client { stopped: disconnected, disconnected };
+    let ending = Ending { tool, id, call_id, started_at, traced };
+    let Settled { outcome, dispatch, response, audit_lost } =
+        settle::settle(shared, ending, ran, client, &McpShapes).await;
+    if audit_lost {
+        // execution.md §10 "Audit failure": nothing is published (the stream closes without a message event).
         writer.abandon();
         return Settlement { outcome, dispatch, disconnected };
     }
@@ -235,38 +214,8 @@ async fn drive(
     // unless cleanup_failed or cancelled applied already.
     writer.abandon();
     // audit-events.md §3.5: counted also when cleanup_failed or cancelled keeps the outcome.
-    shared.events.publication_failed(tool);
+    shared.events.publication_failed(tool.index());
     Settlement { outcome: outcome.strongest(Outcome::PublicationFailed), dispatch, disconnected: true }
-}
-
-/// The record could not be made durable.
-pub(crate) struct AuditLost;
-
-/// Writes the audit record of a dispatched write call and waits until it is durable
-/// (audit-events.md §2.2); read tools and undispatched calls are not audited.
-pub(crate) async fn audit(
-    shared: &Shared,
-    tool: usize,
-    call_id: CallId,
-    started_at: SystemTime,
-    outcome: Outcome,
-    dispatch: Dispatch,
-    disconnected: bool,
-) -> Result<(), AuditLost> {
-    let Some(template) = shared.built.templates.get(tool) else { return Ok(()) };
-    if template.effect != Effect::Write || dispatch == Dispatch::False {
-        return Ok(());
-    }
-    let Some(log) = &shared.audit else { return Err(AuditLost) };
-    let record = AuditRecord {
-        call_id,
-        tool_name: template.name.clone(),
-        started_at,
-        outcome,
-        dispatch,
-        disconnected,
-    };
-    log.record(&record).await.map_err(|_| AuditLost)
 }
 
 /// Waits for the run to settle while writing heartbeats, cancelling it when the client is gone, the
@@ -313,47 +262,15 @@ async fn watch_run(
     }
 }
 
-/// The classified call: outcome, dispatch, and the JSON-RPC response to publish.
-struct Classified {
-    outcome: Outcome,
-    dispatch: Dispatch,
-    response: String,
-}
+/// The `/mcp` shapes of the settled call's response (execution.md §8).
+struct McpShapes;
 
-/// execution.md §6 and §8: from how the run settled to the outcome and its response.
-fn classify(shared: &Shared, tool: usize, id: &RequestId, ran: Ran) -> Classified {
-    let Some(template) = shared.built.templates.get(tool) else {
-        return failure(Effect::Read, id, Outcome::InternalError, Dispatch::Unknown, None);
-    };
-    let effect = template.effect;
-    match ran {
-        Ran::Returned(value) => {
-            // execution.md §8 step 3, then step 4.
-            if !template.result.is_valid(&value) {
-                return failure(effect, id, Outcome::InvalidResult, Dispatch::True, None);
-            }
-            match success_response(id, value) {
-                Ok(response) => Classified { outcome: Outcome::Success, dispatch: Dispatch::True, response },
-                Err(_) => failure(effect, id, Outcome::InvalidResult, Dispatch::True, None),
-            }
-        }
-        Ran::NotConvertible => failure(effect, id, Outcome::InvalidResult, Dispatch::True, None),
-        Ran::Failed { detail } => {
-            failure(effect, id, Outcome::ExecutionFailed, Dispatch::True, detail.as_deref())
-        }
-        Ran::Cancelled => failure(effect, id, Outcome::Cancelled, Dispatch::True, None),
-        Ran::Lost => failure(effect, id, Outcome::InternalError, Dispatch::Unknown, None),
-        Ran::CleanupFailed => failure(effect, id, Outcome::CleanupFailed, Dispatch::Unknown, None),
+impl Render for McpShapes {
+    fn success(&self, id: &RequestId, value: crate::json::Value) -> Option<String> {
+        success_response(id, value).ok()
     }
-}
 
-fn failure(
-    effect: Effect,
-    id: &RequestId,
-    outcome: Outcome,
-    dispatch: Dispatch,
-    detail: Option<&str>,
-) -> Classified {
-    let response = tool_error_response(id, fixed_text(effect, dispatch, outcome), detail);
-    Classified { outcome, dispatch, response }
+    fn tool_error(&self, id: &RequestId, text: &str, detail: Option<&str>, _: Outcome) -> String {
+        tool_error_response(id, text, detail)
+    }
 }

@@ -18,7 +18,7 @@ use crate::apps::runtime::{
     RunObserver, RunPorts, ToolPort, ToolReply, ToolReturned, HERE_SLICE,
 };
 use crate::apps::template::Run;
-use crate::apps::Built;
+use crate::apps::ServedTool;
 use crate::json::Value;
 use crate::providers::runtime::ProviderRuntime;
 use crate::providers::trace::TraceId;
@@ -33,8 +33,7 @@ pub struct LuauRunner {
 impl Runner for LuauRunner {
     fn activate(
         &self,
-        built: &Arc<Built>,
-        tool: usize,
+        tool: &ServedTool,
         input: Value,
         deadline: Instant,
         trace: TraceId,
@@ -46,25 +45,29 @@ impl Runner for LuauRunner {
         // `tool_not_granted`, the same answer the port would give after its grant check): it needs no
         // borrow, and its run is pure, so it may be tried on this thread (`luau_run`).
         // A tool with workflow model providers reaches its model sites through the borrow too (models.md §7).
-        let grants = built.templates.get(tool).is_some_and(|t| {
-            t.selections.missions.values().any(|g| !g.is_empty()) || !t.selections.models.is_empty()
-        });
+        let grants =
+            tool.selections.missions.values().any(|g| !g.is_empty()) || !tool.selections.models.is_empty();
         let borrow = self.providers.as_ref().filter(|_| grants).and_then(|runtime| {
             let deadline = tokio::time::Instant::from_std(deadline);
-            let call = Borrowed { tool, trace, run_deadline: deadline, inspection: files.inspection.clone() };
-            Borrow::new(runtime.clone(), built.clone(), call, token.clone()).map(Arc::new)
+            let call = Borrowed {
+                tool: tool.clone(),
+                trace,
+                run_deadline: deadline,
+                inspection: files.inspection.clone(),
+            };
+            Borrow::new(runtime.clone(), call, token.clone()).map(Arc::new)
         });
-        let forward = built.templates.get(tool).and_then(|t| match &t.run {
+        let forward = match &tool.run {
             Run::Forward { mission, tool } => Some((mission.clone(), tool.clone())),
             Run::Luau => None,
-        });
+        };
         let settled = match forward {
             Some((mission, alias)) => {
                 forward_run(borrow, token.clone(), Forward { mission, alias, input, observer })
             }
             None => {
                 let ports = Ports { borrow, observer };
-                luau_run(built.clone(), tool, input, deadline, token.clone(), ports)
+                luau_run(tool.clone(), input, deadline, token.clone(), ports)
             }
         };
         Activation { settled, cancel: Box::new(move || token.cancel()) }
@@ -80,15 +83,13 @@ struct Ports {
 }
 
 fn luau_run(
-    built: Arc<Built>,
-    tool: usize,
+    template: ServedTool,
     input: Value,
     deadline: Instant,
     token: CancelToken,
     ports: Ports,
 ) -> Settled {
     Box::pin(async move {
-        let Some(template) = built.templates.get(tool) else { return Ran::Lost };
         let limits = CallLimits::for_application(template.memory_bytes, deadline);
         let Ports { borrow, observer } = ports;
         // A run with no upstream reaches nothing outside its sandboxes, so it is first tried here, on the
@@ -112,7 +113,7 @@ fn luau_run(
                 let models = borrow.clone().map(|b| b as Arc<dyn ModelPort>);
                 let observer = observer.map(|o| o as Arc<dyn RunObserver>);
                 let ports = RunPorts { tools, models, observer };
-                on_run_thread(built.clone(), tool, input, limits, token, ports).await
+                on_run_thread(template.clone(), input, limits, token, ports).await
             }
             end => {
                 if let (Some(observer), Some(held)) = (&observer, &held) {
@@ -140,8 +141,7 @@ fn luau_run(
 /// state, so the collection is off the call's path. A thread that dies before answering drops `answer`:
 /// `None`, a lost run (execution.md §6.2).
 async fn on_run_thread(
-    built: Arc<Built>,
-    tool: usize,
+    template: ServedTool,
     input: Value,
     limits: CallLimits,
     token: CancelToken,
@@ -149,14 +149,11 @@ async fn on_run_thread(
 ) -> Option<RunEnd> {
     let (answer, answered) = tokio::sync::oneshot::channel();
     drop(tokio::task::spawn_blocking(move || {
-        let end = built
-            .templates
-            .get(tool)
-            .map(|template| run_workflow_with(&template.luau, &input, limits, &token, ports));
+        let end = run_workflow_with(&template.luau, &input, limits, &token, ports);
         let _ = answer.send(end);
         tidy_after_run();
     }));
-    answered.await.ok().flatten()
+    answered.await.ok()
 }
 
 /// A forward application's one call (execution.md §13) and the trace that records it.

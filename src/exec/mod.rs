@@ -1,7 +1,8 @@
 //! Execution of an admitted `tools/call` (execution.md §2–§10): what happens after the front's C4.
 //!
 //! Owns the call's life from the input check to the release of its run slot: [`driver`] orders it,
-//! [`stream`] writes the committed event stream, [`result`] builds the exact result shapes, [`outcome`]
+//! `settle` is the path after the run that the PCC front shares (the outcome table, the audit, the trace's
+//! end), [`stream`] writes the committed event stream, [`result`] builds the exact result shapes, [`outcome`]
 //! holds the outcomes' precedence and fixed texts (the closed codes are `crate::codes::outcome`), and [`runner`] is the seam to the application
 //! runtime ([`luau_runner`] runs Luau workflows). A dispatched write call's record goes through
 //! [`Shared::audit`] before publication. It does not own HTTP validation (`crate::mcp`), the runtime's
@@ -13,6 +14,7 @@ pub mod luau_runner;
 pub mod outcome;
 pub mod result;
 pub mod runner;
+pub(crate) mod settle;
 pub mod stream;
 pub(crate) mod trace;
 

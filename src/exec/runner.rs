@@ -7,10 +7,9 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::time::Instant;
 
-use crate::apps::Built;
+use crate::apps::ServedTool;
 use crate::json::Value;
 use crate::providers::trace::TraceId;
 use crate::traces::RunFiles;
@@ -45,7 +44,7 @@ pub struct Activation {
 
 /// Starts runs.
 pub trait Runner: Send + Sync + 'static {
-    /// Activates tool `tool` of `built` for `input` (already valid against the input contract), bounded
+    /// Activates the served tool `tool` for `input` (already valid against the input contract), bounded
     /// by `deadline`. Called only after the commit is complete (execution.md §4.2). `trace` is the call's
     /// trace id (execution.md §2): every provider call the run makes carries it in `_meta.traceparent`
     /// (providers.md §11); on the PCC front it is the stream's (pcc.md §12). `files` are the call's trace,
@@ -53,8 +52,7 @@ pub trait Runner: Send + Sync + 'static {
     /// file, which every provider call of the run writes its bodies to (traces.md §8).
     fn activate(
         &self,
-        built: &Arc<Built>,
-        tool: usize,
+        tool: &ServedTool,
         input: Value,
         deadline: Instant,
         trace: TraceId,

@@ -5,6 +5,7 @@
 //! or the records (`crate::traces`), nor the run's own records (its observer, `luau_runner`).
 
 use super::Shared;
+use crate::apps::ServedTool;
 use crate::audit::CallId;
 use crate::codes::outcome::{Dispatch, Outcome};
 use crate::json::Value;
@@ -23,7 +24,7 @@ pub(crate) struct Refused;
 
 /// What identifies the call in its `run_start` record.
 pub(crate) struct Start<'a> {
-    pub tool: usize,
+    pub tool: &'a ServedTool,
     pub front: Front,
     pub call_id: &'a CallId,
     pub trace_id: &'a TraceId,
@@ -34,7 +35,6 @@ pub(crate) struct Start<'a> {
 /// traces.md §4.2: the call's files (none when neither traces nor inspection is configured).
 pub(crate) fn reserve(shared: &Shared, start: Start<'_>) -> Result<RunFiles, Refused> {
     let Some(artifacts) = &shared.artifacts else { return Ok(RunFiles::default()) };
-    let Some(template) = shared.built.templates.get(start.tool) else { return Ok(RunFiles::default()) };
     let (call_id, trace_id) = (start.call_id.hex(), start.trace_id.hex());
     let front = match start.front {
         Front::Mcp => "mcp",
@@ -42,7 +42,7 @@ pub(crate) fn reserve(shared: &Shared, start: Start<'_>) -> Result<RunFiles, Ref
     };
     let run_start = RunStart {
         run_ref: "",
-        tool: &template.name,
+        tool: &start.tool.name,
         front,
         call_id: &call_id,
         trace_id: &trace_id,
@@ -51,12 +51,12 @@ pub(crate) fn reserve(shared: &Shared, start: Start<'_>) -> Result<RunFiles, Ref
     };
     match artifacts.reserve(run_start) {
         Err(OutOfDescriptors) => {
-            shared.events.artifact_failed(start.tool);
+            shared.events.artifact_failed(start.tool.index());
             Err(Refused)
         }
         Ok(files) => {
             if files.failed_now {
-                shared.events.artifact_failed(start.tool);
+                shared.events.artifact_failed(start.tool.index());
             }
             Ok(files)
         }
@@ -67,7 +67,7 @@ pub(crate) fn reserve(shared: &Shared, start: Start<'_>) -> Result<RunFiles, Ref
 /// (traces.md §7; a failure already counted at the reservation is not counted again).
 pub(crate) fn end(
     shared: &Shared,
-    tool: usize,
+    tool: &ServedTool,
     files: RunFiles,
     outcome: Outcome,
     dispatch: Dispatch,
@@ -82,6 +82,6 @@ pub(crate) fn end(
         clean &= trace.end(&end);
     }
     if !clean && !files.failed_now {
-        shared.events.artifact_failed(tool);
+        shared.events.artifact_failed(tool.index());
     }
 }

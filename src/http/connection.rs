@@ -49,15 +49,17 @@ use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Request, Response, Version};
 use hyper_util::rt::{TokioIo, TokioTimer};
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::watch;
 use tokio::time::Instant;
 
 use crate::http::activity::ReadActivity;
+// Re-exported where the connection's seam was first named (`testing::http::connection`).
+pub use crate::http::io::{ConnIo, IoLayer, PlainIo};
 use crate::http::observed::ObservedIo;
 use crate::http::progress::WriteProgress;
-use crate::http::response::{EmptyBodyStatus, ResponseBody};
+use crate::http::response::ResponseBody;
 use crate::http::router::Router;
 use crate::http::slots::ConnectionSlot;
 use crate::http::version::{Http11Status, VersionMark};
@@ -75,33 +77,6 @@ pub const MAX_HEAD_BYTES: usize = 8_192 * (1 + MAX_HEADER_LINES) + 2;
 pub const LINGER_TIME: Duration = Duration::from_millis(1_000);
 /// How many bytes a closing connection discards at most before it closes anyway.
 pub const LINGER_BYTES: usize = 1 << 20;
-
-/// The IO a connection is served over: the accepted stream, or a guard around it.
-pub trait ConnIo: AsyncRead + AsyncWrite + Send + Unpin + 'static {
-    /// The empty-body refusal a head guard decided (http-mcp.md §2.4), if any. Asked once, after hyper
-    /// has ended; the connection layer then writes it and closes.
-    fn refusal(&mut self) -> Option<EmptyBodyStatus> {
-        None
-    }
-}
-
-impl ConnIo for TcpStream {}
-
-/// Wraps each accepted stream before hyper sees it: the place where the head guard of http-mcp.md §2.4 plugs
-/// in.
-pub trait IoLayer: Send + Sync + 'static {
-    /// The IO for one accepted connection.
-    fn wrap(&self, stream: TcpStream) -> Box<dyn ConnIo>;
-}
-
-/// The identity layer: hyper reads the socket directly.
-pub struct PlainIo;
-
-impl IoLayer for PlainIo {
-    fn wrap(&self, stream: TcpStream) -> Box<dyn ConnIo> {
-        Box::new(stream)
-    }
-}
 
 /// The per-connection settings (none is configurable in a deployment; tests shorten the timers).
 #[derive(Clone, Copy, Debug)]

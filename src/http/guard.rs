@@ -20,8 +20,8 @@ use std::task::{ready, Context, Poll};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 
-use crate::http::connection::{ConnIo, IoLayer};
 use crate::http::head_scan::{HeadScanner, Scan};
+use crate::http::io::{ConnIo, IoLayer};
 use crate::http::response::EmptyBodyStatus;
 
 /// The layer the real listener uses: every accepted stream is wrapped in a [`Guarded`].

@@ -16,8 +16,9 @@ use tokio::sync::watch;
 
 use crate::codes::domain::Readiness;
 use crate::http::acceptor::{self, LoopEnd};
-use crate::http::connection::{self, ConnectionConfig, IoLayer, PlainIo, Signals};
+use crate::http::connection::{self, ConnectionConfig, Signals};
 use crate::http::fields::authority_of;
+use crate::http::io::{IoLayer, PlainIo};
 use crate::http::mcp::{McpEndpoint, MethodOnly};
 use crate::http::router::Router;
 use crate::http::slots::{SlotSnapshot, Slots};

@@ -3,7 +3,7 @@
 //!
 //! Owns the transport rules up to the point where a request reaches an endpoint. It does not own what
 //! `POST /mcp` means (the MCP front plugs in through [`mcp::McpEndpoint`]), the parser limits that hyper
-//! cannot enforce are the [`guard`] (an [`connection::IoLayer`] over [`head_scan`]), admission policy (the pools
+//! cannot enforce are the [`guard`] (an [`io::IoLayer`] over [`head_scan`]), admission policy (the pools
 //! come from `ptc_actors`), or readiness (a snapshot it only reads).
 //!
 //! The path of a connection: [`socket`] binds (stage 11a) → [`listener`] starts the one
@@ -19,6 +19,7 @@ pub mod fields;
 pub mod guard;
 pub mod head_scan;
 pub mod health;
+pub mod io;
 pub mod listener;
 pub mod mcp;
 pub mod observed;
@@ -31,7 +32,8 @@ pub mod version;
 
 pub use acceptor::LoopEnd;
 pub use activity::ReadActivity;
-pub use connection::{CloseSignal, ConnIo, IoLayer};
+pub use connection::CloseSignal;
+pub use io::{ConnIo, IoLayer};
 pub use listener::{BoundListener, ListenerControl, ListenerSettings, RunningListener};
 pub use response::ResponseBody;
 pub use slots::SlotSnapshot;

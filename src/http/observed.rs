@@ -13,7 +13,7 @@ use std::task::{Context, Poll};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 use crate::http::activity::ReadActivity;
-use crate::http::connection::ConnIo;
+use crate::http::io::ConnIo;
 use crate::http::progress::WriteProgress;
 use crate::http::response::EmptyBodyStatus;
 

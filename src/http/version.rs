@@ -18,7 +18,7 @@ use std::task::{Context, Poll};
 
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
-use crate::http::connection::ConnIo;
+use crate::http::io::ConnIo;
 use crate::http::response::EmptyBodyStatus;
 
 /// The prefix hyper writes for an HTTP/1.0 request, and the byte that becomes `1`.

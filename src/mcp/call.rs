@@ -8,15 +8,15 @@
 
 use ptc_actors::Lease;
 
+use crate::apps::ServedTool;
 use crate::http::mcp::ResponseFuture;
 use crate::json::Value;
 use crate::mcp::rpc::{RequestId, RpcError};
 
 /// A `tools/call` that passed C1–C4.
 pub struct AdmittedCall {
-    /// The served tool: an index into the built templates (`crate::apps::Built::templates`), which are in
-    /// ascending name order.
-    pub tool: usize,
+    /// The served tool, resolved at C2.
+    pub tool: ServedTool,
     /// The raw `arguments` object, `{}` when the member was absent (http-mcp.md §7.7).
     pub arguments: Value,
     /// The validated request id, echoed in the response.

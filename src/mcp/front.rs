@@ -14,7 +14,7 @@ use hyper::body::{Body, Incoming};
 use hyper::{HeaderMap, Request, Response, Version};
 use ptc_actors::{AdmissionPool, Refusal as PoolRefusal};
 
-use crate::apps::{catalog, Built};
+use crate::apps::{catalog, Built, ServedTool};
 use crate::codes::domain::Readiness;
 use crate::http::connection::CloseSignal;
 use crate::http::fields::authority_matches;
@@ -64,7 +64,7 @@ enum Decision {
     /// A JSON answer (an error, or the discover or list result).
     Answer(Response<ResponseBody>),
     /// A `tools/call` that passed C4.
-    Call { tool: usize, arguments: Value, id: RequestId },
+    Call { tool: ServedTool, arguments: Value, id: RequestId },
 }
 
 impl McpFront {
@@ -157,16 +157,14 @@ impl McpFront {
         if !tool::name_matches(headers, name) {
             return fail(RpcError::HeaderMismatch);
         }
-        let templates = &self.settings.built.templates;
-        let Some(index) = tool::find(templates, name) else { return fail(RpcError::InvalidParams) };
-        let Some(template) = templates.get(index) else { return fail(RpcError::Internal) };
-        if !params::matches(headers, &template.header_params, &arguments) {
+        let Some(tool) = tool::find(&self.settings.built, name) else { return fail(RpcError::InvalidParams) };
+        if !params::matches(headers, &tool.header_params, &arguments) {
             return fail(RpcError::HeaderMismatch);
         }
         if !self.settings.readiness.is_ready() {
             return fail(RpcError::Unavailable);
         }
-        Decision::Call { tool: index, arguments, id }
+        Decision::Call { tool, arguments, id }
     }
 }
 

@@ -1,12 +1,13 @@
 //! Steps C1 and C2 (http-mcp.md §8.1, §8.2): the `Mcp-Name` header names the called tool, and a served
 //! tool has that name.
 //!
-//! Owns the header comparison (decoded by http-mcp.md §9.5, then byte equality) and the lookup over the built
-//! templates, which are in ascending byte order of their names (so a binary search finds one).
+//! Owns the header comparison (decoded by http-mcp.md §9.5, then byte equality) and C2's lookup, which
+//! resolves the name once into the [`ServedTool`] the call carries from here on (the search itself is
+//! [`Built::find`]: the templates are in ascending byte order of their names).
 
 use hyper::HeaderMap;
 
-use crate::apps::Template;
+use crate::apps::{Built, ServedTool};
 use crate::mcp::consistency::NAME_HEADER;
 use crate::mcp::fields::exactly_one;
 use crate::mcp_param::encoding::decode;
@@ -16,9 +17,9 @@ pub fn name_matches(headers: &HeaderMap, name: &str) -> bool {
     exactly_one(headers, NAME_HEADER).and_then(decode).is_some_and(|decoded| decoded == name)
 }
 
-/// C2: the index of the served tool called `name`.
-pub fn find(templates: &[Template], name: &str) -> Option<usize> {
-    templates.binary_search_by(|t| t.name.as_bytes().cmp(name.as_bytes())).ok()
+/// C2: the served tool called `name`.
+pub fn find(built: &Built, name: &str) -> Option<ServedTool> {
+    built.find(name)
 }
 
 #[cfg(test)]

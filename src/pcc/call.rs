@@ -4,9 +4,10 @@
 //! Owns what differs from the `/mcp` driver (`crate::exec::driver`): there is no commit and no heartbeat
 //! (the stream is already open, liveness is HTTP/2 keepalive), cancellation arrives as a [`Stop`] from the
 //! stream (reset, or `notifications/cancelled`), and the outcome is rendered with `result`. It shares the
-//! runner, the audit hook (`driver::audit`) and the release order of `crate::exec`: run settled → audit
-//! record durable → response handed to the stream (by the caller, within 10,000 ms) → run slot. It does
-//! not own the stream or the publication itself (`stream`).
+//! runner, the settle path (`crate::exec::settle`: the outcome table, the audit hook, the trace's end)
+//! and the release order of `crate::exec`: run settled → audit record durable → response handed to the
+//! stream (by the caller, within 10,000 ms) → run slot. It does not own the stream or the publication
+//! itself (`stream`).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
@@ -16,16 +17,16 @@ use tokio::sync::watch;
 
 use super::result::{success, tool_error};
 use super::wire::PccError;
+use crate::apps::ServedTool;
 use crate::audit::CallId;
 use crate::config::manifest::Effect;
-use crate::exec::driver::{audit, AuditLost};
 use crate::exec::outcome::{fixed_text, Dispatch, Outcome};
 use crate::exec::runner::Ran;
+use crate::exec::settle::{self, Client, Ending, Render, Settled as Ended};
 use crate::exec::{trace, Shared};
 use crate::json::Value;
 use crate::mcp::rpc::RequestId;
 use crate::providers::trace::TraceId;
-use crate::support::fault::{self, FaultPoint};
 use crate::traces::RunFiles;
 
 /// Why the stream stopped a call in flight (pcc.md §11).
@@ -40,8 +41,8 @@ pub enum Stop {
 
 /// One PCC `tools/call` as the stream hands it to execution (pcc.md §7.5 steps 6–7).
 pub struct PccCall {
-    /// The served tool: an index into the built templates.
-    pub tool: usize,
+    /// The served tool, resolved at the stream's `tools/call` check (pcc.md §7.5 step 4).
+    pub tool: ServedTool,
     /// The `arguments` object, `{}` when absent.
     pub arguments: Value,
     /// The caller's JSON-RPC id, echoed in the response.
@@ -73,13 +74,13 @@ pub struct Running {
 pub struct Settled {
     pub response: Option<String>,
     pub run: Lease,
-    pub tool: usize,
+    pub tool: ServedTool,
 }
 
 /// Reserves and starts `call`.
 pub fn begin(shared: &Arc<Shared>, call: PccCall) -> Begun {
     let PccCall { tool, arguments, id, trace, client_deadline } = call;
-    let Some(template) = shared.built.templates.get(tool) else { return Begun::Refused(PccError::Internal) };
+    let template = &tool;
     // execution.md §3.1: invalid input is answered without a run slot, even while every slot is used.
     if !template.input.is_valid(&arguments) {
         let text = fixed_text(template.effect, Dispatch::False, Outcome::InvalidInput);
@@ -98,7 +99,7 @@ pub fn begin(shared: &Arc<Shared>, call: PccCall) -> Begun {
     // execution.md §3.4 and traces.md §4.2: the call id, then the run's artifacts, before it runs.
     let call_id = CallId::random();
     let start = trace::Start {
-        tool,
+        tool: &tool,
         front: trace::Front::Pcc,
         call_id: &call_id,
         trace_id: &trace,
@@ -116,7 +117,7 @@ pub fn begin(shared: &Arc<Shared>, call: PccCall) -> Begun {
     // answers as a lost run (`pcc/stream.rs`).
     let owner = shared.run_owner.clone();
     drop(owner.spawn_linked(async move {
-        let activation = Activation { tool, arguments, trace, deadlines, call_id, traced };
+        let activation = Activation { tool: tool.clone(), arguments, trace, deadlines, call_id, traced };
         let response = drive(&shared, activation, &id, &run, stop_rx).await;
         // The stream may be gone already; the slot is then released here.
         let _ = done_tx.send(Settled { response, run, tool });
@@ -144,7 +145,7 @@ impl Deadlines {
 
 /// What the spawned task activates.
 struct Activation {
-    tool: usize,
+    tool: ServedTool,
     arguments: Value,
     trace: TraceId,
     deadlines: Deadlines,
@@ -170,14 +171,12 @@ async fn drive(
     let started_at = SystemTime::now();
     let deadline = deadlines.earliest();
     let crate::exec::runner::Activation { mut settled, cancel } =
-        shared.runner.activate(&shared.built, tool, arguments, deadline, trace, &traced);
+        shared.runner.activate(&tool, arguments, deadline, trace, &traced);
     let deadline = tokio::time::Instant::from_std(deadline);
     let mut stopped = None;
     let mut cancelled = false;
-    // execution.md §6.2: a panic of the run's part of this task is a run lost before it settled; this
-    // task, the call's owner, still classifies, audits and answers it.
-    let watched = std::panic::AssertUnwindSafe(async {
-        let ran = loop {
+    let watched = settle::guarded(async {
+        loop {
             tokio::select! {
                 ran = &mut settled => break ran,
                 changed = stop.wait_for(Option::is_some), if stopped.is_none() => {
@@ -188,62 +187,34 @@ async fn drive(
                 _ = run.cancelled(), if !cancelled => { cancelled = true; cancel(); }
                 _ = tokio::time::sleep_until(deadline), if !cancelled => { cancelled = true; cancel(); }
             }
-        };
-        if fault::injected(FaultPoint::PanicInRun) {
-            panic!("injected fault: a panic in a run task outside Luau");
         }
-        ran
     });
-    let ran = futures::FutureExt::catch_unwind(watched).await.unwrap_or(Ran::Lost);
+    let ran = watched.await.unwrap_or(Ran::Lost);
     // The client deadline may be seen here first (the run stopped at it) or by the stream (which then
     // stops the call): either way the call is disconnected and nothing is sent (pcc.md §5.2, §11).
     if stopped.is_none() && deadlines.client_expired() {
         stopped = Some(Stop::Disconnected);
     }
-    let (outcome, dispatch, response) = classify(shared, tool, id, ran);
-    if outcome == Outcome::InternalError {
-        // execution.md §6.2 step 4: run admission's owner hears the lost run and is lost itself.
-        shared.run_owner.report_lost_work();
-    }
-    let outcome = if stopped.is_some() { outcome.strongest(Outcome::Cancelled) } else { outcome };
-    let disconnected = stopped == Some(Stop::Disconnected);
+    let client = Client { stopped: stopped.is_some(), disconnected: stopped == Some(Stop::Disconnected) };
+    let ending = Ending { tool: &tool, id, call_id, started_at, traced };
+    let Ended { outcome, dispatch, response, audit_lost } =
+        settle::settle(shared, ending, ran, client, &PccShapes).await;
     tracing::debug!(outcome = outcome.as_str(), dispatch = dispatch.as_str(), "pcc call ended");
-    let audited = audit(shared, tool, call_id, started_at, outcome, dispatch, disconnected).await;
-    // traces.md §5.5: after the audit record is durable, before the response is handed over.
-    trace::end(shared, tool, traced, outcome, dispatch, disconnected);
-    if let Err(AuditLost) = audited {
-        shared.runs.fence();
-        return None;
-    }
-    if stopped.is_some() {
+    if audit_lost || stopped.is_some() {
         return None;
     }
     Some(response)
 }
 
-/// execution.md §6 and §8 with the shapes of pcc.md §8.
-fn classify(shared: &Shared, tool: usize, id: &RequestId, ran: Ran) -> (Outcome, Dispatch, String) {
-    let effect = shared.built.templates.get(tool).map_or(Effect::Read, |t| t.effect);
-    let fail = |outcome: Outcome, dispatch: Dispatch, detail: Option<&str>| {
-        (outcome, dispatch, tool_error(id, fixed_text(effect, dispatch, outcome), detail, outcome))
-    };
-    let Some(template) = shared.built.templates.get(tool) else {
-        return fail(Outcome::InternalError, Dispatch::Unknown, None);
-    };
-    match ran {
-        Ran::Returned(value) => {
-            if !template.result.is_valid(&value) {
-                return fail(Outcome::InvalidResult, Dispatch::True, None);
-            }
-            match success(id, value) {
-                Some(response) => (Outcome::Success, Dispatch::True, response),
-                None => fail(Outcome::InvalidResult, Dispatch::True, None),
-            }
-        }
-        Ran::NotConvertible => fail(Outcome::InvalidResult, Dispatch::True, None),
-        Ran::Failed { detail } => fail(Outcome::ExecutionFailed, Dispatch::True, detail.as_deref()),
-        Ran::Cancelled => fail(Outcome::Cancelled, Dispatch::True, None),
-        Ran::Lost => fail(Outcome::InternalError, Dispatch::Unknown, None),
-        Ran::CleanupFailed => fail(Outcome::CleanupFailed, Dispatch::Unknown, None),
+/// The PCC shapes of the settled call's response (pcc.md §8).
+struct PccShapes;
+
+impl Render for PccShapes {
+    fn success(&self, id: &RequestId, value: Value) -> Option<String> {
+        success(id, value)
+    }
+
+    fn tool_error(&self, id: &RequestId, text: &str, detail: Option<&str>, outcome: Outcome) -> String {
+        tool_error(id, text, detail, outcome)
     }
 }

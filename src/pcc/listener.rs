@@ -8,8 +8,9 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 
+use crate::pcc::drain::Drain;
 use crate::pcc::proto::served::pcc_tool_gateway_server::PccToolGatewayServer;
-use crate::pcc::service::{Drain, PccService};
+use crate::pcc::service::PccService;
 
 /// pcc.md §14: the largest inbound gRPC message (decoded); larger is `RESOURCE_EXHAUSTED`.
 pub const MAX_INBOUND_MESSAGE: usize = 4_194_304;

@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 
 use crate::apps::catalog::{entry, ListingTool, SERVER_NAME};
-use crate::apps::Built;
+use crate::apps::{Built, ServedTool};
 use crate::json::{to_deterministic_string, Map, Value};
 use crate::mcp::rpc::{result_body, RequestId};
 
@@ -30,13 +30,11 @@ pub fn servers(config: &BTreeMap<String, Vec<String>>, built: &Built) -> BTreeMa
     config
         .iter()
         .map(|(id, names)| {
-            let mut tools: Vec<usize> =
-                names.iter().filter_map(|n| crate::mcp::tool::find(&built.templates, n)).collect();
-            tools.sort_unstable();
-            tools.dedup();
-            let entries = tools
+            let mut served: Vec<ServedTool> = names.iter().filter_map(|n| built.find(n)).collect();
+            served.sort_unstable_by_key(ServedTool::index);
+            served.dedup_by_key(|t| t.index());
+            let entries = served
                 .iter()
-                .filter_map(|i| built.templates.get(*i))
                 .map(|t| {
                     entry(&ListingTool {
                         name: &t.name,
@@ -50,6 +48,7 @@ pub fn servers(config: &BTreeMap<String, Vec<String>>, built: &Built) -> BTreeMa
                 .collect();
             let mut result = Map::new();
             result.insert("tools".into(), Value::Array(entries));
+            let tools = served.iter().map(ServedTool::index).collect();
             (id.clone(), Server { tools, listing: to_deterministic_string(&Value::Object(result)) })
         })
         .collect()

@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use ptc_actors::{AdmissionPool, Phase, Refusal};
+use ptc_actors::{AdmissionPool, Refusal};
 use tokio::sync::{mpsc, watch};
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status, Streaming};
@@ -16,6 +16,7 @@ use crate::codes::domain::Readiness;
 use crate::exec::Shared;
 use crate::mcp::bearer::{authorized, BearerDigest};
 use crate::pcc::deadline::client_deadline;
+use crate::pcc::drain::{drain_begun, Drain};
 use crate::pcc::methods::Server;
 use crate::pcc::proto::served::pcc_tool_gateway_server::PccToolGateway;
 use crate::pcc::proto::served::{CreateMcpTransportRequest, CreateMcpTransportResponse};
@@ -27,23 +28,6 @@ use crate::pcc::wire::End;
 const OUTBOUND_QUEUE: usize = 16;
 /// pcc.md §13: `apple-request-uuid` has 1 to 256 bytes in 0x21..0x7E.
 const MAX_REQUEST_UUID_BYTES: usize = 256;
-
-/// The drain state the front follows (pcc.md §15): set by the listener's stopper.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Drain {
-    Serving,
-    /// S1: new streams are refused; idle streams end; a stream with a call waits for its answer.
-    Draining,
-    /// S6: every stream still open ends now.
-    Cutoff,
-}
-
-/// Whether a drain has begun (pcc.md §15): from the signal on, when readiness turns `draining`, although S1
-/// moves the front's own watch only once the listener owners have stopped. Stream admission and a
-/// stream's `tools/call` both ask this, so neither sees a gap between the two.
-pub fn drain_begun(drain: &watch::Receiver<Drain>, readiness: &Readiness) -> bool {
-    *drain.borrow() != Drain::Serving || readiness.phase() == Phase::Draining
-}
 
 /// What the service needs, built once in the listener stage.
 pub struct PccService {

@@ -14,19 +14,19 @@ use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 use tonic::{Status, Streaming};
 
+use crate::apps::ServedTool;
 use crate::codes::domain::Readiness;
-use crate::config::manifest::Effect;
 use crate::exec::outcome::{fixed_text, Dispatch, Outcome};
 use crate::exec::Shared;
 use crate::mcp::rpc::RequestId;
 use crate::pcc::call::{begin, Begun, PccCall, Settled, Stop};
+use crate::pcc::drain::{drain_begun, Drain};
 use crate::pcc::envelope::{classify, Inbound};
 use crate::pcc::methods::{self, Server};
 use crate::pcc::proto::served::create_mcp_transport_request::{Connect, Request};
 use crate::pcc::proto::served::create_mcp_transport_response::{Connected, Response};
 use crate::pcc::proto::served::{CreateMcpTransportRequest, CreateMcpTransportResponse};
 use crate::pcc::result::tool_error;
-use crate::pcc::service::{drain_begun, Drain};
 use crate::pcc::wire::{End, PccError};
 use crate::providers::trace::TraceId;
 use crate::support::fault::{self, FaultPoint};
@@ -63,8 +63,8 @@ enum State {
 /// The call in flight (pcc.md §5.1 `READY`).
 struct InFlight {
     id: RequestId,
-    /// The template index (for the fixed text of a lost run).
-    tool: usize,
+    /// The served tool (for the fixed text of a lost run).
+    tool: ServedTool,
     done: tokio::sync::oneshot::Receiver<Settled>,
     stop: watch::Sender<Option<Stop>>,
     /// `notifications/cancelled` named it: its response is never sent (pcc.md §11).
@@ -198,7 +198,7 @@ impl Conversation {
             // run-admission owner heard it and fences (lifecycle.md §6.3); the client still gets the
             // call's answer, internal_error with dispatch unknown (execution.md §6.2).
             if !call.cancelled {
-                let effect = self.ctx.exec.built.templates.get(call.tool).map_or(Effect::Read, |t| t.effect);
+                let effect = call.tool.effect;
                 let text = fixed_text(effect, Dispatch::Unknown, Outcome::InternalError);
                 let answer = tool_error(&call.id, text, None, Outcome::InternalError);
                 let _ = self.out.send_timeout(Ok(json(answer)), PUBLICATION_TIMEOUT).await;
@@ -210,7 +210,7 @@ impl Conversation {
             let sent = self.out.send_timeout(Ok(json(response)), PUBLICATION_TIMEOUT).await;
             if sent.is_err() {
                 // audit-events.md §3.5: counted; the record (if any) is already durable.
-                self.ctx.exec.events.publication_failed(tool);
+                self.ctx.exec.events.publication_failed(tool.index());
                 ok = false;
             }
         }
@@ -346,16 +346,15 @@ impl Conversation {
         let Some((name, arguments)) = methods::call_params(params) else {
             return Some(PccError::InvalidParams.body(Some(id)));
         };
-        let templates = &self.ctx.exec.built.templates;
-        let tool = crate::mcp::tool::find(templates, name);
-        let Some(tool) = tool.filter(|t| self.subset().is_some_and(|s| s.tools.contains(t))) else {
+        let tool = crate::mcp::tool::find(&self.ctx.exec.built, name);
+        let Some(tool) = tool.filter(|t| self.subset().is_some_and(|s| s.tools.contains(&t.index()))) else {
             return Some(PccError::InvalidParams.body(Some(id)));
         };
         if !self.ctx.readiness.is_ready() {
             return Some(PccError::Unavailable.body(Some(id)));
         }
         let call = PccCall {
-            tool,
+            tool: tool.clone(),
             arguments,
             id: id.clone(),
             trace: self.trace.unwrap_or_else(TraceId::fresh),

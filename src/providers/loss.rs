@@ -11,7 +11,22 @@ use tokio::sync::watch;
 
 use ptc_actors::{TaskGroup, TaskReport};
 
-use super::transport::{LossFault, TransportEvents};
+/// Why the transport was lost (providers.md §12.1), as the `transport` record's fault (providers.md §12.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LossFault {
+    TransportError,
+    ProtocolError,
+    ServerExit(i32),
+    ServerSignal,
+    StdoutEof,
+}
+
+/// What the owner publishes: the loss (once) and whether a cleanup failure was recorded.
+#[derive(Clone)]
+pub struct TransportEvents {
+    pub loss: watch::Receiver<Option<LossFault>>,
+    pub cleanup_failed: watch::Receiver<bool>,
+}
 
 /// What a transport's owner hears.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

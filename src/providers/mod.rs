@@ -22,6 +22,7 @@ pub mod env;
 pub mod failure;
 pub mod framing;
 pub mod http;
+pub mod inspect;
 pub mod listing;
 pub(crate) mod loss;
 pub mod model;

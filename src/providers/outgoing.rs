@@ -1,10 +1,34 @@
 //! The fixed messages the stdio transport writes on its own (providers.md §4.3, §10.1): the cancellation
 //! of an abandoned request and the replies to server requests.
 //!
-//! Pure encoders; the transport (`transport.rs`) decides when to write them.
+//! Pure encoders, and why a wait was abandoned ([`AbandonReason`], the cancellation's `reason`); the
+//! transports (`transport.rs`, `http/transport.rs`) decide when to write them.
 
-use super::transport::AbandonReason;
+use super::failure::FailureClass;
 use crate::json::{self, Map, Value};
+
+/// Why a wait ended without an answer (providers.md §10.1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AbandonReason {
+    Timeout,
+    Cancelled,
+}
+
+impl AbandonReason {
+    pub(crate) fn wire(self) -> &'static str {
+        match self {
+            AbandonReason::Timeout => "timeout",
+            AbandonReason::Cancelled => "cancelled",
+        }
+    }
+
+    pub(crate) fn class(self) -> FailureClass {
+        match self {
+            AbandonReason::Timeout => FailureClass::McpTimeout,
+            AbandonReason::Cancelled => FailureClass::McpCancelled,
+        }
+    }
+}
 
 pub(crate) fn cancellation_line(id: u64, reason: AbandonReason) -> Vec<u8> {
     let mut params = Map::new();

@@ -11,24 +11,12 @@ use std::future::Future;
 use tokio::time::Instant;
 
 use super::failure::{CallFailure, Dispatch, FailureClass};
+pub use super::inspect::Inspect;
 use super::listing::Era;
 use super::negotiate::modern_meta;
 use super::result::{classify, CallError, CallSuccess};
 use super::transport::{InflightSlot, Settlement, StdioTransport, Waited};
 use crate::json::{Map, Value};
-use crate::traces::RunInspection;
-
-/// Where a provider call's bodies are captured (traces.md §8): the run's inspection file and the names its
-/// records carry.
-#[derive(Clone, Copy)]
-pub struct Inspect<'a> {
-    pub file: &'a RunInspection,
-    /// The declaration name.
-    pub provider: &'a str,
-    /// The alias the script called.
-    pub alias: &'a str,
-    pub traceparent: &'a str,
-}
 
 /// What the caller supplies.
 pub struct CallRequest<'a> {

@@ -20,9 +20,12 @@ use tokio::time::Instant;
 use super::child::{Child, CloseStep, Exit, Pipes};
 use super::failure::{CallFailure, Dispatch, FailureClass};
 use super::framing::{self, Line, Message};
+use super::inspect::Inspect;
 use super::loss::LossState;
+// The loss's and the cancellation's own types, named here too where the transports have always found them.
+pub use super::loss::{LossFault, TransportEvents};
+pub use super::outgoing::AbandonReason;
 use super::outgoing::{cancellation_line, server_reply};
-use super::provider_call::Inspect;
 use super::stderr_ring::StderrRing;
 use super::table::{Reply, Table, WriteState};
 pub use crate::codes::transport::TransportFault;
@@ -51,16 +54,6 @@ pub(crate) const TASK_READER: &str = "stdio_reader";
 pub(crate) const TASK_STDERR: &str = "stdio_stderr";
 pub(crate) const TASK_EXIT_WATCH: &str = "stdio_exit_watch";
 
-/// Why the transport was lost (providers.md §12.1), as the `transport` record's fault (providers.md §12.2).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum LossFault {
-    TransportError,
-    ProtocolError,
-    ServerExit(i32),
-    ServerSignal,
-    StdoutEof,
-}
-
 /// How the transport ended: the `transport` record's fields and the stderr tail.
 #[derive(Debug)]
 pub struct TransportEnd {
@@ -81,13 +74,6 @@ pub struct Counters {
     pub busy: AtomicU64,
     pub detached: AtomicU64,
     pub settlement_timeouts: AtomicU64,
-}
-
-/// What the owner publishes: the loss (once) and whether a cleanup failure was recorded.
-#[derive(Clone)]
-pub struct TransportEvents {
-    pub loss: watch::Receiver<Option<LossFault>>,
-    pub cleanup_failed: watch::Receiver<bool>,
 }
 
 enum Outgoing {
@@ -146,29 +132,6 @@ impl Pending {
 
 /// One of the 128 in-flight slots (providers.md §8.1 step 4), reserved before provider-call admission.
 pub struct InflightSlot(OwnedSemaphorePermit);
-
-/// Why a wait ended without an answer (providers.md §10.1).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum AbandonReason {
-    Timeout,
-    Cancelled,
-}
-
-impl AbandonReason {
-    pub(crate) fn wire(self) -> &'static str {
-        match self {
-            AbandonReason::Timeout => "timeout",
-            AbandonReason::Cancelled => "cancelled",
-        }
-    }
-
-    pub(crate) fn class(self) -> FailureClass {
-        match self {
-            AbandonReason::Timeout => FailureClass::McpTimeout,
-            AbandonReason::Cancelled => FailureClass::McpCancelled,
-        }
-    }
-}
 
 /// A detached request's settlement (providers.md §10.2): resolves `Ok` once the cancellation line is written,
 /// or `Err(provider_cleanup_failed)` when the 10 s deadline passes. It holds the in-flight slot meanwhile.

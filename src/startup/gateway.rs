@@ -3,21 +3,22 @@
 //! Owns the release stack that startup filled (`release.rs`), from which the shutdown stages take what
 //! they close, and the handles of the serving domain: readiness and the trigger, the tree's root, the
 //! admission owners and pools, the listeners, the provider runtime, the event log and the audit's handle.
-//! Does not own the stages (`serve.rs`) or the shutdown's order (`shutdown.rs`).
+//! Does not own the stages (`serve.rs`) or the shutdown's order and the serving until it (`shutdown.rs`,
+//! which imports this file and not the other way round).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 
 use crate::codes::domain::{DomainContext, DomainHandle, Readiness};
-use ptc_actors::{AdmissionOwnerRef, AdmissionPool};
+use ptc_actors::AdmissionOwnerRef;
 
 use crate::apps::Built;
 use crate::audit::AuditLog;
 use crate::events::EventLog;
 use crate::providers::runtime::ProviderRuntime;
 use crate::startup::budget::ListenerPolicy;
-use crate::startup::fault::{self, FaultPoint};
 use crate::startup::listeners;
+use crate::startup::pools::Pools;
 use crate::startup::release::ReleaseStack;
 
 /// A gateway that passed stage 12: serving until a stop request or an abnormal stop.
@@ -29,9 +30,7 @@ pub struct Gateway {
     pub(crate) run_owner: AdmissionOwnerRef,
     pub(crate) request_owner: AdmissionOwnerRef,
     pub(crate) provider_owner: AdmissionOwnerRef,
-    pub(crate) runs: AdmissionPool,
-    pub(crate) requests: AdmissionPool,
-    pub(crate) pcc_streams: AdmissionPool,
+    pub(crate) pools: Pools,
     pub(crate) listeners: listeners::Serving,
     pub(crate) events: EventLog,
     /// The metrics writer, with `artifacts.metrics` (audit-events.md §3.12); S8 writes its last file.
@@ -79,9 +78,9 @@ impl Gateway {
         &self.ctx
     }
 
-    /// The pools: runs, `/mcp` requests, PCC streams.
-    pub fn pools(&self) -> [&AdmissionPool; 3] {
-        [&self.runs, &self.requests, &self.pcc_streams]
+    /// The admission pools.
+    pub fn pools(&self) -> &Pools {
+        &self.pools
     }
 
     /// The private audit's handle (its counters), when configured.
@@ -107,19 +106,5 @@ impl Gateway {
     /// The provider runtime (its sites, for in-process tests).
     pub fn providers(&self) -> &Arc<ProviderRuntime> {
         &self.providers
-    }
-
-    /// Serves until the domain's shutdown trigger fires, then runs S1–S8 and returns the exit status.
-    pub async fn serve_until_stopped(self) -> u8 {
-        self.serve_until_stopped_with(crate::os::notify::Notifier::disabled()).await
-    }
-
-    /// As [`Gateway::serve_until_stopped`], sending `STOPPING=1` through `notifier` at S1.
-    pub async fn serve_until_stopped_with(self, notifier: crate::os::notify::Notifier) -> u8 {
-        self.ctx.trigger().triggered().await;
-        if fault::injected(FaultPoint::PanicInOrchestration) {
-            panic!("injected fault: a panic in the shutdown orchestration");
-        }
-        crate::startup::shutdown::run(self, notifier).await
     }
 }

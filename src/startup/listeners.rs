@@ -11,7 +11,7 @@ use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use ptc_actors::{AdmissionPool, TaskGroup, TaskOwner};
+use ptc_actors::{TaskGroup, TaskOwner};
 use tokio::sync::watch;
 
 use crate::codes::domain::{ChildPolicy, DomainHandle, Readiness, SupervisorHandle};
@@ -19,7 +19,9 @@ use crate::codes::AbnormalCause;
 use crate::config::gateway::GatewayConfig;
 use crate::http;
 use crate::http::mcp::McpEndpoint;
-use crate::pcc::service::{Drain, PccService};
+use crate::pcc::drain::Drain;
+use crate::pcc::service::PccService;
+use crate::startup::pools::Pools;
 
 /// The name of the listeners supervisor under the domain; S1 stops it as a subtree.
 pub const LISTENERS: &str = "listeners";
@@ -37,8 +39,7 @@ pub struct Bound {
 pub fn bind(
     config: &GatewayConfig,
     readiness: Readiness,
-    requests: AdmissionPool,
-    runs: AdmissionPool,
+    pools: &Pools,
     mcp: Arc<dyn McpEndpoint>,
     pcc: Option<Box<dyn FnOnce(watch::Receiver<Drain>) -> PccService>>,
 ) -> std::io::Result<Bound> {
@@ -47,8 +48,8 @@ pub fn bind(
         config.listen.authority(),
         config.admission.max_inflight_requests,
         readiness,
-        requests,
-        runs,
+        pools.requests.clone(),
+        pools.runs.clone(),
     )
     // http-mcp.md §2.4: every head is checked against the parser limits before hyper reads it.
     .with_io_layer(std::sync::Arc::new(http::guard::HeadGuard))

@@ -13,6 +13,7 @@ pub mod documents;
 pub mod gateway;
 pub mod listeners;
 pub mod pin;
+pub mod pools;
 pub mod providers;
 pub mod release;
 pub mod serve;

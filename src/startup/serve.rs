@@ -31,6 +31,7 @@ use crate::startup::budget;
 use crate::startup::documents::{self, Documents};
 use crate::startup::fault::{self, FaultPoint};
 use crate::startup::gateway::Gateway;
+use crate::startup::pools::Pools;
 use crate::startup::providers::{self, Purpose};
 use crate::startup::release::{Part, ReleaseStack};
 use crate::startup::templates;
@@ -99,9 +100,10 @@ pub async fn start(args: &GatewayArgs, held: &mut Startup) -> Result<Gateway, St
     let (request_owner, requests, pcc_streams) = stage_request_admission(&docs, &domain).await?;
     events.stage(StartupStage::RequestAdmission, StartupOutcome::Ready);
     events.stage(StartupStage::Listener, StartupOutcome::Started);
+    let pools = Pools { runs, requests, pcc_streams };
     let front = FrontParts {
         ctx: &ctx,
-        pools: [&requests, &pcc_streams, &runs],
+        pools: &pools,
         run_owner: &run_owner,
         built: &built,
         audit: audit_log.clone(),
@@ -127,7 +129,7 @@ pub async fn start(args: &GatewayArgs, held: &mut Startup) -> Result<Gateway, St
         });
     }
     tracing::info!("ready");
-    let metrics = start_metrics(&docs, held, &domain, &ctx, (&requests, &runs, &pcc_streams), &warm).await;
+    let metrics = start_metrics(&docs, held, &domain, &ctx, &pools, &warm).await;
     fault::mark_serving();
     inject_owner_panic(&domain).await;
     Ok(Gateway {
@@ -137,9 +139,7 @@ pub async fn start(args: &GatewayArgs, held: &mut Startup) -> Result<Gateway, St
         run_owner,
         request_owner,
         provider_owner: warm.owner,
-        runs,
-        requests,
-        pcc_streams,
+        pools,
         listeners: serving,
         events,
         metrics,
@@ -205,16 +205,16 @@ async fn start_metrics(
     held: &mut Startup,
     domain: &DomainHandle,
     ctx: &DomainContext,
-    (requests, runs, pcc_streams): (&AdmissionPool, &AdmissionPool, &AdmissionPool),
+    pools: &Pools,
     warm: &Warm,
 ) -> Option<metrics::Writer> {
     let interval = docs.gateway.artifacts.as_ref()?.metrics?.interval_ms;
     let dir = held.metrics_dir.take()?;
     let sources = metrics::Sources {
         ctx: ctx.clone(),
-        requests: requests.clone(),
-        runs: runs.clone(),
-        pcc_streams: docs.gateway.pcc.as_ref().map(|_| pcc_streams.clone()),
+        requests: pools.requests.clone(),
+        runs: pools.runs.clone(),
+        pcc_streams: docs.gateway.pcc.as_ref().map(|_| pools.pcc_streams.clone()),
         providers: warm.runtime.clone(),
         events: held.events.clone(),
     };
@@ -389,28 +389,20 @@ fn stage_listeners(
     parts: FrontParts<'_>,
     events: &EventLog,
 ) -> Result<listeners::Bound, StartupCode> {
-    let FrontParts {
-        ctx,
-        pools: [requests, pcc_streams, runs],
-        run_owner,
-        built,
-        audit,
-        warm,
-        run_artifacts,
-    } = parts;
+    let FrontParts { ctx, pools, run_owner, built, audit, warm, run_artifacts } = parts;
     let bearer = warm.credentials.bearer().ok_or(StartupCode::InternalError)?;
     let settings = FrontSettings {
         authority: docs.gateway.listen.authority(),
         allowed_origins: docs.gateway.listen.allowed_origins.clone(),
         bearer: BearerDigest::of(bearer.expose().as_bytes()),
         readiness: ctx.readiness().clone(),
-        requests: requests.clone(),
+        requests: pools.requests.clone(),
         built: built.clone(),
     };
     let runner = LuauRunner { providers: Some(warm.runtime.clone()) };
     let executor = Executor::new(
         built.clone(),
-        runs.clone(),
+        pools.runs.clone(),
         run_owner.clone(),
         Box::new(runner),
         audit,
@@ -421,7 +413,8 @@ fn stage_listeners(
     let pcc = docs.gateway.pcc.as_ref().map(|pcc| {
         let bearer = settings.bearer.clone();
         let servers = Arc::new(crate::pcc::methods::servers(&pcc.servers, built));
-        let (readiness, streams, exec) = (ctx.readiness().clone(), pcc_streams.clone(), executor.shared());
+        let (readiness, streams, exec) =
+            (ctx.readiness().clone(), pools.pcc_streams.clone(), executor.shared());
         Box::new(move |drain| crate::pcc::service::PccService {
             bearer,
             servers,
@@ -433,15 +426,13 @@ fn stage_listeners(
     });
     let front = Arc::new(McpFront::new(settings, Arc::new(executor)));
     let readiness = ctx.readiness().clone();
-    listeners::bind(&docs.gateway, readiness, requests.clone(), runs.clone(), front, pcc)
-        .map_err(|_| StartupCode::ListenerUnavailable)
+    listeners::bind(&docs.gateway, readiness, pools, front, pcc).map_err(|_| StartupCode::ListenerUnavailable)
 }
 
 /// What the fronts are built from at stage 11.
 struct FrontParts<'a> {
     ctx: &'a DomainContext,
-    /// `/mcp` requests, PCC streams, runs.
-    pools: [&'a AdmissionPool; 3],
+    pools: &'a Pools,
     run_owner: &'a AdmissionOwnerRef,
     built: &'a Arc<Built>,
     audit: Option<AuditLog>,

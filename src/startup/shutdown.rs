@@ -26,15 +26,41 @@ use crate::providers::runtime::ProviderRuntime;
 use crate::startup::fault::{self, FaultPoint};
 use crate::startup::gateway::Gateway;
 use crate::startup::listeners::{Stopper, LISTENERS};
+use crate::startup::pools::Pools;
 use crate::startup::release::{stop_subtree, CHILD_STOP_BOUND};
 use crate::storage::artifact_root::ArtifactRoot;
+
+impl Gateway {
+    /// Serves until the domain's shutdown trigger fires, then runs S1–S8 and returns the exit status.
+    pub async fn serve_until_stopped(self) -> u8 {
+        self.serve_until_stopped_with(Notifier::disabled()).await
+    }
+
+    /// As [`Gateway::serve_until_stopped`], sending `STOPPING=1` through `notifier` at S1.
+    pub async fn serve_until_stopped_with(self, notifier: Notifier) -> u8 {
+        self.ctx.trigger().triggered().await;
+        if fault::injected(FaultPoint::PanicInOrchestration) {
+            panic!("injected fault: a panic in the shutdown orchestration");
+        }
+        run(self, notifier).await
+    }
+}
 
 /// Runs S1–S8 for `gateway` and returns the exit status (0 or 70). `STOPPING=1` goes out through
 /// `notifier` at the start of S1, for a signal and for an abnormal stop alike (lifecycle.md §9.1, §7.5).
 /// The stages take what they close out of the gateway's release stack; what is left is released last.
 pub async fn run(gateway: Gateway, notifier: Notifier) -> u8 {
     let Gateway {
-        mut stack, ctx, domain, run_owner, listeners, pcc_streams, events, metrics, providers, ..
+        mut stack,
+        ctx,
+        domain,
+        run_owner,
+        listeners,
+        pools: Pools { pcc_streams, .. },
+        events,
+        metrics,
+        providers,
+        ..
     } = gateway;
     // Shared between S7 and the exit path: when the audit itself caused the stop, S7 is skipped
     // (lifecycle.md §7.5) but the lock is still removed on the way out (audit-events.md §1.4).

@@ -45,7 +45,7 @@ async fn held_leases_and_lost_request_admission() {
     let gateway = start(&d).await;
     let addr = gateway.http_addr();
     let host = crate::support::authority(addr);
-    let requests = gateway.pools()[1].clone();
+    let requests = gateway.pools().requests.clone();
     // Withheld headers cost no request slot (§6.8, §2.2): three clients stop mid-head, and a full
     // request still gets its answer while no lease is held.
     let partial_heads: Vec<TcpStream> = (0..3)

@@ -9,12 +9,14 @@
 //! execution.md §12.5). Does not own the run-time host functions, the JSON ↔ Luau mapping
 //! (execution.md §14) or call execution.
 
+pub mod active;
 pub mod budget;
 pub mod convert;
 pub mod exports;
 pub mod graph;
 pub mod json_lib;
 pub mod probe;
+pub mod require;
 pub mod sandbox;
 pub mod vm;
 

@@ -22,8 +22,9 @@ use std::sync::{Arc, Mutex};
 
 use mlua::{Lua, LuaOptions, LuaSerdeExt, StdLib, Table, Value, VmState};
 
+use super::active::Active;
 use super::budget::{Budget, Exhaustion};
-use super::sandbox::{self, Core};
+use super::require::require_function;
 
 /// The libraries of execution.md §12.4 (the base library is always present and is pruned below).
 fn libraries() -> StdLib {
@@ -101,26 +102,6 @@ impl Bases {
     }
 }
 
-/// The call in progress, where the interrupt callback, `require` and host functions find it (mlua's
-/// per-state application data).
-pub(super) struct Active {
-    pub(super) budget: Arc<Budget>,
-    /// The sandbox whose code runs now: the workflow's, or a mission's while the workflow waits in
-    /// `:call`/`:eval` (only one sandbox of a call runs at a time).
-    pub(super) current: Mutex<Option<Arc<Core>>>,
-    /// The state's memory limit during this call: the live size of the base plus `limits.memory_bytes`.
-    memory_limit: usize,
-    /// Heap size at which the next interrupt point runs a full collection (see [`reclaim`]).
-    gc_trigger: AtomicUsize,
-}
-
-impl Active {
-    /// The sandbox running now.
-    pub(super) fn current(&self) -> Option<Arc<Core>> {
-        self.current.lock().ok().and_then(|c| c.clone())
-    }
-}
-
 /// One Luau state and its frozen base.
 pub struct Vm {
     lua: Lua,
@@ -150,7 +131,7 @@ impl Vm {
         // `json.array`'s mark is shared by every call of the state: nobody may change it.
         lua.array_metatable().set_readonly(true);
         let hosts = install(&lua)?;
-        let require = sandbox::require_function(&lua)?;
+        let require = require_function(&lua)?;
         let bases = Bases {
             workflow: base_table(&lua, &globals, &require, hosts.workflow)?,
             mission: base_table(&lua, &globals, &require, hosts.mission)?,

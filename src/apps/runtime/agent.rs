@@ -13,9 +13,9 @@ use std::sync::Arc;
 
 use mlua::{Lua, Table, Value as LuaValue};
 
-use super::call::Run;
 use super::missions::{self, Invocation, MAX_EVAL_SOURCE_BYTES};
-use super::models::{self, error_table, ModelPort, ModelReply};
+use super::models::{error_table, ModelPort, ModelReply};
+use super::run::Run;
 use super::signature;
 use crate::apps::contracts::{runtime_validator, to_serde};
 use crate::apps::luau::convert::{to_json, to_lua};
@@ -273,7 +273,7 @@ pub(super) fn run(lua: &Lua, run: &Arc<Run>, mission: &str, options_value: LuaVa
         request.raw_set("tools", tools.clone())?;
         request.raw_set("tool_choice", "required")?;
         let json = to_json(lua, &LuaValue::Table(request)).ok();
-        let reply = models::call(run, port.as_ref(), &options.model, json)?;
+        let reply = run.call_model(port.as_ref(), &options.model, json)?;
         let (message, usage) = match reply {
             ModelReply::Ok { message, usage, .. } => (message, usage),
             ModelReply::Failed { class, dispatch } => return failed(lua, &totals, class, dispatch),

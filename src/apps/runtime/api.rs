@@ -8,30 +8,11 @@
 //! Does not own the startup scan (`apps::luau::exports`), where the listing facts are kept (the provider
 //! runtime's sites) nor the handle shim (`host`).
 
-use std::sync::Arc;
-
 use mlua::{Lua, LuaSerdeExt, Table};
 
-use super::call::Run;
+use super::run::Run;
 use crate::apps::luau::convert::to_lua;
 use crate::config::host::ToolEffect;
-use crate::json::Value;
-
-/// One entry of `tools` (execution.md §12.5): a granted alias with its upstream tool's listed facts.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ApiTool {
-    /// The alias `tool(alias, …)` takes.
-    pub alias: String,
-    /// The upstream tool's listed `description`, when it is a string.
-    pub description: Option<String>,
-    /// The upstream tool's listed `inputSchema` (pinned, providers.md §7.3).
-    pub input_schema: Arc<Value>,
-    /// The upstream tool's listed `outputSchema`, when it has one. Not part of `handle:api()`; the agent's
-    /// signatures use it (models.md §8.2).
-    pub output_schema: Option<Arc<Value>>,
-    /// The operator's declared effect of the upstream tool (config.md §5.4.3).
-    pub effect: ToolEffect,
-}
 
 /// `"read"` or `"write"`.
 fn effect_name(effect: ToolEffect) -> &'static str {

@@ -1,10 +1,9 @@
 //! One run (execution.md §12.3, §12.6, §12.8): the run thread's Luau state, the call scope in it, the
 //! fresh workflow sandbox, the entry call and the conversion of its first return value.
 //!
-//! Owns [`Run`], the per-call state host functions find in the Luau state while the call is in progress:
-//! the interrupt budget (with the deadline and the cancellation flag), the mission sandboxes created so far
-//! and the workflow's `fail` detail; and the thread's state itself, built at the thread's first run. Does
-//! not own the host functions (`host`), mission invocations (`missions`) or classification (`outcome`).
+//! Owns the thread's state itself, built at the thread's first run, and the building of the call's
+//! [`Run`]. Does not own the per-call state (`run`), the host functions (`host`), mission invocations
+//! (`missions`) or classification (`outcome`).
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -13,11 +12,8 @@ use std::time::{Duration, Instant};
 
 use mlua::{Function, Lua, Value as LuaValue};
 
-use super::missions::MissionSandbox;
-use super::models::ModelPort;
-use super::observe::RunObserver;
 use super::outcome::{self, Finished};
-use super::tools::ToolPort;
+use super::run::Run;
 use super::{host, CallLimits, CancelToken, FailCause, RunEnd, RunPorts};
 use crate::apps::luau::budget::Budget;
 use crate::apps::luau::convert::{to_json, to_lua};
@@ -26,61 +22,6 @@ use crate::apps::luau::vm::{CallScope, Role, Vm};
 use crate::apps::luau::{CompiledLuau, Environment};
 use crate::config::manifest::Entry;
 use crate::json::Value;
-
-/// The state of one run, shared by its host functions.
-pub(super) struct Run {
-    pub budget: Arc<Budget>,
-    /// The declared missions and their compiled environments.
-    pub missions: BTreeMap<String, Arc<Environment>>,
-    /// Mission sandboxes, created at the first `:call`/`:eval` of each mission (execution.md §12.6).
-    pub sandboxes: Mutex<BTreeMap<String, Arc<MissionSandbox>>>,
-    /// `Some(detail)` once the workflow called `fail` (the first call wins; it ends the run).
-    pub failed: Mutex<Option<Option<String>>>,
-    /// The provider runtime's port for `tool` (execution.md §12.5); `None` without providers.
-    pub tools: Option<Arc<dyn ToolPort>>,
-    /// The model sites' port for `model` (models.md §7); `None` without workflow model providers.
-    pub models: Option<Arc<dyn ModelPort>>,
-    /// The trace's observer (traces.md §5); `None` when the call is not traced.
-    pub observer: Option<Arc<dyn RunObserver>>,
-}
-
-/// The error every host function raises once the run has ended (cancelled, deadline, budget, or the
-/// workflow's `fail`). Its text never reaches a client.
-pub(super) fn ended() -> mlua::Error {
-    mlua::Error::runtime("the run has ended")
-}
-
-/// The run in progress in `lua`, for a host function.
-pub(super) fn current_run(lua: &Lua) -> mlua::Result<Arc<Run>> {
-    lua.app_data_ref::<Arc<Run>>().map(|run| run.clone()).ok_or_else(ended)
-}
-
-impl Run {
-    /// execution.md §12.8: deadline and cancellation are checked at every host-function boundary; a halted
-    /// workflow (after `fail`) may not act either.
-    pub fn boundary(&self) -> mlua::Result<()> {
-        self.budget.check().map_err(|_| ended())?;
-        if self.failed.lock().map_err(|_| ended())?.is_some() {
-            return Err(ended());
-        }
-        Ok(())
-    }
-
-    /// Records the workflow's `fail` detail (the first one wins).
-    pub fn record_fail(&self, detail: Option<String>) {
-        if let Ok(mut failed) = self.failed.lock() {
-            failed.get_or_insert(detail);
-        }
-    }
-
-    /// Records mission `name`'s `fail(value)` for the invocation in progress.
-    pub fn record_mission_fail(&self, name: &str, value: Option<Value>) {
-        let mission = self.sandboxes.lock().ok().and_then(|s| s.get(name).cloned());
-        if let Some(mission) = mission {
-            mission.fail.record(value);
-        }
-    }
-}
 
 thread_local! {
     /// The Luau state of this run thread, built at its first run and reused by every later one

@@ -20,15 +20,15 @@ use mlua::{Function, Lua, Value as LuaValue};
 
 use super::agent;
 use super::api;
-use super::call::{current_run, ended, Run};
 use super::missions::{self, Invocation};
-use super::models;
 use super::observe::ToolReturned;
 use super::outcome::fail_detail;
+use super::run::{current_run, ended, Run};
 use super::tools::{ToolAnswer, ToolReply};
 use crate::apps::luau::convert::to_json;
 use crate::apps::luau::json_lib;
-use crate::apps::luau::sandbox::{SandboxState, HOST_CHUNK_PREFIX};
+use crate::apps::luau::require::HOST_CHUNK_PREFIX;
+use crate::apps::luau::sandbox::SandboxState;
 use crate::apps::luau::vm::HostGlobals;
 use crate::apps::luau::EnvironmentName;
 use crate::codes::provider::{Dispatch, FailureClass};
@@ -276,7 +276,7 @@ fn model_handles(lua: &Lua) -> mlua::Result<Function> {
         };
         let request = to_json(lua, &request).ok();
         // models.md §7.2: once the run is cancelled, nothing more is done with the answer.
-        models::call(&run, port.as_ref(), &name, request)?.table(lua)
+        run.call_model(port.as_ref(), &name, request)?.table(lua)
     })?;
     static MODELS: OnceLock<Result<Vec<u8>, String>> = OnceLock::new();
     run_shim(lua, &MODELS, MODEL_SHIM, "model", (raw_model, raw_chat))

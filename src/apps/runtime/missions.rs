@@ -8,14 +8,14 @@
 //! are not mission failures: they surface as the run-ending error (execution.md §12.5). Does not own the host
 //! globals inside a mission (`host`).
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Instant, SystemTime};
 
 use mlua::{Function, Lua, Table, Value as LuaValue};
 
-use super::call::Run;
 use super::observe::{MissionEnded, MissionFailure, MissionOp};
 use super::outcome::{is_memory_error, message};
+use super::run::{FailSlot, MissionSandbox, Run};
 use crate::apps::luau::convert::{to_json, to_lua};
 use crate::apps::luau::sandbox::Sandbox;
 use crate::apps::luau::vm::{collect_now, Role};
@@ -24,30 +24,6 @@ use crate::json::Value;
 
 /// execution.md §12.5: an `:eval` source is at most 262,144 bytes.
 pub const MAX_EVAL_SOURCE_BYTES: usize = 262_144;
-
-/// What the mission's `fail` recorded during the current invocation: `Some(value)` after `fail(value)`,
-/// the value `None` when it was not convertible.
-#[derive(Clone, Default)]
-pub(super) struct FailSlot(Arc<Mutex<Option<Option<Value>>>>);
-
-impl FailSlot {
-    /// Records `fail(value)` (the first one of the invocation wins).
-    pub fn record(&self, value: Option<Value>) {
-        if let Ok(mut slot) = self.0.lock() {
-            slot.get_or_insert(value);
-        }
-    }
-
-    fn take(&self) -> Option<Option<Value>> {
-        self.0.lock().ok().and_then(|mut slot| slot.take())
-    }
-}
-
-/// One mission's sandbox within one call.
-pub(super) struct MissionSandbox {
-    sandbox: Sandbox,
-    pub fail: FailSlot,
-}
 
 /// What the workflow asked of the mission.
 pub(super) enum Invocation {

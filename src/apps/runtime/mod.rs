@@ -1,10 +1,12 @@
 //! The per-call Luau runtime (execution.md §12, §14): one run of a Luau application's entry for one
 //! admitted call, synchronous and blocking, meant for `tokio::task::spawn_blocking`.
 //!
-//! * `call` owns the run: the thread's Luau state (`apps::luau::vm`), the fresh workflow sandbox from
+//! * `call` drives the run: the thread's Luau state (`apps::luau::vm`), the fresh workflow sandbox from
 //!   startup bytecode (execution.md §12.6), the shared interrupt budget, deadline and cancellation
 //!   (execution.md §12.8), the entry call and the conversion of its first return value (execution.md §8
 //!   steps 1–2);
+//! * `run` is the per-call state every host function finds (the budget, the mission sandboxes so far, the
+//!   workflow's `fail`, the ports), below everything that acts within a run;
 //! * `missions` owns mission sandboxes (created lazily, one per mission per call), `:call`/`:eval` and the
 //!   by-value crossing of execution.md §14.3, and the failure tables of execution.md §12.5;
 //! * `host` owns the host globals (`mission`, `fail`, `tool`, `json`) of execution.md §12.4–§12.5;
@@ -26,13 +28,13 @@ mod missions;
 pub mod models;
 pub mod observe;
 mod outcome;
+mod run;
 pub mod signature;
 pub mod tools;
 
-pub use api::ApiTool;
 pub use models::{ModelPort, ModelReply};
 pub use observe::{MissionEnded, MissionFailure, MissionOp, ModelReturned, RunObserver, ToolReturned};
-pub use tools::{ToolAnswer, ToolPort, ToolReply};
+pub use tools::{ApiTool, ToolAnswer, ToolPort, ToolReply};
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;

@@ -6,12 +6,7 @@
 //! finish_reason, usage }` / `{ ok = false, error = {…} }`. Does not own the wire form (the model client)
 //! or the agent loop (`agent`).
 
-use std::time::{Instant, SystemTime};
-
 use mlua::{Lua, Table};
-
-use super::call::Run;
-use super::observe::ModelReturned;
 
 use crate::apps::luau::convert::to_lua;
 use crate::codes::model::ModelFailure;
@@ -69,29 +64,4 @@ pub trait ModelPort: Send + Sync {
     /// One request on the model site `name`; `request` is the `m:chat` table as JSON, `None` when it
     /// does not convert (`model_request_invalid`, nothing sent).
     fn chat(&self, name: &str, request: Option<Value>) -> ModelReply;
-}
-
-/// One model call of the run through `port`: the request, then the run's boundary (once the run is
-/// cancelled nothing more is done with the answer, execution.md §5.3), then the trace's record
-/// (traces.md §5.6). Shared by `m:chat` and the agent loop.
-pub(super) fn call(
-    run: &Run,
-    port: &dyn ModelPort,
-    name: &str,
-    request: Option<Value>,
-) -> mlua::Result<ModelReply> {
-    let started_at = SystemTime::now();
-    let started = Instant::now();
-    let reply = port.chat(name, request);
-    run.boundary()?;
-    if let Some(observer) = &run.observer {
-        let duration = started.elapsed();
-        observer.model_returned(ModelReturned {
-            provider: name.to_owned(),
-            started_at,
-            duration,
-            reply: reply.clone(),
-        });
-    }
-    Ok(reply)
 }

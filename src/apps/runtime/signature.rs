@@ -8,7 +8,7 @@
 
 use std::fmt::Write as _;
 
-use super::api::ApiTool;
+use super::tools::ApiTool;
 use crate::apps::luau::exports::ExportedFunction;
 use crate::config::host::ToolEffect;
 use crate::json::Value;

@@ -7,11 +7,30 @@
 //! [`ToolReply`] into `{ ok = true, value, content }` / `{ ok = false, error = {…}, content }`. Does not
 //! own any provider logic: the gateway's port lives in `exec::borrow`.
 
+use std::sync::Arc;
+
 use mlua::{Lua, Table};
 
 use crate::apps::luau::convert::to_lua;
 use crate::codes::provider::{Dispatch, FailureClass};
+use crate::config::host::ToolEffect;
 use crate::json::Value;
+
+/// One entry of `tools` (execution.md §12.5): a granted alias with its upstream tool's listed facts.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ApiTool {
+    /// The alias `tool(alias, …)` takes.
+    pub alias: String,
+    /// The upstream tool's listed `description`, when it is a string.
+    pub description: Option<String>,
+    /// The upstream tool's listed `inputSchema` (pinned, providers.md §7.3).
+    pub input_schema: Arc<Value>,
+    /// The upstream tool's listed `outputSchema`, when it has one. Not part of `handle:api()`; the agent's
+    /// signatures use it (models.md §8.2).
+    pub output_schema: Option<Arc<Value>>,
+    /// The operator's declared effect of the upstream tool (config.md §5.4.3).
+    pub effect: ToolEffect,
+}
 
 /// What one `tool` call answered.
 #[derive(Clone, Debug, PartialEq)]
@@ -75,5 +94,5 @@ pub trait ToolPort: Send + Sync {
     /// The grant set of `mission` (config.md §6.5 S7) with each alias's pinned listing facts, for
     /// `handle:api()` (execution.md §12.5): from what acquisition kept, without an upstream request. An
     /// alias whose facts are not known is left out.
-    fn granted_tools(&self, mission: &str) -> Vec<super::ApiTool>;
+    fn granted_tools(&self, mission: &str) -> Vec<ApiTool>;
 }

@@ -13,6 +13,7 @@
 pub mod acquire;
 pub mod endpoint;
 pub mod exchange;
+pub mod handshake;
 pub mod headers;
 pub mod pool;
 pub mod session;
@@ -22,6 +23,7 @@ pub mod tls;
 pub mod transport;
 pub mod wire;
 
-pub use acquire::{acquire_http, HttpAcquired, HttpSpec};
+pub use acquire::{acquire_http, HttpAcquired};
+pub use handshake::HttpSpec;
 pub use headers::CredentialHeader;
 pub use transport::HttpTransport;

@@ -28,8 +28,8 @@ use super::super::transport::{
     AbandonReason, Counters, LossFault, Settlement, TransportEnd, TransportEvents, TransportFault,
     INFLIGHT_SLOTS, SETTLEMENT_DEADLINE,
 };
-use super::acquire::{legacy, list, HttpSpec, Negotiated};
 use super::exchange::{self, Answer, Post, Progress};
+use super::handshake::{legacy, list, HttpSpec, Negotiated};
 use super::headers::{mirror, EraHeaders};
 use super::session::{OnLoss, Session};
 use super::wire::{message, LegacyHeaders, Wire};
