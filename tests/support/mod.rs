@@ -17,12 +17,33 @@ use serde_json::{json, Value};
 pub mod audit;
 pub mod http_fixture;
 pub mod http_time_server;
+pub mod marker;
 pub mod mcp;
 pub mod openai;
+#[cfg(feature = "fault-injection")]
+pub mod pcc_client;
+#[cfg(feature = "fault-injection")]
+pub mod pcc_fixture;
 pub mod pki;
 pub mod providers;
 pub mod sse;
 pub mod vectors;
+
+/// Process-wide state that an in-process gateway reads: the audit store's test hooks (the sync gate and
+/// `PTC_AUDIT_FAIL_SYNC`, read when an audit starts). The tests of one binary run as threads of one
+/// process, so a test that changes that state holds this exclusively and a test whose in-process gateway
+/// has a private audit holds it shared for its whole run.
+static PROCESS_STATE: tokio::sync::RwLock<()> = tokio::sync::RwLock::const_new(());
+
+/// Held by a test that changes the process-wide state of [`PROCESS_STATE`].
+pub async fn process_state_exclusive() -> tokio::sync::RwLockWriteGuard<'static, ()> {
+    PROCESS_STATE.write().await
+}
+
+/// Held by a test whose in-process gateway reads the state of [`PROCESS_STATE`].
+pub async fn process_state_shared() -> tokio::sync::RwLockReadGuard<'static, ()> {
+    PROCESS_STATE.read().await
+}
 
 /// The `ptc` binary under test.
 pub fn ptc() -> Command {
