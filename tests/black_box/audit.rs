@@ -177,14 +177,8 @@ fn read_tools_and_refused_write_calls_are_not_audited() {
     let (status, text) = exchange(gw.addr, "echo", 1);
     assert_eq!(status, 200, "{text}");
     // Invalid input: `text` must be a string.
-    let body = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"note","arguments":{"text":5},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
-    let request = format!(
-        "POST /mcp HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: note\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{body}",
-        support::authority(gw.addr),
-        support::TOKEN,
-        body.len()
-    );
-    let resp = support::raw_exchange(gw.addr, request.as_bytes(), false).unwrap();
+    let request = support::tools_call_request(gw.addr, "note", 2, r#"{"text":5}"#, true);
+    let resp = support::raw_exchange(gw.addr, &request, false).unwrap();
     assert_eq!(resp.status, 200);
     assert!(String::from_utf8_lossy(&resp.body).contains("Tool input did not satisfy its contract"));
     assert_eq!(stop(gw), Some(0));
@@ -275,7 +269,7 @@ fn check_after_crash(audit: &Path) -> usize {
 #[test]
 fn kill_9_during_a_write_storm_loses_no_acknowledged_record() {
     // AU6 and AU13: 50 trials in the suite; a soak run sets more, e.g.
-    // `PTC_KILL9_TRIALS=1000 cargo test --features fault-injection --test audit kill_9`.
+    // `PTC_KILL9_TRIALS=1000 cargo test --features fault-injection --test black_box audit::kill_9`.
     let trials: usize = std::env::var("PTC_KILL9_TRIALS").ok().and_then(|t| t.parse().ok()).unwrap_or(50);
     let seed =
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64 | 1;

@@ -1,7 +1,7 @@
 //! `ptc check` (lifecycle.md §1.5), vectors CK1–CK27, CK29 and CK30 against the real binary: one row per
 //! startup code it can answer, each with its exact stdout (`{dir}` stands for the deployment directory),
 //! an empty stderr, the deployment directory unchanged, and no credential value in any output. CK28 (every
-//! row of config.md §11) is in `tests/config_vectors.rs`.
+//! row of config.md §11) is in `tests/black_box/config_vectors.rs`.
 
 use crate::support;
 

@@ -3,7 +3,7 @@
 //! The fixture is the provider-free variant of the baseline of config.md §10 (see `support`): `brief`
 //! (which needs a live `mcp-server-fs`) is left out, and rows that change `brief` apply the same change
 //! to `echo` where the rule does not depend on a live upstream. The rows that need the live upstream are
-//! `tests/config_vectors_live.rs`. A failing row asserts the one-line
+//! `tests/black_box/config_vectors_live.rs`. A failing row asserts the one-line
 //! contract of lifecycle.md §5.1 (exit 78, one stderr line, empty stdout) and that the startup created
 //! nothing in the deployment directory; a "starts" row waits for `/health/ready` and stops the gateway
 //! with SIGTERM, which must exit 0.

@@ -1,12 +1,12 @@
 //! config.md §11: the test vectors that need a live `mcp-server-fs` (rows 81–82, 107–116, 137) and the `brief`
-//! halves of rows 28, 80, 83, 84, 120 and 135 (which `tests/config_vectors.rs` runs on `echo`), against the
+//! halves of rows 28, 80, 83, 84, 120 and 135 (which `tests/black_box/config_vectors.rs` runs on `echo`), against the
 //! real binary, with the full baseline of config.md §10 (`echo` and `brief`).
 //!
 //! The upstream is the stand-in `tests/fixtures/mcp-server-fs` (the pins.md §11.4 listing), copied per
 //! test into its own bin directory that the test puts first on `PATH` (the copy's shebang names the real
 //! interpreter, so the child needs nothing else on its `PATH`). Pins come from `--print-pins` ("pins
 //! updated"); rows that change what the upstream advertises do so through the fixture's `flags` file,
-//! which no pin covers. Same row-table style and contracts as `tests/config_vectors.rs`.
+//! which no pin covers. Same row-table style and contracts as `tests/black_box/config_vectors.rs`.
 
 use crate::support;
 
@@ -184,7 +184,7 @@ rows! {
     row112_description_changed: 112, |l| l.flag("desc_changed"), Expect::Code("provider_pin_mismatch");
     row113_unmapped_tool_added: 113, |l| l.flag("extra_tool"), Expect::Starts;
     row114_read_text_file_gone: 114, |l| l.flag("no_read"), Expect::Code("provider_runtime_unavailable");
-    // The `brief` halves of rows `tests/config_vectors.rs` runs on `echo`.
+    // The `brief` halves of rows `tests/black_box/config_vectors.rs` runs on `echo`.
     row028_brief_installation_pins_removed: 28, |l| { l.brief().as_object_mut().map(|o| o.remove("installation_config_pins")); }, Expect::Code("config_invalid");
     row080_brief_selects_unknown_installation: 80, |l| brief_manifest(l, |m| { m["missions"]["default"]["providers"] = json!(["notes2"]); m["providers"]["mission"] = json!([{"name": "notes2"}]); }), Expect::Code("template_invalid");
     row083_brief_read_granted_write: 83, |l| { map_write(l); brief_manifest(l, |m| m["providers"]["mission"] = json!([{"name": "notes", "config": {"allow": ["notes.write"]}}])); }, Expect::Code("template_invalid");

@@ -301,19 +301,12 @@ fn call(a: SocketAddr, tool: &str, arguments: &Value) -> Vec<u8> {
 }
 
 fn call_with(a: SocketAddr, token: &str, tool: &str, arguments: &Value) -> Vec<u8> {
-    let body = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
-        "params": {"name": tool, "arguments": arguments,
-                   "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                             "io.modelcontextprotocol/clientCapabilities": {}}}})
-    .to_string();
-    let request = format!(
-        "POST /mcp HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: {tool}\r\nContent-Length: {}\r\n\r\n{body}",
-        support::authority(a),
-        body.len()
-    );
+    let request = support::mcp::Req::tools_call(a, tool, "7", &arguments.to_string())
+        .set("Authorization", &format!("Bearer {token}"))
+        .bytes();
     let mut s = TcpStream::connect_timeout(&a, Duration::from_secs(2)).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
-    s.write_all(request.as_bytes()).unwrap();
+    s.write_all(&request).unwrap();
     read_stream(&mut s).body()
 }
 

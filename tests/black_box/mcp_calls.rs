@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use support::sse::{assert_committed_head, fill, find, read_stream, success, tool_error, Stream};
-use support::{content_pin, Deployment, Gateway, TOKEN};
+use support::{content_pin, Deployment, Gateway};
 
 /// One application of the fixture: name, Luau source of component `app` (entry `app.run`), input and
 /// result contracts, and `limits` of the manifest.
@@ -141,17 +141,8 @@ fn start(d: &Deployment) -> Gateway {
 
 /// The bytes of a B-call request (http-mcp.md §12.2) for `tool` with `arguments` and id `id`.
 fn call_request(addr: SocketAddr, tool: &str, arguments: &Value, id: u64) -> Vec<u8> {
-    let body = format!(
-        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":{},"arguments":{},"_meta":{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{{}}}}}}}}"#,
-        serde_json::to_string(tool).unwrap(),
-        serde_json::to_string(arguments).unwrap()
-    );
-    format!(
-        "POST /mcp HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {TOKEN}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: {tool}\r\nContent-Length: {}\r\n\r\n{body}",
-        support::authority(addr),
-        body.len()
-    )
-    .into_bytes()
+    support::mcp::Req::tools_call(addr, tool, &id.to_string(), &serde_json::to_string(arguments).unwrap())
+        .bytes()
 }
 
 fn connect(addr: SocketAddr) -> TcpStream {

@@ -3,7 +3,7 @@
 //! Rows that need a fenced domain or held leases run the same fixture in-process
 //! (`mcp_front/inproc.rs`); the body-read rows of §12.6 are scripted exchanges (`mcp_front/body.rs`).
 //! Rows whose answer is a committed event stream ("SSE ok", "SSE input") are read chunk by chunk and
-//! compared de-chunked; `tests/mcp_calls.rs` covers every other outcome's stream.
+//! compared de-chunked; `tests/black_box/mcp_calls.rs` covers every other outcome's stream.
 
 use crate::support;
 

@@ -7,7 +7,8 @@ use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
-use support::{authority, read_response, Deployment, Gateway, TOKEN};
+use support::mcp::{Req, B_LIST_BODY};
+use support::{authority, read_response, Deployment, Gateway};
 
 fn start() -> (Deployment, Gateway) {
     let mut d = Deployment::baseline();
@@ -92,21 +93,13 @@ fn b_health(host: &str, extra: &str) -> Vec<u8> {
 
 /// B-list (§12.2) with `edit` applied to its head lines; the body stays as it is.
 fn b_list(host: &str, edit: impl Fn(Vec<String>) -> Vec<String>) -> Vec<u8> {
-    let body = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
-    assert_eq!(body.len(), 170);
-    let lines = vec![
-        "POST /mcp HTTP/1.1".to_owned(),
-        format!("Host: {host}"),
-        format!("Authorization: Bearer {TOKEN}"),
-        "Content-Type: application/json".to_owned(),
-        "Accept: application/json, text/event-stream".to_owned(),
-        "MCP-Protocol-Version: 2026-07-28".to_owned(),
-        "Mcp-Method: tools/list".to_owned(),
-        "Content-Length: 170".to_owned(),
-    ];
+    let request = Req::b_list(host);
+    assert_eq!(request.body.len(), 170);
+    let head = String::from_utf8(request.head()).expect("ascii head");
+    let lines = head.trim_end_matches("\r\n").split("\r\n").map(str::to_owned).collect();
     let mut out = edit(lines).join("\r\n");
     out.push_str("\r\n\r\n");
-    out.push_str(body);
+    out.push_str(B_LIST_BODY);
     out.into_bytes()
 }
 

@@ -340,9 +340,7 @@ async fn the_same_tool_over_both_fronts_has_the_same_structured_content() {
     let _gw = start(&d);
     let addr: SocketAddr = format!("127.0.0.1:{}", d.port).parse().unwrap();
     let arguments = r#"{"text":"h\u00e9llo \"w\" \\ \ud83d\ude00"}"#;
-    let mcp_body = format!(
-        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"alpha","arguments":{arguments},"_meta":{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{{}}}}}}}}"#
-    );
+    let mcp_body = support::mcp::call_body("1", "alpha", arguments);
     let request = Req::b_list(&support::authority(addr))
         .set("Mcp-Method", "tools/call")
         .add("Mcp-Name", "alpha")

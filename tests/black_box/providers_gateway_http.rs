@@ -1,6 +1,6 @@
 //! Served tools reaching a Streamable HTTP upstream end to end: the real binary over the project's HTTP fault
 //! fixture (`tests/fixtures/mcp_http_fixture.py`, run with `auth`, the bearer bound from a credential). The
-//! library-level tests (`tests/providers_http.rs`) own each HTTP class; this file owns what the gateway makes
+//! library-level tests (`tests/inproc/providers_http.rs`) own each HTTP class; this file owns what the gateway makes
 //! of them: the class the mission sees, readiness and liveness, the MCP answer after a fence, the event-log
 //! records, the legacy `DELETE` at close and the exit status.
 //!

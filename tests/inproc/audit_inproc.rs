@@ -15,21 +15,13 @@ use ptc_gateway::testing::codes::NotReadyCause;
 use ptc_gateway::testing::startup::gateway::Gateway;
 use serde_json::{json, Value};
 use support::audit::{all_records, deployment, exchange, got_success};
-use support::{Deployment, TOKEN};
+use support::{wait_until, Deployment, TOKEN};
 
 async fn start(d: &mut Deployment) -> Gateway {
     d.host["credentials"]["gateway"] = json!({"file": "token"});
     d.write_file("token", TOKEN);
     d.write_documents();
     support::start_inproc(d).await
-}
-
-async fn wait_until(what: &str, deadline: Duration, f: impl Fn() -> bool) {
-    let end = Instant::now() + deadline;
-    while !f() {
-        assert!(Instant::now() < end, "timed out: {what}");
-        tokio::time::sleep(Duration::from_millis(2)).await;
-    }
 }
 
 /// Calls `note` with id `id` until it is not refused for run capacity (or 30 s pass).

@@ -4,11 +4,11 @@
 
 use crate::support;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use ptc_gateway::testing::startup::gateway::Gateway;
 use serde_json::json;
-use support::{http_get, Deployment};
+use support::{http_get, wait_until, Deployment};
 
 /// The provider-free baseline with the bearer in a file (the test never touches its own environment).
 fn deployment() -> Deployment {
@@ -32,15 +32,6 @@ async fn status(addr: std::net::SocketAddr, path: &'static str) -> (u16, String)
     .expect("join")
 }
 
-async fn wait_until(mut condition: impl FnMut() -> bool, deadline: Duration) {
-    let start = Instant::now();
-    while !condition() {
-        assert!(start.elapsed() < deadline, "condition not met within {deadline:?}");
-        tokio::task::yield_now().await;
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
-}
-
 async fn check_owner_loss(owner: usize, name: &str, cause: &str, exit: u8) {
     let d = deployment();
     let gateway = start(&d).await;
@@ -49,7 +40,7 @@ async fn check_owner_loss(owner: usize, name: &str, cause: &str, exit: u8) {
 
     gateway.owners()[owner].actor().stop(Some("test: owner lost".into()));
     let readiness = gateway.readiness().clone();
-    wait_until(|| !readiness.is_ready(), Duration::from_secs(2)).await;
+    wait_until("readiness false", Duration::from_secs(2), || !readiness.is_ready()).await;
     assert_eq!(readiness.cause().map(|c| c.as_str()), Some(cause), "{name}: audit-events.md §4.2 cause");
 
     // For good: readiness stays 503 and cannot be revived, liveness stays 200.

@@ -8,6 +8,7 @@ mod transport;
 #[path = "health_inproc/wire.rs"]
 mod wire;
 
+use crate::support::mcp::Req;
 use ptc_gateway::testing::codes::NotReadyCause;
 use wire::{assert_no_forbidden_headers, start, Client, Options, B_LIST_BODY};
 
@@ -41,12 +42,12 @@ const M1: &str = r#"{"error":"method_not_allowed"}"#;
 /// B-list of §12.2 with `method`, `target` and extra header lines.
 fn b_list(method: &str, target: &str, host: &str, extra: &str) -> String {
     assert_eq!(B_LIST_BODY.len(), 170);
-    format!(
-        "{method} {target} HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n\
-         Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
-         MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/list\r\n{extra}Content-Length: {}\r\n\r\n{B_LIST_BODY}",
-        B_LIST_BODY.len()
-    )
+    let mut request = Req::b_list(host).method(method).target(target);
+    for line in extra.split_terminator("\r\n") {
+        let (name, value) = line.split_once(": ").expect("a header line");
+        request = request.add(name, value);
+    }
+    String::from_utf8(request.bytes()).expect("ascii request")
 }
 
 fn row(id: &'static str, request: String, status_line: &'static str, body: &'static str) -> Row {

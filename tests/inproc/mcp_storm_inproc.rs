@@ -32,15 +32,7 @@ fn deployment() -> Deployment {
 }
 
 fn call_bytes(addr: SocketAddr, id: usize) -> Vec<u8> {
-    let body = format!(
-        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"echo","arguments":{{"text":"hi"}},"_meta":{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{{}}}}}}}}"#
-    );
-    format!(
-        "POST /mcp HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {TOKEN}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: echo\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{body}",
-        support::authority(addr),
-        body.len()
-    )
-    .into_bytes()
+    support::tools_call_request(addr, "echo", id, r#"{"text":"hi"}"#, true)
 }
 
 /// What one client saw: status and the whole rest of the response (read to EOF: `Connection: close`).

@@ -1,7 +1,7 @@
 //! The PCC front against a gateway started in-process through the library (pcc.md §17 V41, V54), for the
 //! rows whose setup needs a hand inside: a fenced domain without upstreams to kill, and a drain whose
 //! start is observed by the front while the listener still accepts (black-box, a drain closes the
-//! listener at once, so a new stream usually finds no listener: tests/pcc_front/drain.rs).
+//! listener at once, so a new stream usually finds no listener: tests/black_box/pcc_front/drain.rs).
 
 use crate::support;
 use crate::support::{pcc_client as client, pcc_fixture as fixture};

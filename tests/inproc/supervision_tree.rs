@@ -15,7 +15,7 @@ use support::providers::Fx;
 fn drawn_tree() -> String {
     let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/architecture.md"))
         .expect("docs/architecture.md");
-    let marker = "<!-- the tree of tests/supervision_tree.rs -->";
+    let marker = "<!-- the tree of tests/inproc/supervision_tree.rs -->";
     let after = &doc[doc.find(marker).expect("the marker line") + marker.len()..];
     let body = after.split_once("```text\n").expect("an opening fence").1;
     body.split_once("```").expect("a closing fence").0.to_owned()

@@ -12,7 +12,7 @@ use ptc_gateway::testing::config::{gateway, host, manifest, Mode};
 use ptc_gateway::testing::json::{self, Value};
 
 const REGENERATE: &str =
-    "run `PTC_UPDATE_SCHEMAS=1 cargo test --features fault-injection --test schemas` to regenerate";
+    "run `PTC_UPDATE_SCHEMAS=1 cargo test --features fault-injection --test repo schemas::` to regenerate";
 
 /// The three generated files (config.md §9.1) and the values they must hold.
 fn generated() -> [(&'static str, Value); 3] {

@@ -1,5 +1,5 @@
 //! A PCC client over the generated tonic client of `schemas/pcc_tool_gateway.proto` (pcc.md §2), for
-//! the black-box tests of `tests/pcc_front.rs`.
+//! the PCC tests of every binary (pcc_front, pcc_upstream, providers_gateway, pcc_inproc, the soak).
 
 use std::time::Duration;
 

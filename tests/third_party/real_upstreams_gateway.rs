@@ -5,7 +5,7 @@
 //! gateway document, so each scenario also proves that discovery's output makes serving start.
 //!
 //! Owns the deployments over those upstreams and the exact result shapes. Installs nothing: without
-//! `tests/third_party/install.sh` the launchers are missing and acquisition fails (tests/real_upstreams
+//! `tests/third_party/install.sh` the launchers are missing and acquisition fails (tests/third_party/real_upstreams
 //! names the install step).
 
 use crate::support;

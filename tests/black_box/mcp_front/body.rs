@@ -6,9 +6,9 @@ use std::io::{Read, Write};
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
+use super::{assert_json_headers, check};
 use crate::support::mcp::{closes, connect, listing_result, result, send_and_shutdown, Req, B_LIST_BODY};
 use crate::support::read_response;
-use super::{assert_json_headers, check};
 
 const MAX: usize = 2_097_152;
 

@@ -13,18 +13,13 @@ use ptc_gateway::testing::startup::gateway::Gateway;
 use super::check;
 use super::rows::Row;
 use crate::support::mcp::{connect, discover_result, fixture, result, rpc_error, Req};
-use crate::support::{http_get, read_response, Deployment};
+use crate::support::{http_get, read_response, wait_until, Deployment};
+
+/// How long a lease or a fence may take to show.
+const WAIT: Duration = Duration::from_secs(5);
 
 async fn start(d: &Deployment) -> Gateway {
     crate::support::start_inproc(d).await
-}
-
-async fn wait_until(mut condition: impl FnMut() -> bool, what: &str) {
-    let start = Instant::now();
-    while !condition() {
-        assert!(start.elapsed() < Duration::from_secs(5), "{what} not reached within 5 s");
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
 }
 
 /// Runs rows from a blocking thread (the sockets are blocking).
@@ -70,10 +65,10 @@ async fn held_leases_and_lost_request_admission() {
     )
     .await;
     // With capacity 2 and three incomplete heads open, the answer above proves they hold no lease.
-    wait_until(|| requests.in_use() == 0, "no lease held by incomplete heads").await;
+    wait_until("no lease held by incomplete heads", WAIT, || requests.in_use() == 0).await;
     drop(partial_heads);
     let holders = [withholding(addr, &host), withholding(addr, &host)];
-    wait_until(|| requests.in_use() == 2, "both leases held").await;
+    wait_until("both leases held", WAIT, || requests.in_use() == 2).await;
     let held_at = Instant::now();
     let busy = r#"{"error":{"code":-31999,"data":{"reason":"request_capacity_exhausted"},"message":"Server busy"},"jsonrpc":"2.0"}"#;
     rows(
@@ -123,20 +118,20 @@ async fn held_leases_and_lost_request_admission() {
     for a in &answers {
         assert_eq!((a.status, a.body.as_slice()), (408, &br#"{"error":"request_timeout"}"#[..]), "row 85");
     }
-    wait_until(|| requests.in_use() == 0, "leases released").await;
+    wait_until("leases released", WAIT, || requests.in_use() == 0).await;
     // Row 86 and §5: a client that half-closes mid-body gets nothing, and its lease comes back.
     let mut half = withholding(addr, &host);
-    wait_until(|| requests.in_use() == 1, "the half-closing client's lease").await;
+    wait_until("the half-closing client's lease", WAIT, || requests.in_use() == 1).await;
     let written = tokio::task::spawn_blocking(move || {
         crate::support::mcp::send_and_shutdown(&mut half, &Req::b_list("x").body[..100])
     })
     .await
     .expect("join");
     assert!(written.is_empty(), "row 86: nothing is written");
-    wait_until(|| requests.in_use() == 0, "the half-closing client's lease released").await;
+    wait_until("the half-closing client's lease released", WAIT, || requests.in_use() == 0).await;
     // Row 81: request admission's owner stops; its pool is unavailable.
     gateway.owners()[1].actor().stop(Some("test: request admission lost".into()));
-    wait_until(|| requests.is_fenced(), "request pool fenced").await;
+    wait_until("request pool fenced", WAIT, || requests.is_fenced()).await;
     let unavailable = r#"{"error":{"code":-31998,"message":"Server unavailable"},"jsonrpc":"2.0"}"#;
     rows(
         addr,
@@ -164,10 +159,8 @@ async fn fenced_domain_rows() {
     // Losing run admission fences the domain (lifecycle.md §6.3); request admission stays open.
     gateway.owners()[0].actor().stop(Some("test: run admission lost".into()));
     let readiness = gateway.readiness().clone();
-    wait_until(|| !readiness.is_ready(), "fenced").await;
-    let discover = Req::b_list(&host)
-        .set("Mcp-Method", "server/discover")
-        .edit(r#""method":"tools/list""#, r#""method":"server/discover""#);
+    wait_until("fenced", WAIT, || !readiness.is_ready()).await;
+    let discover = Req::discover(&host);
     let call = || Req::b_call(&host);
     let invalid_input = || call().edit(r#"{"text":"hi"}"#, r#"{"text":5}"#);
     let unavailable = rpc_error(-31998, Some("1"));

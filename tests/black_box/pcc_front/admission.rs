@@ -9,7 +9,7 @@ use tonic::Code;
 
 use super::client::{c, open, Out};
 use super::fixture::{auth, deployment, http_addr, start};
-use crate::support::mcp::{exchange, Req};
+use crate::support::mcp::{call_body, exchange, Req};
 use crate::support::{self};
 
 /// The status of a `/mcp` `tools/list` (http-mcp.md B-list).
@@ -26,11 +26,8 @@ async fn a_mcp_lease_is_not_a_stream_slot() {
     let d = deployment(1, 4);
     let _gw = start(&d);
     let addr = http_addr(&d);
-    let body = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"hang","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
-    let request = Req::b_list(&support::authority(addr))
-        .set("Mcp-Method", "tools/call")
-        .add("Mcp-Name", "hang")
-        .body(body);
+    let request =
+        Req::post(&support::authority(addr), "tools/call", Some("hang"), &call_body("1", "hang", "{}"));
     let mut held = TcpStream::connect(addr).unwrap();
     held.write_all(&request.bytes()).unwrap();
     // The call's committed `200` (execution.md §4.2) shows it holds the lease: a second request is then

@@ -41,7 +41,7 @@ async fn drain_answers_a_call_that_ends_before_the_deadline() {
     let gw = start(&d);
     let (mut conv, signalled) = in_flight_at_the_signal(d.pcc_port, &gw, r#""call-1""#, "delta").await;
     // V54: the listener is closed (no connection), or a stream that still reaches the service is refused
-    // `UNAVAILABLE` `draining` (the exact status is asserted in-process, tests/pcc_inproc.rs).
+    // `UNAVAILABLE` `draining` (the exact status is asserted in-process, tests/inproc/pcc_inproc.rs).
     let auth = auth();
     match try_open(d.pcc_port, &[("authorization", auth.as_str())]).await {
         Err(None) => {}

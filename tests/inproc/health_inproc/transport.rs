@@ -16,7 +16,8 @@ use tokio::net::TcpStream;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
-use super::wire::{start, wait_until, Client, Options, DEADLINE};
+use super::wire::{start, Client, Options, DEADLINE};
+use crate::support::wait_until;
 
 fn live(host: &str) -> Vec<u8> {
     format!("GET /health/live HTTP/1.1\r\nHost: {host}\r\n\r\n").into_bytes()
@@ -32,7 +33,7 @@ async fn the_ceiling_holds_the_next_connection_until_a_slot_frees() {
     for _ in 0..ceiling {
         idle.push(Client::connect(fixture.addr).await);
     }
-    wait_until("every slot taken", || control.open_connections() == ceiling).await;
+    wait_until("every slot taken", DEADLINE, || control.open_connections() == ceiling).await;
     // One more: the kernel completes the handshake into the backlog, but no slot is free, so nothing is
     // accepted and the exchange waits without any response (no 429, no 503: §2.2).
     let mut waiting = Client::connect(fixture.addr).await;
@@ -127,7 +128,7 @@ async fn graceful_stop_closes_idle_connections_and_finishes_exchanges() {
     let mut busy = Client::connect(fixture.addr).await;
     busy.send(&held_post(&host)).await;
     tokio::time::timeout(DEADLINE, held.arrived.notified()).await.expect("request arrived");
-    wait_until("four connections open", || control.open_connections() == 4).await;
+    wait_until("four connections open", DEADLINE, || control.open_connections() == 4).await;
 
     control.stop_accepting();
     tokio::time::timeout(DEADLINE, ended.wait_for(|e| *e)).await.expect("loop ended").expect("watch");

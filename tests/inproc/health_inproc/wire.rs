@@ -17,7 +17,7 @@ use tokio::time::{timeout, Instant};
 pub const DEADLINE: Duration = Duration::from_secs(5);
 
 /// The B-list body of http-mcp.md §12.2 (170 bytes).
-pub const B_LIST_BODY: &str = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+pub use crate::support::mcp::B_LIST_BODY;
 
 /// One listener under test.
 pub struct Fixture {
@@ -205,15 +205,6 @@ impl Client {
 
 fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
     haystack.windows(needle.len()).position(|w| w == needle)
-}
-
-/// Waits until `condition` holds, polling, or fails after [`DEADLINE`].
-pub async fn wait_until(what: &str, mut condition: impl FnMut() -> bool) {
-    let deadline = Instant::now() + DEADLINE;
-    while !condition() {
-        assert!(Instant::now() < deadline, "{what}: not within {DEADLINE:?}");
-        tokio::time::sleep(Duration::from_millis(2)).await;
-    }
 }
 
 /// Headers no answer may carry (http-mcp.md §1 "Response headers").
