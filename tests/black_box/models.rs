@@ -228,7 +228,17 @@ fn m1_m9_chat_answers_and_failure_classes() {
             .map(|e| e["count"].as_u64().unwrap())
             .sum()
     };
-    wait("the counters", Duration::from_secs(5), || (counted("model_requests", "llm") == 7).then_some(()));
+    // The writer reports each counter slot when it next runs (audit-events.md §3.7), so one report can
+    // hold `llm`'s requests and the next the rest: wait for every count asserted below, not only the first.
+    wait("the counters", Duration::from_secs(5), || {
+        let all = [
+            counted("model_requests", "llm") == 7,
+            counted("model_requests", "slow") == 1,
+            counted("model_failed", "llm") == 6,
+            counted("model_tokens", "llm") == 9 + 15,
+        ];
+        all.iter().all(|reached| *reached).then_some(())
+    });
     assert_eq!(counted("model_requests", "slow"), 1);
     assert_eq!(counted("model_failed", "llm"), 6);
     assert_eq!(counted("model_tokens", "llm"), 9 + 15);
