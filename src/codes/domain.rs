@@ -34,7 +34,7 @@ impl Domain for GatewayDomain {
     const UNREGISTERED_CAUSE: NotReadyCause = NotReadyCause::OwnerLost;
     const ROOT_LOST: AbnormalCause = AbnormalCause::SupervisorLost;
     const DRAIN_WINDOW: Duration = DRAIN_WINDOW;
-    /// lifecycle.md §2.2: 70 after an unclean shutdown (§7.4) or an abnormal stop (§7.5).
+    /// lifecycle.md §2.2: 70 after an unclean shutdown (lifecycle.md §7.4) or an abnormal stop (lifecycle.md §7.5).
     const UNCLEAN_EXIT: u8 = 70;
 
     /// `audit_unavailable` for an audit cause, `shutdown` (the drain) otherwise (audit-events.md §4.2).

@@ -4,7 +4,7 @@
 //! hyper alone gets several http-mcp.md §2.4 rules wrong or answers them differently (no request-line or
 //! field-line length bound below its buffer size, `Content-Length` with `Transfer-Encoding` and duplicate
 //! identical `Content-Length` lines accepted, `HTTP/2.0` answered 505, the h2 preface closed without an
-//! answer; `tests/parser_limits.rs` pins what it does alone). The wrapper passes every byte through as it
+//! answer; `tests/black_box/parser_limits.rs` pins what it does alone). The wrapper passes every byte through as it
 //! arrives (so hyper's head timeout of http-mcp.md §2.3 keeps running on a slow head) and feeds a copy-free
 //! view of it to the [`HeadScanner`]. When a byte breaks a rule, the bytes before it still reach hyper, the
 //! offending byte and everything after it never do, and the next read fails; hyper then ends the

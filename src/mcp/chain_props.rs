@@ -5,7 +5,7 @@
 //!
 //! The chain runs the front's own step sequences (`front::head_steps` for M2–M7, `envelope::parse` for
 //! M10–M11, `front::method_steps` for M12–M16) and C1–C3 in the order of `front.rs` (M8, M9 and the
-//! readiness steps M17 and C4 depend on state, not on the input, and are covered by `tests/mcp_front.rs`).
+//! readiness steps M17 and C4 depend on state, not on the input, and are covered by `tests/black_box/mcp_front.rs`).
 //! Properties: no panic; the answer is one of the closed refusals (M2–M7) or JSON-RPC errors of
 //! http-mcp.md §11, whose body is strict JSON carrying the code and exactly the id validated at M11; and a
 //! consistent, unperturbed request is admitted as the method it names.

@@ -3,7 +3,7 @@
 //! and the diagnostics subscriber (`logging`).
 //!
 //! Each file is its own layer: `logging`, `notify` and `signals` are leaves that any module may use;
-//! `process` is the top of the module graph and nothing imports it (`tests/layering.rs`). The folder
+//! `process` is the top of the module graph and nothing imports it (`tests/repo/layering.rs`). The folder
 //! groups them because they are plumbing between the gateway and its host, not gateway logic.
 
 pub mod logging;

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use crate::client::{self, In, Out};
+use crate::support::mcp::Req;
 use crate::support::providers::{call, mission_args, structured, Fx};
 use crate::support::{send_to_eof, tools_call_request, TOKEN};
 
@@ -169,10 +170,10 @@ fn vanish(addr: SocketAddr, id: usize, counts: &mut Counts) {
 /// A body that stops after 8 of its 100 bytes, held until the gateway ends it or 3 s pass.
 fn stall(addr: SocketAddr, counts: &mut Counts) {
     if let Ok(mut s) = TcpStream::connect(addr) {
-        let head = format!(
-            "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {TOKEN}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\nContent-Length: 100\r\n\r\n{{\"jsonrp"
-        );
-        let _ = s.write_all(head.as_bytes());
+        // The head of a `tools/list` of 100 body bytes, without `Mcp-Method`, and only 8 of them.
+        let mut bytes = Req::tools_list(addr).remove("Mcp-Method").body_bytes(vec![b' '; 100]).head();
+        bytes.extend_from_slice(b"{\"jsonrp");
+        let _ = s.write_all(&bytes);
         let _ = s.set_read_timeout(Some(Duration::from_secs(3)));
         let mut sink = Vec::new();
         let _ = s.read_to_end(&mut sink);
@@ -215,12 +216,8 @@ async fn pcc_stream(port: u16, id: u64, counts: &mut Counts) {
 
 /// `tools/list` every 5 s.
 fn tools_list(addr: SocketAddr, counts: &mut Counts) {
-    let body = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
-    let request = format!(
-        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {TOKEN}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/list\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{body}",
-        body.len()
-    );
-    let (status, text) = send_to_eof(addr, request.as_bytes(), Duration::from_secs(30));
+    let request = Req::tools_list(addr).add("Connection", "close").bytes();
+    let (status, text) = send_to_eof(addr, &request, Duration::from_secs(30));
     counts.tools_lists += 1;
     if status != 200 || !text.contains("\"name\":\"web\"") {
         eprintln!("UNEXPECTED list {status}");

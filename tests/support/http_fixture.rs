@@ -1,7 +1,7 @@
 //! The one launcher of the HTTP fault fixture (`tests/fixtures/mcp_http_fixture.py`, providers.md §16.1):
 //! it starts the server in a mode, waits (with a deadline) for the port the fixture writes to its port file,
 //! and kills and reaps the process when the guard drops. Shared by the library-level HTTP tests
-//! (`tests/providers_http.rs`) and the gateway-level ones (`tests/providers_gateway_http.rs`).
+//! (`tests/inproc/providers_http.rs`) and the gateway-level ones (`tests/black_box/providers_gateway_http.rs`).
 //!
 //! Self-contained (no `super::`), so a test crate can include it by `#[path]` alone.
 

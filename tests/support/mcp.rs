@@ -1,6 +1,7 @@
-//! The `/mcp` side of the harness: the fixture of http-mcp.md §12.1, the baseline requests of §12.2 as a
-//! raw request builder, and a raw client that reads one response (status, headers, body) and tells
-//! whether the server closed the connection after it.
+//! The `/mcp` side of the harness: the fixture of http-mcp.md §12.1, the one builder of the tests' MCP
+//! requests (the JSON-RPC envelope with its `_meta`, and the `POST /mcp` head with every header http-mcp.md
+//! §5 requires, as in the baseline requests of §12.2), and a raw client that reads one response (status,
+//! headers, body) and tells whether the server closed the connection after it.
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};
@@ -23,10 +24,41 @@ pub const WEATHER_RESULT: &str =
     r#"{"type":"object","properties":{"region":{"type":"string"}},"required":["region"]}"#;
 const WEATHER_LUAU: &str = "local M = {}\n\nfunction M.run(input)\n  if type(input.region) == \"string\" then\n    return { region = input.region }\n  end\n  return { region = \"\" }\nend\n\nreturn M\n";
 
+/// The protocol revision of every request the tests build (http-mcp.md §1): the `MCP-Protocol-Version`
+/// header and the revision in `_meta`.
+pub const PROTOCOL_VERSION: &str = "2026-07-28";
+
+/// The `_meta` member of a request's `params` (http-mcp.md §5): the revision and no client capabilities.
+/// A macro, so that the §12.2 bodies below are constants built from it.
+macro_rules! meta {
+    () => {
+        r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#
+    };
+}
+
+/// The `_meta` member of every request body (see `meta!`).
+pub const META: &str = meta!();
 /// The body of B-list (§12.2), 170 bytes.
-pub const B_LIST_BODY: &str = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+pub const B_LIST_BODY: &str =
+    concat!(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"#, meta!(), "}}");
 /// The body of B-call (§12.2).
-pub const B_CALL_BODY: &str = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+pub const B_CALL_BODY: &str = concat!(
+    r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"},"#,
+    meta!(),
+    "}}"
+);
+
+/// The body of a `tools/call` of `tool` as `id` (JSON text: `1`, `"call-9"`) with `arguments` (JSON text).
+pub fn call_body(id: &str, tool: &str, arguments: &str) -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{tool}","arguments":{arguments},{META}}}}}"#
+    )
+}
+
+/// The body of a `tools/list` (or another method whose params are only `_meta`) as `id`.
+pub fn method_body(id: &str, method: &str) -> String {
+    format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}","params":{{{META}}}}}"#)
+}
 
 /// The deployment of §12.1 on `address` (`127.0.0.1` or `::1`): `echo` and `weather`, admission 2/1/1/0,
 /// the allowed origin, the bearer in a file (so in-process tests need no environment).
@@ -77,28 +109,54 @@ pub struct Req {
 }
 
 impl Req {
-    /// B-list of §12.2 for the authority `host`.
-    pub fn b_list(host: &str) -> Req {
+    /// `POST /mcp` of the JSON-RPC `method` (with `Mcp-Name: name` for a `tools/call`) carrying `body`, for
+    /// the authority `host`: the fixture's bearer and every header http-mcp.md §5 requires, in the order of
+    /// the B-requests of §12.2; `Content-Length` follows them.
+    pub fn post(host: &str, method: &str, name: Option<&str>, body: &str) -> Req {
         let h = |n: &str, v: &str| (n.to_string(), v.as_bytes().to_vec());
+        let mut headers = vec![
+            h("Host", host),
+            h("Authorization", &format!("Bearer {TOKEN}")),
+            h("Content-Type", "application/json"),
+            h("Accept", "application/json, text/event-stream"),
+            h("MCP-Protocol-Version", PROTOCOL_VERSION),
+            h("Mcp-Method", method),
+        ];
+        if let Some(name) = name {
+            headers.push(h("Mcp-Name", name));
+        }
         Req {
             method: "POST".into(),
             target: "/mcp".into(),
-            headers: vec![
-                h("Host", host),
-                h("Authorization", &format!("Bearer {TOKEN}")),
-                h("Content-Type", "application/json"),
-                h("Accept", "application/json, text/event-stream"),
-                h("MCP-Protocol-Version", "2026-07-28"),
-                h("Mcp-Method", "tools/list"),
-            ],
-            body: B_LIST_BODY.as_bytes().to_vec(),
+            headers,
+            body: body.as_bytes().to_vec(),
             no_length: false,
         }
     }
 
+    /// B-list of §12.2 for the authority `host`.
+    pub fn b_list(host: &str) -> Req {
+        Req::post(host, "tools/list", None, B_LIST_BODY)
+    }
+
     /// B-call of §12.2.
     pub fn b_call(host: &str) -> Req {
-        Req::b_list(host).set("Mcp-Method", "tools/call").add("Mcp-Name", "echo").body(B_CALL_BODY)
+        Req::post(host, "tools/call", Some("echo"), B_CALL_BODY)
+    }
+
+    /// A `tools/call` of `tool` as `id` (JSON text) with `arguments` (JSON text) to the gateway at `addr`.
+    pub fn tools_call(addr: SocketAddr, tool: &str, id: &str, arguments: &str) -> Req {
+        Req::post(&super::authority(addr), "tools/call", Some(tool), &call_body(id, tool, arguments))
+    }
+
+    /// A `tools/list` as `id` 1 to the gateway at `addr`.
+    pub fn tools_list(addr: SocketAddr) -> Req {
+        Req::post(&super::authority(addr), "tools/list", None, B_LIST_BODY)
+    }
+
+    /// A `server/discover` as `id` 1 for the authority `host`.
+    pub fn discover(host: &str) -> Req {
+        Req::post(host, "server/discover", None, &method_body("1", "server/discover"))
     }
 
     /// B-weather of §12.2 with `arguments` (JSON text) and the given param lines.

@@ -17,12 +17,44 @@ use serde_json::{json, Value};
 pub mod audit;
 pub mod http_fixture;
 pub mod http_time_server;
+pub mod marker;
 pub mod mcp;
 pub mod openai;
+#[cfg(feature = "fault-injection")]
+pub mod pcc_client;
+#[cfg(feature = "fault-injection")]
+pub mod pcc_fixture;
 pub mod pki;
 pub mod providers;
 pub mod sse;
 pub mod vectors;
+
+/// Process-wide state that an in-process gateway reads: the audit store's test hooks (the sync gate and
+/// `PTC_AUDIT_FAIL_SYNC`, read when an audit starts). The tests of one binary run as threads of one
+/// process, so a test that changes that state holds this exclusively and a test whose in-process gateway
+/// has a private audit holds it shared for its whole run.
+static PROCESS_STATE: tokio::sync::RwLock<()> = tokio::sync::RwLock::const_new(());
+
+/// Held by a test that changes the process-wide state of [`PROCESS_STATE`].
+pub async fn process_state_exclusive() -> tokio::sync::RwLockWriteGuard<'static, ()> {
+    PROCESS_STATE.write().await
+}
+
+/// Held by a test whose in-process gateway reads the state of [`PROCESS_STATE`].
+pub async fn process_state_shared() -> tokio::sync::RwLockReadGuard<'static, ()> {
+    PROCESS_STATE.read().await
+}
+
+/// Waits until `condition` holds, polling every 2 ms, and panics naming `what` once `deadline` has passed:
+/// the one wait of the async tests (the blocking tests use [`providers::wait`], in the same argument order,
+/// which also returns what it found).
+pub async fn wait_until(what: &str, deadline: Duration, mut condition: impl FnMut() -> bool) {
+    let end = Instant::now() + deadline;
+    while !condition() {
+        assert!(Instant::now() < end, "timed out after {deadline:?} waiting for: {what}");
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+}
 
 /// The `ptc` binary under test.
 pub fn ptc() -> Command {
@@ -401,16 +433,8 @@ pub fn authority(addr: SocketAddr) -> String {
 /// The raw bytes of a `POST /mcp` `tools/call` of `tool` as `id` with `arguments` (JSON text), every
 /// header http-mcp.md requires, and `Connection: close` when `close`.
 pub fn tools_call_request(addr: SocketAddr, tool: &str, id: usize, arguments: &str, close: bool) -> Vec<u8> {
-    let body = format!(
-        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{tool}","arguments":{arguments},"_meta":{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{{}}}}}}}}"#
-    );
-    let connection = if close { "Connection: close\r\n" } else { "" };
-    format!(
-        "POST /mcp HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {TOKEN}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: {tool}\r\n{connection}Content-Length: {}\r\n\r\n{body}",
-        authority(addr),
-        body.len()
-    )
-    .into_bytes()
+    let request = mcp::Req::tools_call(addr, tool, &id.to_string(), arguments);
+    if close { request.add("Connection", "close") } else { request }.bytes()
 }
 
 /// Sends `request` on a new connection and reads the response to EOF within `read_timeout`: the status

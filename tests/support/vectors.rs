@@ -1,5 +1,5 @@
 //! Mutations of the provider-free baseline (`Deployment::baseline`, config.md §10) shared by the row
-//! tables of `tests/config_vectors.rs` and `tests/check_command.rs`: one place says how "a write tool",
+//! tables of `tests/black_box/config_vectors.rs` and `tests/black_box/check_command.rs`: one place says how "a write tool",
 //! "an OAuth installation" or "a listing of a given size" is made.
 
 use serde_json::{json, Value};

@@ -14,7 +14,7 @@
 #     conformance suite and the Node.js 22 binary it needs, shipped as an npm package);
 #   - tests/python/.venv: the test-only Python tools, `pip install --require-hashes` of
 #     tests/python/requirements.txt (prometheus-client, whose text-format parser reads the metrics file in
-#     tests/metrics.rs);
+#     tests/black_box/metrics.rs);
 #   - config-examples/published-briefs/node_modules: the example's own install command, `npm ci` of its
 #     package-lock.json (the official `@modelcontextprotocol/server-filesystem`), which its test runs.
 # Idempotent: each part is skipped when a stamp records that the same pinned file was installed, so a

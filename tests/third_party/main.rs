@@ -4,6 +4,10 @@
 //! proxy.rs). All three are installed from pinned files by `tests/third_party/install.sh`, which `.ci/run`
 //! runs before the test command; without that install these tests fail and say so (install.rs). The
 //! harness pieces have their own tests here (harness_tests.rs), which need no install.
+//!
+//! The same binary holds the tests against real upstream servers (issue 5): the upstream client library
+//! against them (real_upstreams.rs, which needs `fault-injection`) and served tools over them through the
+//! real binary (real_upstreams_gateway.rs); the same install provides them.
 
 #[path = "../support/mod.rs"]
 mod support;
@@ -15,4 +19,7 @@ mod harness_tests;
 mod install;
 mod proxy;
 mod python;
+#[cfg(feature = "fault-injection")]
+mod real_upstreams;
+mod real_upstreams_gateway;
 mod typescript;

@@ -1,7 +1,7 @@
 //! models.md §8: `handle:agent` through `run_workflow_with` and a scripted [`ModelPort`]: the options'
 //! refusals (L1), the bound run message (L2), the run messages of a mission failure and of a value that
 //! does not convert (L3, L4), a model failure mid-loop (L5), several calls in one reply (L6), and that
-//! nothing of an invalid reply runs (L7). The black-box vectors AG1–AG5 are `tests/models.rs`.
+//! nothing of an invalid reply runs (L7). The black-box vectors AG1–AG5 are `tests/black_box/models.rs`.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -1,6 +1,6 @@
 //! execution.md §12.5 `handle:api()`: the vectors API1–API7 and API9 through `run_workflow` and
 //! `run_workflow_with` (the exact value, its order, the bounds, the tools part, and that no mission code
-//! runs for it). API8 is the gateway's (`tests/providers_gateway.rs`).
+//! runs for it). API8 is the gateway's (`tests/black_box/providers_gateway.rs`).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

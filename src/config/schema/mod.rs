@@ -7,7 +7,7 @@
 //!
 //! This module owns structure only. Semantic checks (origins, references, endpoints, …) and the mapping
 //! to startup codes live in the document modules `config::{gateway, host, manifest}`; encoding the
-//! published schemas and writing them to `schemas/` is the staleness gate's concern (`tests/schemas.rs`).
+//! published schemas and writing them to `schemas/` is the staleness gate's concern (`tests/repo/schemas.rs`).
 
 /// The published description of every document's `$schema` member (config.md §9.7).
 pub const SCHEMA_HINT: &str = "Editor hint, no effect: the published schema URL, or a relative path (no scheme, not absolute) whose last segment is this schema's file name, such as ../../schemas/<file>.";

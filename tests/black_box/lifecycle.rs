@@ -1,0 +1,202 @@
+//! lifecycle.md §1, §2, §7, §8 against the real binary: the command line, signals, the env file, and
+//! the exit statuses of a clean and an unclean stop.
+
+use crate::support;
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use nix::sys::signal::Signal;
+use serde_json::json;
+use support::{assert_startup_error, ptc, run_with_deadline, Deployment, Gateway, TOKEN};
+
+fn addr(d: &Deployment) -> SocketAddr {
+    SocketAddr::from(([127, 0, 0, 1], d.port))
+}
+
+#[test]
+fn version_help_and_unknown_subcommands() {
+    let version = run_with_deadline(
+        {
+            let mut c = ptc();
+            c.arg("--version");
+            c
+        },
+        Duration::from_secs(5),
+    );
+    assert_eq!(version.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&version.stdout), format!("ptc {}\n", env!("CARGO_PKG_VERSION")));
+    assert!(version.stderr.is_empty());
+
+    // --help wins over every other argument check and reads no file.
+    let help = run_with_deadline(
+        {
+            let mut c = ptc();
+            c.args(["gateway", "/nonexistent.json", "--verbose", "-h"]);
+            c
+        },
+        Duration::from_secs(5),
+    );
+    assert_eq!(help.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&help.stdout).starts_with("Usage:"));
+    assert!(help.stderr.is_empty());
+
+    for argv in [&[][..], &["serve"][..]] {
+        let out = run_with_deadline(
+            {
+                let mut c = ptc();
+                c.args(argv);
+                c
+            },
+            Duration::from_secs(5),
+        );
+        assert_eq!(out.status.code(), Some(2), "{argv:?}");
+        assert!(out.stdout.is_empty(), "{argv:?}");
+        assert!(String::from_utf8_lossy(&out.stderr).starts_with("Usage:"), "{argv:?}");
+    }
+
+    let missing = run_with_deadline(
+        {
+            let mut c = ptc();
+            c.arg("gateway");
+            c
+        },
+        Duration::from_secs(5),
+    );
+    assert_startup_error(&missing, "config_invalid", "ptc gateway without CONFIG");
+}
+
+fn idle_stop(signal: Signal) {
+    let mut d = Deployment::baseline();
+    d.write_documents();
+    let gateway = Gateway::start(d.command(), addr(&d));
+    let (code, elapsed, stdout, stderr) = gateway.signal_and_wait(signal, Duration::from_secs(10));
+    assert_eq!(code, Some(0), "{signal}: stderr {}", String::from_utf8_lossy(&stderr));
+    assert!(elapsed < Duration::from_secs(1), "{signal}: an idle gateway stops within 1 s, took {elapsed:?}");
+    assert!(stdout.is_empty() && stderr.is_empty(), "{signal}: a clean stop prints nothing");
+    assert!(!d.path("artifacts/events/.gateway-lock").exists(), "{signal}: the events lock is released");
+}
+
+#[test]
+fn sigterm_while_idle_exits_0_within_1s() {
+    idle_stop(Signal::SIGTERM);
+}
+
+#[test]
+fn sigint_while_idle_exits_0_within_1s() {
+    idle_stop(Signal::SIGINT);
+}
+
+#[test]
+fn sighup_is_ignored() {
+    let mut d = Deployment::baseline();
+    d.write_documents();
+    let gateway = Gateway::start(d.command(), addr(&d));
+    let pid = nix::unistd::Pid::from_raw(gateway.child.id() as i32);
+    nix::sys::signal::kill(pid, Signal::SIGHUP).expect("hup");
+    // Still serving afterwards: a fresh health request answers.
+    let resp = support::http_get(addr(&d), "/health/ready").expect("health after SIGHUP");
+    assert_eq!(resp.status, 200);
+    let (code, ..) = gateway.signal_and_wait(Signal::SIGTERM, Duration::from_secs(10));
+    assert_eq!(code, Some(0));
+}
+
+#[test]
+fn a_shutdown_that_cannot_release_the_events_lock_exits_70() {
+    let mut d = Deployment::baseline();
+    d.write_documents();
+    let gateway = Gateway::start(d.command(), addr(&d));
+    // An entry the gateway did not create keeps `.gateway-lock` from being removed (audit-events.md §1.4).
+    std::fs::write(d.path("artifacts/events/.gateway-lock/intruder"), b"x").expect("plant a file");
+    let (code, _, stdout, _) = gateway.signal_and_wait(Signal::SIGTERM, Duration::from_secs(15));
+    assert_eq!(code, Some(70));
+    assert!(stdout.is_empty());
+}
+
+#[test]
+fn env_file_is_anchored_at_the_invocation_directory() {
+    let mut d = Deployment::baseline();
+    d.write_documents();
+    d.write_file("conf/e.env", &format!("GATEWAY_TOKEN={}\n", "b".repeat(32)));
+    // Row 104: the token only in the file, given relative to the invocation directory.
+    let mut cmd = d.command();
+    cmd.env_remove("GATEWAY_TOKEN").args(["--env-file", "conf/e.env"]);
+    let gateway = Gateway::start(cmd, addr(&d));
+    let (code, ..) = gateway.signal_and_wait(Signal::SIGTERM, Duration::from_secs(10));
+    assert_eq!(code, Some(0));
+    // The same relative path from another directory names another (missing) file: row 102.
+    let mut cmd = ptc();
+    cmd.current_dir(d.path("conf"))
+        .args(["gateway", "../ptc-gateway.json", "--env-file", "conf/e.env"])
+        .env_remove("GATEWAY_TOKEN");
+    let out = run_with_deadline(cmd, Duration::from_secs(10));
+    assert_startup_error(&out, "credential_unavailable", "env file relative to another directory");
+}
+
+#[test]
+fn env_file_values_win_even_when_empty() {
+    let mut d = Deployment::baseline();
+    d.write_documents();
+    let cases = [
+        // Row 101: the process value is valid, the file's empty value wins.
+        ("GATEWAY_TOKEN=\n".to_string(), Some(TOKEN.to_string()), false),
+        // A key that was set before (to an invalid 31-byte value) takes the file's valid value.
+        (format!("GATEWAY_TOKEN={}\n", "c".repeat(32)), Some("a".repeat(31)), true),
+        // Row 103: a line without `=` refuses the whole file.
+        ("KEY\n".to_string(), Some(TOKEN.to_string()), false),
+    ];
+    for (i, (file, process, starts)) in cases.into_iter().enumerate() {
+        d.write_file("e.env", &file);
+        let mut cmd = d.command();
+        cmd.args(["--env-file", "e.env"]);
+        match process {
+            Some(v) => cmd.env("GATEWAY_TOKEN", v),
+            None => cmd.env_remove("GATEWAY_TOKEN"),
+        };
+        if starts {
+            let gateway = Gateway::start(cmd, addr(&d));
+            let (code, ..) = gateway.signal_and_wait(Signal::SIGTERM, Duration::from_secs(10));
+            assert_eq!(code, Some(0), "case {i}");
+        } else {
+            let out = run_with_deadline(cmd, Duration::from_secs(10));
+            assert_startup_error(&out, "credential_unavailable", &format!("case {i}"));
+        }
+    }
+}
+
+#[test]
+fn a_second_gateway_on_the_same_artifact_root_is_refused() {
+    // config.md §11 row 139.
+    let mut d = Deployment::baseline();
+    d.write_documents();
+    let gateway = Gateway::start(d.command(), addr(&d));
+    let mut second = d.gateway.clone();
+    let (a, b) = (
+        std::net::TcpListener::bind("127.0.0.1:0").expect("bind"),
+        std::net::TcpListener::bind("127.0.0.1:0").expect("bind"),
+    );
+    second["listen"]["port"] = json!(a.local_addr().expect("addr").port());
+    second["pcc"]["port"] = json!(b.local_addr().expect("addr").port());
+    drop((a, b));
+    d.write_file("second.json", &serde_json::to_string(&second).expect("json"));
+    let mut cmd = ptc();
+    cmd.current_dir(d.dir.path()).args(["gateway", "second.json"]).env("GATEWAY_TOKEN", TOKEN);
+    let out = run_with_deadline(cmd, Duration::from_secs(10));
+    assert_startup_error(&out, "artifact_root_unavailable", "row 139");
+    let (code, ..) = gateway.signal_and_wait(Signal::SIGTERM, Duration::from_secs(10));
+    assert_eq!(code, Some(0));
+}
+
+#[test]
+fn a_stale_events_lock_is_taken_over() {
+    // config.md §11 row 138: a lock left by a gateway killed with SIGKILL.
+    let mut d = Deployment::baseline();
+    d.write_documents();
+    let gateway = Gateway::start(d.command(), addr(&d));
+    let (code, ..) = gateway.signal_and_wait(Signal::SIGKILL, Duration::from_secs(10));
+    assert_eq!(code, None, "killed by a signal");
+    assert!(d.path("artifacts/events/.gateway-lock/owner").exists(), "SIGKILL leaves the lock behind");
+    let gateway = Gateway::start(d.command(), addr(&d));
+    let (code, ..) = gateway.signal_and_wait(Signal::SIGTERM, Duration::from_secs(10));
+    assert_eq!(code, Some(0));
+}
