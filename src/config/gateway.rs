@@ -11,6 +11,8 @@ use std::collections::BTreeMap;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::path::{Path, PathBuf};
 
+use serde_json::Value;
+
 use super::schema::access::{
     array_at, at, bool_at, int_at, object_at, str_at, string_at, string_map, strings_at,
 };
@@ -18,7 +20,7 @@ use super::schema::{self, fill_defaults, GATEWAY};
 use super::{explained, origin, paths, Mode};
 use crate::codes::StartupCode;
 use crate::explain::{self, Fact};
-use crate::json::{self, DecodeErrorKind, Limits, Value};
+use crate::json::{self, DecodeErrorKind, Limits};
 
 /// One of the two literal loopback addresses a listener may bind.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -8,11 +8,13 @@
 
 use std::collections::BTreeMap;
 
+use serde_json::Value;
+
 use super::schema::access::{array_at, at, int_at, object_at, str_at, string_at, strings_at};
 use super::schema::{self, fill_defaults, APPLICATION};
 use super::{explained, Mode};
 use crate::codes::StartupCode;
-use crate::json::{self, Limits, Value};
+use crate::json::{self, as_integer, Limits};
 
 /// `effect`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -149,7 +151,7 @@ fn build(document: Value, m: &Value) -> Option<Manifest> {
         workflow_providers: selections(m, "workflow")?,
         run_duration_ms: match at(m, &["limits", "run_duration_ms"]) {
             None => None,
-            Some(v) => Some(u64::try_from(v.as_integer()?).ok()?),
+            Some(v) => Some(u64::try_from(as_integer(v)?).ok()?),
         },
         memory_bytes: int_at(m, &["limits", "memory_bytes"])?,
         events_policy,

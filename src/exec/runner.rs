@@ -10,8 +10,9 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Instant;
 
+use serde_json::Value;
+
 use crate::apps::Built;
-use crate::json::Value;
 use crate::providers::trace::TraceId;
 use crate::traces::RunFiles;
 

@@ -8,6 +8,7 @@
 
 use std::future::Future;
 
+use serde_json::{Map, Value};
 use tokio::time::Instant;
 
 use super::failure::{CallFailure, Dispatch, FailureClass};
@@ -15,7 +16,6 @@ use super::listing::Era;
 use super::negotiate::modern_meta;
 use super::result::{classify, CallError, CallSuccess};
 use super::transport::{InflightSlot, Settlement, StdioTransport, Waited};
-use crate::json::{Map, Value};
 use crate::traces::RunInspection;
 
 /// Where a provider call's bodies are captured (traces.md §8): the run's inspection file and the names its

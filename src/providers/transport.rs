@@ -11,6 +11,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
+use serde_json::{Map, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{ChildStderr, ChildStdin, ChildStdout};
 use tokio::sync::{mpsc, oneshot, watch, OwnedSemaphorePermit, Semaphore};
@@ -27,7 +28,7 @@ use super::stderr_ring::StderrRing;
 use super::table::{Reply, Table, WriteState};
 pub use crate::codes::transport::TransportFault;
 use crate::fault::with_task_panic;
-use crate::json::{self, Map, Value};
+use crate::json;
 
 /// In-flight slots per acquisition, fixed (providers.md §8.1 step 4, providers.md §15).
 pub const INFLIGHT_SLOTS: usize = 128;
@@ -313,7 +314,7 @@ impl StdioTransport {
             return Err(CallFailure::new(FailureClass::ProviderUnavailable, Dispatch::False));
         };
         let mut message = Map::new();
-        message.insert("id".to_owned(), Value::Integer(i128::from(id)));
+        message.insert("id".to_owned(), Value::from(id));
         message.insert("jsonrpc".to_owned(), Value::String("2.0".to_owned()));
         message.insert("method".to_owned(), Value::String(method.to_owned()));
         if let Some(params) = params {

@@ -12,6 +12,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use mlua::{Function, Lua, Value as LuaValue};
+use serde_json::Value;
 
 use super::missions::MissionSandbox;
 use super::models::ModelPort;
@@ -25,7 +26,6 @@ use crate::apps::luau::sandbox::Sandbox;
 use crate::apps::luau::vm::{CallScope, Role, Vm};
 use crate::apps::luau::{CompiledLuau, Environment};
 use crate::config::manifest::Entry;
-use crate::json::Value;
 
 /// The state of one run, shared by its host functions.
 pub(super) struct Run {

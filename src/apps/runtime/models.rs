@@ -9,6 +9,7 @@
 use std::time::{Instant, SystemTime};
 
 use mlua::{Lua, Table};
+use serde_json::Value;
 
 use super::call::Run;
 use super::observe::ModelReturned;
@@ -16,7 +17,6 @@ use super::observe::ModelReturned;
 use crate::apps::luau::convert::to_lua;
 use crate::codes::model::ModelFailure;
 use crate::codes::provider::Dispatch;
-use crate::json::Value;
 
 /// What one `m:chat` answered.
 #[derive(Clone, Debug, PartialEq)]

@@ -8,10 +8,10 @@
 //! own any provider logic: the gateway's port lives in `exec::borrow`.
 
 use mlua::{Lua, Table};
+use serde_json::Value;
 
 use crate::apps::luau::convert::to_lua;
 use crate::codes::provider::{Dispatch, FailureClass};
-use crate::json::Value;
 
 /// What one `tool` call answered.
 #[derive(Clone, Debug, PartialEq)]

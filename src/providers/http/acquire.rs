@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use serde_json::Value;
 use tokio::time::Instant;
 
 use super::super::acquire::{probe_window, AcquireError, Facts, TransportKind};
@@ -29,7 +30,6 @@ use super::transport::HttpTransport;
 use super::wire::{LegacyHeaders, Wire};
 use crate::apps::header::project;
 use crate::config::host::{ProtocolEra, ToolMapping};
-use crate::json::Value;
 use crate::mcp_param::HeaderParam;
 
 /// What one HTTP acquisition needs.
