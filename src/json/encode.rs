@@ -146,7 +146,7 @@ pub fn format_float(f: f64) -> String {
 
 /// Appends the `DJ` form of `f` (pins.md §2.3).
 ///
-/// Non-finite values are outside the value model and never come from the decoder; should one reach the
+/// Non-finite values have no JSON form and no `serde_json::Number` holds one; should one reach this
 /// encoder anyway it is written as `null`, so the output stays valid JSON and the function total.
 pub fn write_float(out: &mut String, f: f64) {
     if !f.is_finite() {

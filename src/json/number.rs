@@ -2,7 +2,7 @@
 //!
 //! The decoder builds an integer token's number from `i64` or `u64` (the range −2^63 … 2^64−1 is exactly
 //! their union) and a float token's from `f64`, and `serde_json::Number` keeps which it was: `1` answers
-//! `as_i64`/`as_u64`, `1.0` only `as_f64`. These two functions are the one place that reading is written,
+//! `as_i64`/`as_u64`, `1.0` only `as_f64`. These functions are the one place that reading is written,
 //! so that every rule that depends on how a number was written (`"type": "integer"`, the pins, the Luau
 //! number rules) sees the same split.
 
