@@ -432,7 +432,7 @@ fn edges(list: &[(&str, &str)]) -> Edges {
 #[test]
 fn the_parser_finds_paths_and_groups_but_not_comments() {
     let cases: &[(&str, &[&str])] = &[
-        ("use serde_json::Value;", &["json"]),
+        ("use crate::json::Value;", &["json"]),
         ("let x = crate::fault::injected(p);", &["fault"]),
         ("use crate::{apps, config::host};", &["apps", "config", "host"]),
         // Every word of a group is a candidate; `edges_of` keeps only the module names.
@@ -500,7 +500,7 @@ fn circles_are_found_and_chains_are_not() {
 fn a_two_module_circle_in_sources_is_reported_with_its_files() {
     let modules = names(&["events", "providers", "json"]);
     let files = [
-        file("events", "events/record.rs", "use crate::providers::FailureClass;\nuse serde_json::Value;"),
+        file("events", "events/record.rs", "use crate::providers::FailureClass;\nuse crate::json::Value;"),
         file("providers", "providers/runtime.rs", "use crate::events::EventLog;"),
     ];
     let found_edges = edges_of(&modules, &files);
