@@ -240,6 +240,8 @@ impl Parser<'_> {
         self.bytes.get(self.pos).copied()
     }
 
+    /// The refusal `kind` at `offset`. It scans the bytes before `offset` for the line and column, so it is
+    /// called only to refuse, never to prepare an error that may not be returned.
     fn error(&self, kind: DecodeErrorKind, offset: usize) -> DecodeError {
         DecodeError::at(self.bytes, kind, offset)
     }
@@ -499,22 +501,22 @@ impl Parser<'_> {
     fn unicode_escape(&mut self) -> Result<char, DecodeError> {
         let start = self.pos;
         let unit = self.hex4()?;
-        let bad_surrogate = self.error(DecodeErrorKind::BadSurrogate, start);
+        let bad_surrogate = DecodeErrorKind::BadSurrogate;
         let scalar = match unit {
             0xD800..=0xDBFF => {
                 if self.peek() != Some(b'\\') || self.bytes.get(self.pos + 1) != Some(&b'u') {
-                    return Err(bad_surrogate);
+                    return Err(self.error(bad_surrogate, start));
                 }
                 let low = self.hex4()?;
                 if !(0xDC00..=0xDFFF).contains(&low) {
-                    return Err(bad_surrogate);
+                    return Err(self.error(bad_surrogate, start));
                 }
                 0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00)
             }
-            0xDC00..=0xDFFF => return Err(bad_surrogate),
+            0xDC00..=0xDFFF => return Err(self.error(bad_surrogate, start)),
             _ => unit,
         };
-        char::from_u32(scalar).ok_or(bad_surrogate)
+        char::from_u32(scalar).ok_or_else(|| self.error(bad_surrogate, start))
     }
 
     /// Reads `\u` and four hex digits at the cursor.

@@ -50,3 +50,7 @@ pub fn integer_value(i: i128) -> Value {
         Err(_) => Value::from(i64::try_from(i).unwrap_or(i64::MIN)),
     }
 }
+
+#[cfg(test)]
+#[path = "number_tests.rs"]
+mod tests;
