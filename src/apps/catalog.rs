@@ -5,10 +5,12 @@
 //! 4,194,304-byte bounds on the encoded array and on the worst-case response. Does not own the JSON-RPC
 //! response around the result at request time (the MCP front writes the id it received).
 
+use serde_json::{Map, Value};
+
 use super::error::{fail, AppError, AppErrorKind};
 use crate::config::manifest::Effect;
 use crate::explain::{self, Fact};
-use crate::json::{to_deterministic_string, Map, Value};
+use crate::json::to_deterministic_string;
 
 /// http-mcp.md §10.3: the encoded `tools` array and the worst-case response are each at most this.
 pub const MAX_LISTING_BYTES: usize = 4_194_304;
@@ -95,7 +97,7 @@ pub fn build(tools: &[ListingTool<'_>]) -> Result<Catalog, AppError> {
     result.insert("cacheScope".into(), Value::from("private"));
     result.insert("resultType".into(), Value::from("complete"));
     result.insert("tools".into(), array);
-    result.insert("ttlMs".into(), Value::Integer(0));
+    result.insert("ttlMs".into(), Value::from(0));
     let encoded_result = to_deterministic_string(&Value::Object(result));
     let worst_case = encoded_result.len().saturating_add(WORST_CASE_ENVELOPE_BYTES);
     if worst_case > MAX_LISTING_BYTES {

@@ -6,6 +6,7 @@
 //! read files (the bytes come from [`Closure`], read once) and does not own `TCJ` or the hash primitives
 //! (`crate::json::canonical`).
 
+use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use super::closure::Closure;
@@ -13,7 +14,7 @@ use super::error::{fail, AppError, AppErrorKind};
 use crate::config::manifest::{Component, Manifest, Workflow};
 use crate::explain::{self, Fact};
 use crate::json::canonical::LABEL_APPLICATION_CONTENT;
-use crate::json::{qualified, typed_canonical, Value};
+use crate::json::{qualified, typed_canonical};
 
 /// pins.md §6.2 / config.md §6.3: the framed stream is at most 8,388,608 bytes.
 pub const MAX_STREAM_BYTES: usize = 8_388_608;

@@ -7,10 +7,11 @@
 //! validation runs (execution).
 
 use jsonschema::{Draft, Validator};
+use serde_json::{Map, Value};
 
 use super::error::{fail, AppError, AppErrorKind};
 use super::schema_walk::{for_each_child, for_each_child_mut};
-use crate::json::{self, to_deterministic_string, Limits, Map, Value};
+use crate::json::{self, to_deterministic_string, Limits};
 
 /// config.md §6.7: the normalised schema, as deterministic JSON, is at most 65,536 bytes.
 pub const MAX_NORMALISED_BYTES: usize = 65_536;
@@ -41,9 +42,9 @@ impl Contract {
         &self.validator
     }
 
-    /// Whether `instance` satisfies the contract.
+    /// Whether `instance` satisfies the contract: the decoded value is validated as it is.
     pub fn is_valid(&self, instance: &Value) -> bool {
-        self.validator.is_valid(&to_serde(instance))
+        self.validator.is_valid(instance)
     }
 }
 
@@ -101,7 +102,7 @@ fn check_references(schema: &Value) -> Result<(), AppError> {
 /// Whether a schema object receives `"additionalProperties": false` (config.md §6.7): it declares type
 /// `object` (alone or in a `type` array) or has `properties`, and has neither `additionalProperties` nor
 /// `unevaluatedProperties`.
-fn closes(map: &Map) -> bool {
+fn closes(map: &Map<String, Value>) -> bool {
     let object_typed = match map.get("type") {
         Some(Value::String(t)) => t == "object",
         Some(Value::Array(types)) => types.iter().any(|t| t.as_str() == Some("object")),
@@ -138,26 +139,6 @@ fn compile(schema: &Value) -> Result<Validator, AppError> {
         .with_draft(Draft::Draft202012)
         .offline()
         .should_validate_formats(false)
-        .build(&to_serde(schema))
+        .build(schema)
         .map_err(|_| AppError::new(AppErrorKind::ContractUncompilable))
-}
-
-/// The same value as `serde_json` sees it. Integers of the value model fit `i64` or `u64` (pins.md §2.1);
-/// floats are finite, so neither conversion loses anything.
-pub fn to_serde(value: &Value) -> serde_json::Value {
-    use serde_json::Value as J;
-    match value {
-        Value::Null => J::Null,
-        Value::Bool(b) => J::Bool(*b),
-        Value::Integer(i) => match (i64::try_from(*i), u64::try_from(*i)) {
-            (Ok(v), _) => J::from(v),
-            (_, Ok(v)) => J::from(v),
-            // Outside the value model; never produced by the decoder.
-            _ => J::Null,
-        },
-        Value::Float(f) => serde_json::Number::from_f64(*f).map_or(J::Null, J::Number),
-        Value::String(s) => J::String(s.clone()),
-        Value::Array(items) => J::Array(items.iter().map(to_serde).collect()),
-        Value::Object(map) => J::Object(map.iter().map(|(k, v)| (k.clone(), to_serde(v))).collect()),
-    }
 }

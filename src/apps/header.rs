@@ -7,9 +7,10 @@
 
 use std::collections::BTreeSet;
 
+use serde_json::Value;
+
 use super::error::{fail, AppError, AppErrorKind};
 use super::schema_walk::for_each_child;
-use crate::json::Value;
 use crate::mcp_param::HeaderParam;
 
 /// The annotation keyword.

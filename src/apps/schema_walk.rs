@@ -6,7 +6,7 @@
 //! Values of every other keyword (`const`, `enum`, `default`, `examples`, unknown keywords) are data and
 //! are never visited. Does not own what is done at a position.
 
-use crate::json::{Map, Value};
+use serde_json::{Map, Value};
 
 /// How a keyword holds subschemas.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -58,7 +58,7 @@ pub struct Child<'a> {
 /// Calls `f` for every direct subschema of `schema`, in keyword order. Only object and boolean values are
 /// schemas; a keyword whose value has the wrong shape is skipped here (compilation refuses it).
 pub fn for_each_child<'a, E>(
-    schema: &'a Map,
+    schema: &'a Map<String, Value>,
     f: &mut dyn FnMut(Child<'a>) -> Result<(), E>,
 ) -> Result<(), E> {
     for (keyword, slot) in KEYWORDS {
@@ -82,7 +82,7 @@ pub fn for_each_child<'a, E>(
 }
 
 /// Calls `f` for every direct subschema of `schema`, mutably.
-pub fn for_each_child_mut(schema: &mut Map, f: &mut dyn FnMut(&mut Value)) {
+pub fn for_each_child_mut(schema: &mut Map<String, Value>, f: &mut dyn FnMut(&mut Value)) {
     for (keyword, slot) in KEYWORDS {
         let Some(value) = schema.get_mut(*keyword) else { continue };
         match (slot, value) {

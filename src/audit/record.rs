@@ -7,8 +7,10 @@
 
 use std::time::SystemTime;
 
+use serde_json::{Map, Value};
+
 use crate::codes::outcome::{Dispatch, Outcome};
-use crate::json::{decode, to_deterministic_string, Limits, Map, Value};
+use crate::json::{decode, to_deterministic_string, Limits};
 
 use super::time;
 

@@ -6,8 +6,10 @@
 use std::ffi::OsString;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
+use serde_json::{Map, Value};
+
 use super::failure::Failure;
-use crate::json::{decode, Limits, Map, Value};
+use crate::json::{decode, Limits};
 
 /// A loopback `/mcp` endpoint with its `Host` authority (http-mcp.md §1, §6.3).
 #[derive(Clone, Debug, PartialEq, Eq)]

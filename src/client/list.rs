@@ -9,9 +9,11 @@
 use std::ffi::OsString;
 use std::io::Write;
 
+use serde_json::Value;
+
 use super::failure::{Failure, Step};
 use super::{args, body, http, response};
-use crate::json::{to_deterministic_string, Value};
+use crate::json::to_deterministic_string;
 
 /// A description's first line is cut to this many characters on the human listing.
 pub const DESCRIPTION_CHARS: usize = 100;

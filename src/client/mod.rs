@@ -15,7 +15,9 @@ pub mod response;
 use std::ffi::OsString;
 use std::io::Write;
 
-use crate::json::{to_deterministic_string, Map, Value};
+use serde_json::{Map, Value};
+
+use crate::json::to_deterministic_string;
 use failure::{Failure, Step};
 use response::Outcome;
 
@@ -69,7 +71,7 @@ fn call(argv: &[OsString], token: Option<OsString>) -> Result<Outcome, Failure> 
 }
 
 /// A JSON-RPC request with the `_meta` of lifecycle.md §1.2, in deterministic JSON.
-pub(crate) fn body(id: i128, method: &str, call: Option<(&str, &Value)>) -> Vec<u8> {
+pub(crate) fn body(id: i64, method: &str, call: Option<(&str, &Value)>) -> Vec<u8> {
     let text = |s: &str| Value::String(s.to_owned());
     let mut client_info = Map::new();
     client_info.insert("name".into(), text("ptc"));
@@ -86,7 +88,7 @@ pub(crate) fn body(id: i128, method: &str, call: Option<(&str, &Value)>) -> Vec<
     }
     let mut request = Map::new();
     request.insert("jsonrpc".into(), text("2.0"));
-    request.insert("id".into(), Value::Integer(id));
+    request.insert("id".into(), Value::from(id));
     request.insert("method".into(), text(method));
     request.insert("params".into(), Value::Object(params));
     to_deterministic_string(&Value::Object(request)).into_bytes()

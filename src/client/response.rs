@@ -5,9 +5,11 @@
 //! Owns the mapping of an answer to the tool's listing entry or to the call's outcome. Does not own the
 //! transport (`super::http`) or what is printed (`super`).
 
+use serde_json::Value;
+
 use super::failure::{Failure, Step};
 use super::http::Response;
-use crate::json::{decode, Limits, Value};
+use crate::json::{as_integer, decode, Limits};
 
 /// The listing and the streamed response are bounded at 4,194,304 bytes (http-mcp.md §10.1,
 /// execution.md); served schemas may nest deeper than a request body.
@@ -32,7 +34,7 @@ fn rpc_result(step: Step, id: i128, body: &[u8]) -> Result<Value, Failure> {
     if let Some(error) = value.get("error") {
         return Err(rpc_error(step, error).unwrap_or(malformed("unreadable JSON-RPC error")));
     }
-    if value.get("id").and_then(Value::as_integer) != Some(id) {
+    if value.get("id").and_then(as_integer) != Some(id) {
         return Err(malformed("wrong JSON-RPC id"));
     }
     match value.get("result") {
@@ -42,7 +44,7 @@ fn rpc_result(step: Step, id: i128, body: &[u8]) -> Result<Value, Failure> {
 }
 
 fn rpc_error(step: Step, error: &Value) -> Option<Failure> {
-    let code = error.get("code")?.as_integer()?;
+    let code = as_integer(error.get("code")?)?;
     let mut message = error.get("message")?.as_str()?.to_owned();
     if let Some(reason) = error.get("data").and_then(|d| d.get("reason")).and_then(Value::as_str) {
         message = format!("{message} ({reason})");

@@ -459,7 +459,7 @@ fn selection_of_bindings() {
     let mut host = host(vec![]);
     let mut add = |alias: &str, source: Source, kind: InstallationKind| {
         host.install
-            .insert(alias.to_owned(), Installation { source, kind, declaration: crate::json::Value::Null });
+            .insert(alias.to_owned(), Installation { source, kind, declaration: serde_json::Value::Null });
     };
     add("fs", Source::Mcp, stdio(&[("TOKEN", "tok"), ("TZ", "tz"), ("ALSO", "shared")]));
     add(

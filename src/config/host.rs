@@ -9,11 +9,13 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use serde_json::Value;
+
 use super::schema::{self, fill_defaults, HOST};
 use super::{explained, origin, paths, Mode};
 use crate::codes::StartupCode;
 use crate::explain::{self, Fact};
-use crate::json::{self, Limits, Value};
+use crate::json::{self, Limits};
 
 /// Where one credential's value comes from (config.md §5.2). A literal's value is a secret and is never
 /// printed.

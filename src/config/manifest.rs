@@ -9,11 +9,12 @@
 use std::collections::BTreeMap;
 
 use serde::Deserialize;
+use serde_json::Value;
 
 use super::schema::{self, fill_defaults, APPLICATION};
 use super::{explained, typed, Mode};
 use crate::codes::StartupCode;
-use crate::json::{self, Limits, Value};
+use crate::json::{self, Limits};
 
 /// `effect`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]

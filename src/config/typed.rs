@@ -11,8 +11,8 @@
 //! (config.md §5.2).
 
 use serde::de::DeserializeOwned;
-
-use crate::json::Value;
+use serde::Deserialize;
+use serde_json::Value;
 
 /// The value did not have the shape of the type; reported as the document's structural code.
 #[derive(Debug, PartialEq, Eq)]
@@ -20,24 +20,5 @@ pub(crate) struct ShapeMismatch;
 
 /// Reads the typed form `T` of a document that passed its schema check and default insertion.
 pub(crate) fn read<T: DeserializeOwned>(document: &Value) -> Result<T, ShapeMismatch> {
-    T::deserialize(to_serde(document)).map_err(|_| ShapeMismatch)
-}
-
-/// The document as `serde_json` holds it: the same values, integers within i64 ∪ u64 as the strict
-/// decoder admits them (config.md §2.3).
-fn to_serde(value: &Value) -> serde_json::Value {
-    use serde_json::Value as J;
-    match value {
-        Value::Null => J::Null,
-        Value::Bool(b) => J::Bool(*b),
-        Value::Integer(i) => match (i64::try_from(*i), u64::try_from(*i)) {
-            (Ok(i), _) => J::from(i),
-            (_, Ok(u)) => J::from(u),
-            _ => J::Null,
-        },
-        Value::Float(f) => serde_json::Number::from_f64(*f).map_or(J::Null, J::Number),
-        Value::String(s) => J::String(s.clone()),
-        Value::Array(items) => J::Array(items.iter().map(to_serde).collect()),
-        Value::Object(map) => J::Object(map.iter().map(|(k, v)| (k.clone(), to_serde(v))).collect()),
-    }
+    T::deserialize(document).map_err(|_| ShapeMismatch)
 }

@@ -4,9 +4,11 @@
 use std::fs;
 use std::path::Path;
 
+use serde_json::Value;
+
 use super::*;
 use crate::config::gateway::Artifacts;
-use crate::json::{decode, Limits, Value};
+use crate::json::{as_integer, decode, Limits};
 use crate::storage::testutil::Scratch;
 use crate::storage::ArtifactRoot;
 
@@ -49,7 +51,7 @@ fn counts(records: &[Value], of: &str, tool: Option<&str>) -> i128 {
     records
         .iter()
         .filter(|r| kind(r) == of && r.get("tool").and_then(Value::as_str) == tool)
-        .map(|r| r.get("count").and_then(Value::as_integer).unwrap())
+        .map(|r| r.get("count").and_then(as_integer).unwrap())
         .sum()
 }
 
@@ -98,7 +100,7 @@ fn lock_takeover_is_the_first_record_and_publication_failures_are_counted() {
     let kinds: Vec<&str> = all.iter().map(kind).collect();
     assert_eq!(kinds, ["events_lock_recovered", "startup_stage", "publication_failed"]);
     assert_eq!(counts(&all, "publication_failed", Some("echo")), 2);
-    let interval = all[2].get("interval_ms").and_then(Value::as_integer).unwrap();
+    let interval = all[2].get("interval_ms").and_then(as_integer).unwrap();
     assert!((1..=1000).contains(&interval));
 }
 

@@ -15,6 +15,7 @@
 use std::time::SystemTime;
 
 use ptc_actors::StageOutcome;
+use serde_json::{Map, Value};
 
 use super::time::event_timestamp;
 use crate::codes::model::ModelFailure;
@@ -22,7 +23,7 @@ use crate::codes::provider::{Dispatch, FailureClass};
 use crate::codes::transport::TransportFault;
 use crate::codes::StartupCode;
 use crate::codes::{NotReadyCause, StageId};
-use crate::json::{to_deterministic_string, Map, Value};
+use crate::json::to_deterministic_string;
 use crate::storage::AuditReason;
 
 /// The largest count or size a record may carry (audit-events.md §3.4).
@@ -271,7 +272,7 @@ fn string(s: &str) -> Value {
 }
 
 fn count(n: u64) -> Option<Value> {
-    (n <= MAX_COUNT).then_some(Value::Integer(i128::from(n)))
+    (n <= MAX_COUNT).then_some(Value::from(n))
 }
 
 fn tool_value(tool: &Option<String>) -> Value {
@@ -279,7 +280,7 @@ fn tool_value(tool: &Option<String>) -> Value {
 }
 
 /// The kind-specific members (audit-events.md §3.5), or `None` if a value is out of its domain.
-fn members(record: &Record, map: &mut Map) -> Option<()> {
+fn members(record: &Record, map: &mut Map<String, Value>) -> Option<()> {
     let mut put = |k: &str, v: Value| {
         map.insert(k.to_owned(), v);
     };
@@ -314,7 +315,7 @@ fn members(record: &Record, map: &mut Map) -> Option<()> {
             put("provider", string(provider));
             put("fault", string(fault.as_str()));
             let status = match exit_status {
-                Some(code) if (0..=255).contains(code) => Value::Integer(i128::from(*code)),
+                Some(code) if (0..=255).contains(code) => Value::from(*code),
                 Some(_) => return None,
                 None => Value::Null,
             };

@@ -9,6 +9,7 @@
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
+use serde_json::Value;
 use tokio::runtime::Handle;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
@@ -16,7 +17,6 @@ use tokio::time::Instant;
 use crate::apps::runtime::{ApiTool, CancelToken, ModelPort, ModelReply, ToolAnswer, ToolPort, ToolReply};
 use crate::apps::ServedTool;
 use crate::codes::model::ModelFailure;
-use crate::json::Value;
 use crate::providers::runtime::ProviderRuntime;
 use crate::providers::trace::TraceId;
 use crate::providers::{Dispatch, FailureClass};
@@ -145,7 +145,7 @@ impl Borrow {
 
 /// traces.md §9.4: the content of `mcp_tool_error` for a run reference the capture does not hold.
 fn unknown_run() -> Value {
-    let mut block = crate::json::Map::new();
+    let mut block = serde_json::Map::new();
     block.insert("text".to_owned(), Value::String(hist::UNKNOWN_RUN_TEXT.to_owned()));
     block.insert("type".to_owned(), Value::String("text".to_owned()));
     Value::Array(vec![Value::Object(block)])

@@ -158,7 +158,7 @@ struct Call<'a> {
 async fn drive(
     shared: &Arc<Shared>,
     call: Call<'_>,
-    arguments: crate::json::Value,
+    arguments: serde_json::Value,
     queued: Result<(), stream::Gone>,
     mut writer: StreamWriter,
 ) -> Settlement {

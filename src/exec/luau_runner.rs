@@ -11,6 +11,8 @@
 use std::sync::Arc;
 use std::time::{Instant, SystemTime};
 
+use serde_json::Value;
+
 use super::borrow::{Borrow, Borrowed};
 use super::runner::{Activation, Ran, Runner};
 use crate::apps::runtime::{
@@ -19,7 +21,7 @@ use crate::apps::runtime::{
 };
 use crate::apps::template::Run;
 use crate::apps::ServedTool;
-use crate::json::Value;
+use serde_json::Value;
 use crate::providers::runtime::ProviderRuntime;
 use crate::providers::trace::TraceId;
 use crate::traces::{Held, RunFiles, RunTrace};

@@ -5,8 +5,10 @@
 //! either, and the check that a success response is valid and within 4,194,304 bytes. It does not choose
 //! the fixed text (`outcome`) or check the result contract (the call driver does, before building).
 
+use serde_json::{Map, Value};
+
 use crate::apps::catalog::server_meta;
-use crate::json::{to_deterministic_string, Map, Value};
+use crate::json::to_deterministic_string;
 use crate::mcp::rpc::{result_body, RequestId, MAX_RESPONSE_BYTES};
 
 /// execution.md §7.2: a `fail(message)` detail reaches the client only with 1 to 1,024 bytes.

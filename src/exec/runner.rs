@@ -10,7 +10,7 @@ use std::pin::Pin;
 use std::time::Instant;
 
 use crate::apps::ServedTool;
-use crate::json::Value;
+use serde_json::Value;
 use crate::providers::trace::TraceId;
 use crate::traces::RunFiles;
 

@@ -4,11 +4,12 @@
 //! Owns the order of these steps for both fronts and the `artifact_failed` counts. Does not own the files
 //! or the records (`crate::traces`), nor the run's own records (its observer, `luau_runner`).
 
+use serde_json::Value;
+
 use super::Shared;
 use crate::apps::ServedTool;
 use crate::audit::CallId;
 use crate::codes::outcome::{Dispatch, Outcome};
-use crate::json::Value;
 use crate::providers::trace::TraceId;
 use crate::traces::{OutOfDescriptors, RunEnd, RunFiles, RunStart};
 

@@ -4,10 +4,11 @@
 //! This module owns hash *inputs and outputs* only. What a pin covers (the installation projection, the
 //! snapshot identity, the content record stream) belongs to the pins code, which calls these functions.
 
+use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use super::encode::write_string;
-use super::value::Value;
+use super::number::{number_f64, number_integer};
 
 /// The domain label of the application content digest (pins.md §4.1), without its trailing 0x00.
 pub const LABEL_APPLICATION_CONTENT: &str = "ptc-gateway.application-content.v1";
@@ -31,18 +32,20 @@ fn write_typed(out: &mut String, value: &Value) {
         Value::Null => out.push_str("[\"null\"]"),
         Value::Bool(true) => out.push_str("[\"boolean\",true]"),
         Value::Bool(false) => out.push_str("[\"boolean\",false]"),
-        // `["integer", "<DJ(i)>"]`: the decimal form as a string.
-        Value::Integer(i) => {
-            out.push_str("[\"integer\",\"");
-            out.push_str(&i.to_string());
-            out.push_str("\"]");
-        }
-        // `["float64", hex(u64_be(bits(f)))]`.
-        Value::Float(f) => {
-            out.push_str("[\"float64\",\"");
-            out.push_str(&format!("{:016x}", f.to_bits()));
-            out.push_str("\"]");
-        }
+        Value::Number(n) => match number_integer(n) {
+            // `["integer", "<DJ(i)>"]`: the decimal form as a string.
+            Some(i) => {
+                out.push_str("[\"integer\",\"");
+                out.push_str(&i.to_string());
+                out.push_str("\"]");
+            }
+            // `["float64", hex(u64_be(bits(f)))]`.
+            None => {
+                out.push_str("[\"float64\",\"");
+                out.push_str(&format!("{:016x}", number_f64(n).to_bits()));
+                out.push_str("\"]");
+            }
+        },
         Value::String(s) => {
             out.push_str("[\"string\",");
             write_string(out, s);

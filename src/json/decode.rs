@@ -11,8 +11,13 @@
 //! one frame per open container and a container is opened only after its depth has been checked, so the
 //! stack never exceeds `max_depth` frames; values are allocated only after their node has been counted,
 //! so nothing grows beyond `max_nodes` values before the document is refused.
+//!
+//! The result is a `serde_json::Value`: an integer token becomes a `Number` from `i64` or `u64`, a float
+//! token a `Number` from a finite `f64`, so the split of config.md §2.3 survives (`json::as_integer`).
+//! A refusal names its byte offset and, for a person, its line and column (config.md §2.7), computed only
+//! once a document is refused so that the accepted path pays nothing for them.
 
-use super::value::{Map, Value};
+use serde_json::{Map, Number, Value};
 
 /// Bounds applied while decoding (config.md §2.1, §2.6). Kept general so that every strict-JSON surface
 /// of the gateway uses the same decoder with its own numbers.
@@ -97,18 +102,57 @@ impl DecodeErrorKind {
 
 /// A refusal with the byte offset at which it was detected: the first byte of the offending token (the
 /// value, key, escape or byte), or the document length for [`DecodeErrorKind::UnexpectedEnd`], or
-/// `max_bytes` for [`DecodeErrorKind::TooLarge`]. It never contains document content, so it is safe to
-/// log even when the document holds secrets.
+/// `max_bytes` for [`DecodeErrorKind::TooLarge`]; and the same position as a line and a column
+/// (config.md §2.7). It never contains document content, so it is safe to log even when the document holds
+/// secrets.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DecodeError {
     pub kind: DecodeErrorKind,
     pub offset: usize,
+    /// 1-based; each LF (U+000A) before `offset` ends a line (CR is not a line break).
+    pub line: usize,
+    /// 1-based, in characters (Unicode scalar values) from the start of the line, so a tab or an `é`
+    /// counts one.
+    pub column: usize,
+}
+
+impl DecodeError {
+    /// The refusal `kind` at `offset` of `bytes`, with its line and column.
+    fn at(bytes: &[u8], kind: DecodeErrorKind, offset: usize) -> DecodeError {
+        let (line, column) = line_and_column(bytes, offset);
+        DecodeError { kind, offset, line, column }
+    }
 }
 
 impl std::fmt::Display for DecodeError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "strict JSON: {} at byte {}", self.kind.as_str(), self.offset)
+        write!(
+            f,
+            "strict JSON: {} at byte {} (line {}, column {})",
+            self.kind.as_str(),
+            self.offset,
+            self.line,
+            self.column
+        )
     }
+}
+
+/// The line and column of `offset` (config.md §2.7). Every byte before a refusal's offset has been read
+/// and found well-formed UTF-8, except for [`DecodeErrorKind::TooLarge`], which reads nothing: counting
+/// the bytes that do not continue a UTF-8 sequence counts characters in the first case and stays total in
+/// the second.
+fn line_and_column(bytes: &[u8], offset: usize) -> (usize, usize) {
+    let before = bytes.get(..offset).unwrap_or(bytes);
+    let line_start = before.iter().rposition(|&b| b == b'\n').map_or(0, |at| at + 1);
+    let line = 1 + before.iter().filter(|&&b| b == b'\n').count();
+    let this_line = before.get(line_start..).unwrap_or_default();
+    let column = 1 + this_line.iter().filter(|&&b| !is_continuation(b)).count();
+    (line, column)
+}
+
+/// A UTF-8 continuation byte, `10xxxxxx`.
+fn is_continuation(byte: u8) -> bool {
+    byte & 0xC0 == 0x80
 }
 
 impl std::error::Error for DecodeError {}
@@ -117,11 +161,11 @@ impl std::error::Error for DecodeError {}
 pub fn decode(bytes: &[u8], limits: Limits) -> Result<Value, DecodeError> {
     // config.md §2.1.1 and §2.7: the size check precedes everything else.
     if bytes.len() > limits.max_bytes {
-        return Err(DecodeError { kind: DecodeErrorKind::TooLarge, offset: limits.max_bytes });
+        return Err(DecodeError::at(bytes, DecodeErrorKind::TooLarge, limits.max_bytes));
     }
     // config.md §2.1.3.
     if bytes.starts_with(&[0xEF, 0xBB, 0xBF]) {
-        return Err(DecodeError { kind: DecodeErrorKind::ByteOrderMark, offset: 0 });
+        return Err(DecodeError::at(bytes, DecodeErrorKind::ByteOrderMark, 0));
     }
     Parser { bytes, pos: 0, limits, nodes: 0 }.document()
 }
@@ -130,7 +174,7 @@ pub fn decode(bytes: &[u8], limits: Limits) -> Result<Value, DecodeError> {
 enum Frame {
     Array(Vec<Value>),
     /// The members so far and the key whose value is being read.
-    Object(Map, String),
+    Object(Map<String, Value>, String),
 }
 
 impl Frame {
@@ -196,8 +240,10 @@ impl Parser<'_> {
         self.bytes.get(self.pos).copied()
     }
 
+    /// The refusal `kind` at `offset`. It scans the bytes before `offset` for the line and column, so it is
+    /// called only to refuse, never to prepare an error that may not be returned.
     fn error(&self, kind: DecodeErrorKind, offset: usize) -> DecodeError {
-        DecodeError { kind, offset }
+        DecodeError::at(self.bytes, kind, offset)
     }
 
     /// The error for an unexpected byte at the cursor, or for the end of the document.
@@ -302,7 +348,7 @@ impl Parser<'_> {
 
     /// Reads `"key"` and `:` at the cursor. The key counts as a node (config.md §2.6) and must not repeat a
     /// key of `map` after unescaping (config.md §2.5); both are reported at the key's opening quote.
-    fn member_key(&mut self, map: &Map) -> Result<String, DecodeError> {
+    fn member_key(&mut self, map: &Map<String, Value>) -> Result<String, DecodeError> {
         if self.peek() != Some(b'"') {
             return Err(self.unexpected());
         }
@@ -379,18 +425,20 @@ impl Parser<'_> {
         let token = self.bytes.get(start..self.pos).unwrap_or_default();
         // The token is ASCII by construction.
         let text = std::str::from_utf8(token).unwrap_or_default();
-        let out_of_range = self.error(DecodeErrorKind::NumberOutOfRange, start);
-        if float {
-            // `str::parse::<f64>` rounds to nearest, ties to even, for any number of digits.
-            match text.parse::<f64>() {
-                Ok(f) if f.is_finite() => Ok(Value::Float(f)),
-                _ => Err(out_of_range),
-            }
+        let number = if float {
+            // `str::parse::<f64>` rounds to nearest, ties to even, for any number of digits;
+            // `Number::from_f64` refuses exactly the non-finite results.
+            text.parse::<f64>().ok().and_then(Number::from_f64)
+        } else if token.first() == Some(&b'-') {
+            // −2^63 … −0: `i64`; `-0` is the integer 0 (config.md §2.3).
+            text.parse::<i64>().ok().map(Number::from)
         } else {
-            match text.parse::<i128>() {
-                Ok(i) if (INTEGER_MIN..=INTEGER_MAX).contains(&i) => Ok(Value::Integer(i)),
-                _ => Err(out_of_range),
-            }
+            // 0 … 2^64−1: `u64`.
+            text.parse::<u64>().ok().map(Number::from)
+        };
+        match number {
+            Some(number) => Ok(Value::Number(number)),
+            None => Err(self.error(DecodeErrorKind::NumberOutOfRange, start)),
         }
     }
 
@@ -453,22 +501,22 @@ impl Parser<'_> {
     fn unicode_escape(&mut self) -> Result<char, DecodeError> {
         let start = self.pos;
         let unit = self.hex4()?;
-        let bad_surrogate = self.error(DecodeErrorKind::BadSurrogate, start);
+        let bad_surrogate = DecodeErrorKind::BadSurrogate;
         let scalar = match unit {
             0xD800..=0xDBFF => {
                 if self.peek() != Some(b'\\') || self.bytes.get(self.pos + 1) != Some(&b'u') {
-                    return Err(bad_surrogate);
+                    return Err(self.error(bad_surrogate, start));
                 }
                 let low = self.hex4()?;
                 if !(0xDC00..=0xDFFF).contains(&low) {
-                    return Err(bad_surrogate);
+                    return Err(self.error(bad_surrogate, start));
                 }
                 0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00)
             }
-            0xDC00..=0xDFFF => return Err(bad_surrogate),
+            0xDC00..=0xDFFF => return Err(self.error(bad_surrogate, start)),
             _ => unit,
         };
-        char::from_u32(scalar).ok_or(bad_surrogate)
+        char::from_u32(scalar).ok_or_else(|| self.error(bad_surrogate, start))
     }
 
     /// Reads `\u` and four hex digits at the cursor.
@@ -499,11 +547,6 @@ impl Parser<'_> {
         Ok(value)
     }
 }
-
-/// −2^63, the least integer of config.md §2.3.
-const INTEGER_MIN: i128 = i64::MIN as i128;
-/// 2^64 − 1, the greatest integer of config.md §2.3.
-const INTEGER_MAX: i128 = u64::MAX as i128;
 
 /// Whether a well-formed UTF-8 sequence starts at `pos` (used only to classify a stray byte).
 fn utf8_sequence_valid(bytes: &[u8], pos: usize) -> bool {

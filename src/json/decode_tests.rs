@@ -15,6 +15,16 @@ fn doc(bytes: &[u8]) -> Result<Value, DecodeError> {
     decode(bytes, Limits::DOCUMENT)
 }
 
+/// A refusal at `offset` of a one-line ASCII document: line 1, column `offset + 1`.
+fn at(kind: DecodeErrorKind, offset: usize) -> DecodeError {
+    DecodeError { kind, offset, line: 1, column: offset + 1 }
+}
+
+/// The float value of a float token, `None` for anything else.
+fn float(value: &Value) -> Option<f64> {
+    crate::json::as_float(value)
+}
+
 /// Values that decode, with what they decode to.
 #[test]
 fn accepted_vectors() {
@@ -22,28 +32,28 @@ fn accepted_vectors() {
         (b"null", Value::Null),
         (b"true", Value::Bool(true)),
         (b"false", Value::Bool(false)),
-        (b" \t\r\n1 \t\r\n", Value::Integer(1)),
-        (b"0", Value::Integer(0)),
-        (b"-0", Value::Integer(0)),
-        (b"-9223372036854775808", Value::Integer(-9_223_372_036_854_775_808)),
-        (b"18446744073709551615", Value::Integer(18_446_744_073_709_551_615)),
-        (b"9223372036854775808", Value::Integer(9_223_372_036_854_775_808)),
-        (b"1.0", Value::Float(1.0)),
-        (b"1e2", Value::Float(100.0)),
-        (b"1E+2", Value::Float(100.0)),
-        (b"1e-2", Value::Float(0.01)),
-        (b"-2.5", Value::Float(-2.5)),
-        (b"0.5e1", Value::Float(5.0)),
-        (b"1.7976931348623157e308", Value::Float(f64::MAX)),
-        (b"5e-324", Value::Float(f64::from_bits(1))),
+        (b" \t\r\n1 \t\r\n", Value::from(1)),
+        (b"0", Value::from(0)),
+        (b"-0", Value::from(0)),
+        (b"-9223372036854775808", Value::from(-9_223_372_036_854_775_808i64)),
+        (b"18446744073709551615", Value::from(18_446_744_073_709_551_615u64)),
+        (b"9223372036854775808", Value::from(9_223_372_036_854_775_808u64)),
+        (b"1.0", Value::from(1.0)),
+        (b"1e2", Value::from(100.0)),
+        (b"1E+2", Value::from(100.0)),
+        (b"1e-2", Value::from(0.01)),
+        (b"-2.5", Value::from(-2.5)),
+        (b"0.5e1", Value::from(5.0)),
+        (b"1.7976931348623157e308", Value::from(f64::MAX)),
+        (b"5e-324", Value::from(f64::from_bits(1))),
         // Round half to even (config.md §2.3): 2^53 + 1 and 2^53 + 3 lie halfway between representable
         // values.
-        (b"9007199254740993.0", Value::Float(9_007_199_254_740_992.0)),
-        (b"9007199254740995.0", Value::Float(9_007_199_254_740_996.0)),
+        (b"9007199254740993.0", Value::from(9_007_199_254_740_992.0)),
+        (b"9007199254740995.0", Value::from(9_007_199_254_740_996.0)),
         // Just above half the least subnormal rounds up to it; just below rounds to zero.
-        (b"2.4703282292062328e-324", Value::Float(f64::from_bits(1))),
-        (b"2.4703282292062327e-324", Value::Float(0.0)),
-        (b"1e-400", Value::Float(0.0)),
+        (b"2.4703282292062328e-324", Value::from(f64::from_bits(1))),
+        (b"2.4703282292062327e-324", Value::from(0.0)),
+        (b"1e-400", Value::from(0.0)),
         (b"\"\"", s("")),
         (b"\"\\\"\\\\\\/\\b\\f\\n\\r\\t\"", s("\"\\/\u{8}\u{c}\n\r\t")),
         (b"\"\\u00e9\\u00E9\"", s("\u{e9}\u{e9}")),
@@ -54,9 +64,9 @@ fn accepted_vectors() {
         (b"\"\x7f\"", s("\u{7f}")),
         (b"[]", Value::Array(vec![])),
         (b"{}", obj(&[])),
-        (b"[ 1 , [ ] , { } ]", Value::Array(vec![Value::Integer(1), Value::Array(vec![]), obj(&[])])),
-        (b"{\"a\":{\"a\":1}}", obj(&[("a", obj(&[("a", Value::Integer(1))]))])),
-        (b"{ \"b\" : 1 , \"a\" : 2 }", obj(&[("a", Value::Integer(2)), ("b", Value::Integer(1))])),
+        (b"[ 1 , [ ] , { } ]", Value::Array(vec![Value::from(1), Value::Array(vec![]), obj(&[])])),
+        (b"{\"a\":{\"a\":1}}", obj(&[("a", obj(&[("a", Value::from(1))]))])),
+        (b"{ \"b\" : 1 , \"a\" : 2 }", obj(&[("a", Value::from(2)), ("b", Value::from(1))])),
     ];
     for (input, expected) in table {
         let got = doc(input);
@@ -67,15 +77,13 @@ fn accepted_vectors() {
 /// `-0.0` keeps its sign; `-0` is the integer 0 (config.md §2.3).
 #[test]
 fn negative_zero() {
-    match doc(b"-0.0") {
-        Ok(Value::Float(f)) => assert_eq!(f.to_bits(), 0x8000_0000_0000_0000),
-        other => panic!("{other:?}"),
-    }
-    match doc(b"-0e0") {
-        Ok(Value::Float(f)) => assert!(f == 0.0 && f.is_sign_negative()),
-        other => panic!("{other:?}"),
-    }
-    assert_eq!(doc(b"-0"), Ok(Value::Integer(0)));
+    assert_eq!(doc(b"-0.0").ok().as_ref().and_then(float).map(f64::to_bits), Some(0x8000_0000_0000_0000));
+    let f = doc(b"-0e0").ok().as_ref().and_then(float);
+    assert!(f.is_some_and(|f| f == 0.0 && f.is_sign_negative()), "{f:?}");
+    // An integer token: `is_u64`, not `is_f64`, and equal to `0` however it was written.
+    let zero = doc(b"-0");
+    assert_eq!(zero, Ok(Value::from(0)));
+    assert!(zero.ok().and_then(|v| v.as_number().map(serde_json::Number::is_u64)).unwrap_or(false));
 }
 
 /// Documents that are refused, with the kind and offset of the first violation.
@@ -189,20 +197,55 @@ fn refused_vectors() {
         (b"{\"a\":1,}\xFF", Syntax, 7),
     ];
     for (input, kind, offset) in table {
+        // Every table input is one line; its bytes before the offset are well-formed UTF-8, so the
+        // column is one more than the characters std counts there.
+        let column = 1 + String::from_utf8_lossy(&input[..offset]).chars().count();
         assert_eq!(
             doc(input),
-            Err(DecodeError { kind, offset }),
+            Err(DecodeError { kind, offset, line: 1, column }),
             "input {:?}",
             String::from_utf8_lossy(input)
         );
     }
 }
 
+/// A refusal's line and column (config.md §2.7): lines end at LF only, columns count characters from 1.
+#[test]
+fn line_and_column() {
+    let table: Vec<(&[u8], DecodeErrorKind, usize, usize, usize)> = vec![
+        (b"{\n  \"a\": 1,\n  \"a\": 2\n}", DuplicateKey, 14, 3, 3),
+        // CR is whitespace, not a line break: CRLF ends one line.
+        (b"[\r\n1,\r\n]", Syntax, 7, 3, 1),
+        (b"[1]\r2", TrailingData, 4, 1, 5),
+        // `Ã©` (é) is one character, `ð` (😀) another.
+        ("{\"\u{e9}\":\n\"x\u{ff}\n".as_bytes(), ControlCharacter, 11, 2, 4),
+        ("{\"\u{e9}\u{1F600}\": tru}".as_bytes(), Syntax, 14, 1, 11),
+        (b"{\"\xC3\xA9\":\n\"x\xFF\"}", InvalidUtf8, 9, 2, 3),
+        // The end of a document after a line break is column 1 of the next line.
+        (b"[1,\n", UnexpectedEnd, 4, 2, 1),
+        (b"\xEF\xBB\xBF\n{}", ByteOrderMark, 0, 1, 1),
+    ];
+    for (input, kind, offset, line, column) in table {
+        assert_eq!(
+            doc(input),
+            Err(DecodeError { kind, offset, line, column }),
+            "input {:?}",
+            String::from_utf8_lossy(input)
+        );
+    }
+    // A too-large document is refused before its bytes are read; its position is still defined.
+    let limits = Limits { max_bytes: 5, max_depth: 64, max_nodes: 100 };
+    assert_eq!(
+        decode(b"\n\n\xFF\xFFxyz", limits),
+        Err(DecodeError { kind: TooLarge, offset: 5, line: 3, column: 4 })
+    );
+}
+
 /// The size limit is checked first, on raw bytes, and counts every byte (config.md §2.1.1, §2.7).
 #[test]
 fn size_limit_precedes_everything() {
     let limits = Limits { max_bytes: 10, max_depth: 64, max_nodes: 100 };
-    assert_eq!(decode(b"[1,2,3,4,5]", limits), Err(DecodeError { kind: TooLarge, offset: 10 }));
+    assert_eq!(decode(b"[1,2,3,4,5]", limits), Err(at(TooLarge, 10)));
     assert_eq!(
         decode(b"\xEF\xBB\xBF\xFF\xFF\xFF\xFF\xFF\xFF\xFF\xFF", limits).map_err(|e| e.kind),
         Err(TooLarge)
@@ -212,7 +255,7 @@ fn size_limit_precedes_everything() {
     // config.md §11 row 2: padded with spaces to 1,000,001 bytes.
     let mut padded = b"{}".to_vec();
     padded.resize(1_000_001, b' ');
-    assert_eq!(doc(&padded), Err(DecodeError { kind: TooLarge, offset: 1_000_000 }));
+    assert_eq!(doc(&padded), Err(at(TooLarge, 1_000_000)));
     padded.truncate(1_000_000);
     assert_eq!(doc(&padded), Ok(obj(&[])));
 }
@@ -232,7 +275,7 @@ fn nested_in_member(arrays: usize) -> Vec<u8> {
 fn depth_boundary() {
     let ok = doc(&nested_in_member(62));
     assert!(ok.is_ok(), "{ok:?}");
-    assert_eq!(doc(&nested_in_member(63)), Err(DecodeError { kind: TooDeep, offset: 5 + 63 }));
+    assert_eq!(doc(&nested_in_member(63)), Err(at(TooDeep, 5 + 63)));
 
     // Empty containers count: 64 nested arrays at the root are accepted, 65 refused at the 65th `[`.
     let root = |n: usize| {
@@ -241,7 +284,7 @@ fn depth_boundary() {
         out
     };
     assert!(doc(&root(64)).is_ok());
-    assert_eq!(doc(&root(65)), Err(DecodeError { kind: TooDeep, offset: 64 }));
+    assert_eq!(doc(&root(65)), Err(at(TooDeep, 64)));
     let objects = |n: usize| {
         let mut out = b"{\"k\":".repeat(n - 1);
         out.extend(b"{}");
@@ -249,14 +292,14 @@ fn depth_boundary() {
         out
     };
     assert!(doc(&objects(64)).is_ok());
-    assert_eq!(doc(&objects(65)), Err(DecodeError { kind: TooDeep, offset: 5 * 64 }));
+    assert_eq!(doc(&objects(65)), Err(at(TooDeep, 5 * 64)));
 }
 
 /// A document of a million `[` is refused at the first too-deep byte, without reading further.
 #[test]
 fn deep_adversarial_document_is_refused_early() {
     let deep = vec![b'['; 1_000_000];
-    assert_eq!(doc(&deep), Err(DecodeError { kind: TooDeep, offset: 64 }));
+    assert_eq!(doc(&deep), Err(at(TooDeep, 64)));
 }
 
 fn padding(zeros: usize) -> Vec<u8> {
@@ -277,11 +320,11 @@ fn padding(zeros: usize) -> Vec<u8> {
 fn node_boundary() {
     match doc(&padding(99_997)) {
         Ok(value) => {
-            assert_eq!(value.get("padding").and_then(Value::as_array).map(<[Value]>::len), Some(99_997))
+            assert_eq!(value.get("padding").and_then(Value::as_array).map(Vec::len), Some(99_997))
         }
         Err(e) => panic!("{e}"),
     }
-    assert_eq!(doc(&padding(99_998)), Err(DecodeError { kind: TooManyNodes, offset: 12 + 2 * 99_997 }));
+    assert_eq!(doc(&padding(99_998)), Err(at(TooManyNodes, 12 + 2 * 99_997)));
 }
 
 /// Keys count as nodes and are counted at their opening quote.
@@ -289,9 +332,9 @@ fn node_boundary() {
 fn keys_count_as_nodes() {
     let limits = |max_nodes| Limits { max_bytes: 100, max_depth: 64, max_nodes };
     assert!(decode(b"{\"a\":1}", limits(3)).is_ok());
-    assert_eq!(decode(b"{\"a\":1}", limits(2)), Err(DecodeError { kind: TooManyNodes, offset: 5 }));
-    assert_eq!(decode(b"{\"a\":1}", limits(1)), Err(DecodeError { kind: TooManyNodes, offset: 1 }));
-    assert_eq!(decode(b"[1,2]", limits(2)), Err(DecodeError { kind: TooManyNodes, offset: 3 }));
+    assert_eq!(decode(b"{\"a\":1}", limits(2)), Err(at(TooManyNodes, 5)));
+    assert_eq!(decode(b"{\"a\":1}", limits(1)), Err(at(TooManyNodes, 1)));
+    assert_eq!(decode(b"[1,2]", limits(2)), Err(at(TooManyNodes, 3)));
 }
 
 /// A duplicate key before a depth violation reports the duplicate, and the other way round (config.md §2.7);
@@ -300,14 +343,14 @@ fn keys_count_as_nodes() {
 fn first_violation_wins_between_depth_and_duplicates() {
     let mut dup_first = b"{\"a\":1,\"a\":".to_vec();
     dup_first.extend(vec![b'['; 100]);
-    assert_eq!(doc(&dup_first), Err(DecodeError { kind: DuplicateKey, offset: 7 }));
+    assert_eq!(doc(&dup_first), Err(at(DuplicateKey, 7)));
 
     let mut deep_first = b"{\"x\":".to_vec();
     deep_first.extend(vec![b'['; 64]);
     deep_first.extend(b"0");
     deep_first.extend(vec![b']'; 64]);
     deep_first.extend(b",\"x\":1}");
-    assert_eq!(doc(&deep_first), Err(DecodeError { kind: TooDeep, offset: 5 + 63 }));
+    assert_eq!(doc(&deep_first), Err(at(TooDeep, 5 + 63)));
 }
 
 /// The limits presets are those of the spec.
@@ -321,11 +364,14 @@ fn limit_presets() {
     );
 }
 
-/// Errors print a kind and an offset, never document content.
+/// Errors print a kind, an offset, a line and a column, never document content.
 #[test]
 fn error_display_has_no_content() {
     let err = doc(b"{\"secret-token\":1,\"secret-token\":2}").err();
-    assert_eq!(err.map(|e| e.to_string()).as_deref(), Some("strict JSON: duplicate_key at byte 18"));
+    assert_eq!(
+        err.map(|e| e.to_string()).as_deref(),
+        Some("strict JSON: duplicate_key at byte 18 (line 1, column 19)")
+    );
 }
 
 /// Mutation fuzzing with a fixed seed, against `serde_json` as an independent RFC 8259 parser: the

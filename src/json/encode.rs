@@ -6,7 +6,9 @@
 
 use std::fmt::Write as _;
 
-use super::value::Value;
+use serde_json::{Number, Value};
+
+use super::number::{number_f64, number_integer};
 
 /// `DJ(v)`: the deterministic JSON bytes of `v`.
 pub fn to_deterministic(value: &Value) -> Vec<u8> {
@@ -67,11 +69,7 @@ pub fn write_deterministic(out: &mut String, value: &Value) {
         Value::Null => out.push_str("null"),
         Value::Bool(true) => out.push_str("true"),
         Value::Bool(false) => out.push_str("false"),
-        // pins.md §2.2: `i128`'s `Display` has no `+`, no leading zeros and never `-0`.
-        Value::Integer(i) => {
-            let _ = write!(out, "{i}");
-        }
-        Value::Float(f) => write_float(out, *f),
+        Value::Number(n) => write_number(out, n),
         Value::String(s) => write_string(out, s),
         Value::Array(items) => {
             out.push('[');
@@ -96,6 +94,17 @@ pub fn write_deterministic(out: &mut String, value: &Value) {
             }
             out.push('}');
         }
+    }
+}
+
+/// Appends an integer token in plain decimal, a float token per pins.md §2.3.
+fn write_number(out: &mut String, n: &Number) {
+    match number_integer(n) {
+        // pins.md §2.2: integer `Display` has no `+`, no leading zeros and never `-0`.
+        Some(i) => {
+            let _ = write!(out, "{i}");
+        }
+        None => write_float(out, number_f64(n)),
     }
 }
 
@@ -137,7 +146,7 @@ pub fn format_float(f: f64) -> String {
 
 /// Appends the `DJ` form of `f` (pins.md §2.3).
 ///
-/// Non-finite values are outside the value model and never come from the decoder; should one reach the
+/// Non-finite values have no JSON form and no `serde_json::Number` holds one; should one reach this
 /// encoder anyway it is written as `null`, so the output stays valid JSON and the function total.
 pub fn write_float(out: &mut String, f: f64) {
     if !f.is_finite() {

@@ -7,10 +7,10 @@
 //! the front be tested without the runtime and the runtime without HTTP.
 
 use ptc_actors::Lease;
+use serde_json::Value;
 
 use crate::apps::ServedTool;
 use crate::http::mcp::ResponseFuture;
-use crate::json::Value;
 use crate::mcp::rpc::{RequestId, RpcError};
 
 /// A `tools/call` that passed C1–C4.

@@ -15,8 +15,9 @@ use hyper::HeaderMap;
 use proptest::collection::vec;
 use proptest::prelude::*;
 use proptest::sample::select;
+use serde_json::Value;
 
-use crate::json::{decode, Limits, Value};
+use crate::json::{decode, Limits};
 use crate::mcp::bearer::BearerDigest;
 use crate::mcp::envelope;
 use crate::mcp::front::{head_steps, method_steps};
@@ -254,7 +255,7 @@ fn check_answer(outcome: &Outcome) -> Result<(), TestCaseError> {
             let body = decode(error.body(id.as_ref()).as_bytes(), Limits::REQUEST)
                 .map_err(|e| TestCaseError::fail(format!("error body: {e}")))?;
             prop_assert_eq!(body.get("jsonrpc"), Some(&Value::from("2.0")));
-            let code = body.get("error").and_then(|e| e.get("code")).and_then(Value::as_integer);
+            let code = body.get("error").and_then(|e| e.get("code")).and_then(crate::json::as_integer);
             prop_assert_eq!(code, Some(i128::from(error.code())));
             prop_assert!(
                 [-32700, -32600, -32602, -32020, -32022, -32601].contains(&error.code()),

@@ -4,7 +4,9 @@
 //! (`-32600` with `id` when the object had a valid one). The strict decoder itself is `crate::json`'s,
 //! applied with the request limits.
 
-use crate::json::{decode, Limits, Map, Value};
+use serde_json::{Map, Value};
+
+use crate::json::{decode, Limits};
 use crate::mcp::rpc::{RequestId, RpcError};
 
 /// The envelope members of http-mcp.md §7.2.
@@ -16,7 +18,7 @@ pub struct Envelope {
     pub id: RequestId,
     pub method: String,
     /// `params`, when present (its absence is M12's failure).
-    pub params: Option<Map>,
+    pub params: Option<Map<String, Value>>,
 }
 
 /// A failure of M10 or M11, with the id to echo when one was validated.

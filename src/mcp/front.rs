@@ -13,6 +13,7 @@ use std::sync::Arc;
 use hyper::body::{Body, Incoming};
 use hyper::{HeaderMap, Request, Response, Version};
 use ptc_actors::{AdmissionPool, Refusal as PoolRefusal};
+use serde_json::{Map, Value};
 
 use crate::apps::{catalog, Built, ServedTool};
 use crate::codes::domain::Readiness;
@@ -21,7 +22,7 @@ use crate::http::fields::authority_matches;
 use crate::http::mcp::{method_rule, McpEndpoint, ResponseFuture};
 use crate::http::progress::WriteProgress;
 use crate::http::response::ResponseBody;
-use crate::json::{to_deterministic_string, Map, Value};
+use crate::json::to_deterministic_string;
 use crate::mcp::bearer::{self, BearerDigest};
 use crate::mcp::body::{self, BodyFailure, BodyLimits};
 use crate::mcp::call::{AdmittedCall, CallExecutor};
@@ -195,7 +196,7 @@ pub(crate) fn head_steps(
 pub(crate) fn method_steps(
     headers: &HeaderMap,
     method: &str,
-    params: Option<Map>,
+    params: Option<Map<String, Value>>,
 ) -> Result<Method, RpcError> {
     // M12.
     let Some(version) = meta::check(params.as_ref()).map(str::to_owned) else {
@@ -235,7 +236,7 @@ fn discover_result() -> String {
     result.insert("capabilities".into(), Value::Object(capabilities));
     result.insert("resultType".into(), Value::from("complete"));
     result.insert("supportedVersions".into(), Value::Array(vec![Value::from(PROTOCOL_VERSION)]));
-    result.insert("ttlMs".into(), Value::Integer(0));
+    result.insert("ttlMs".into(), Value::from(0));
     to_deterministic_string(&Value::Object(result))
 }
 

@@ -4,7 +4,9 @@
 //! members (progress tokens, log levels, trace context, vendor keys) are accepted and ignored: the
 //! gateway sends no notifications. It does not own the protocol version's value (M13, M14).
 
-use crate::json::{to_deterministic_string, Map, Value};
+use serde_json::{Map, Value};
+
+use crate::json::to_deterministic_string;
 
 /// http-mcp.md §7.3 rule 6.
 pub const MAX_META_BYTES: usize = 65_536;
@@ -40,7 +42,7 @@ pub fn is_absolute_uri(s: &str) -> bool {
     true
 }
 
-fn optional(map: &Map, key: &str, check: impl Fn(&Value) -> bool) -> bool {
+fn optional(map: &Map<String, Value>, key: &str, check: impl Fn(&Value) -> bool) -> bool {
     map.get(key).is_none_or(check)
 }
 
@@ -72,7 +74,7 @@ fn client_info_ok(info: &Value) -> bool {
 }
 
 /// M12 over `params`; returns the requested protocol version (body side) when it passes.
-pub fn check(params: Option<&Map>) -> Option<&str> {
+pub fn check(params: Option<&Map<String, Value>>) -> Option<&str> {
     let meta_value = params?.get("_meta")?;
     let meta = meta_value.as_object()?;
     let version = meta.get(PROTOCOL_VERSION_KEY)?.as_str()?;

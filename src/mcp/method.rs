@@ -3,7 +3,8 @@
 //! Owns the served version, the closed set of served methods, and the parameter rules of each. It does
 //! not own readiness (M17, C4) or the tool lookup (C2).
 
-use crate::json::{Map, Value};
+use serde_json::{Map, Value};
+
 use crate::mcp::rpc::{RpcError, PROTOCOL_VERSION};
 
 /// http-mcp.md §7.7: a tool name has 1 to 128 bytes.
@@ -30,8 +31,8 @@ pub fn version(requested: &str) -> Result<(), RpcError> {
 }
 
 /// M15 then M16. `params` passed M12, so it is present and has `_meta`.
-pub fn resolve(method: &str, mut params: Map) -> Result<Method, RpcError> {
-    let only_meta = |p: &Map| p.keys().all(|k| k == "_meta");
+pub fn resolve(method: &str, mut params: Map<String, Value>) -> Result<Method, RpcError> {
+    let only_meta = |p: &Map<String, Value>| p.keys().all(|k| k == "_meta");
     match method {
         "server/discover" if only_meta(&params) => Ok(Method::Discover),
         // A `cursor` (any value) fails: the listing is never paginated.

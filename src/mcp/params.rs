@@ -7,9 +7,9 @@
 //! startup by `crate::apps::header`.
 
 use hyper::HeaderMap;
+use serde_json::Value;
 
 use crate::http::fields::trim_ows;
-use crate::json::Value;
 use crate::mcp_param::encoding::{canonical_encoding, decode};
 use crate::mcp_param::{expected, HeaderParam, MAX_EXPECTED_BYTES};
 

@@ -10,10 +10,11 @@ use std::fmt::Write as _;
 use bytes::Bytes;
 use hyper::header::{HeaderValue, CACHE_CONTROL, CONNECTION, CONTENT_TYPE};
 use hyper::{Response, StatusCode};
+use serde_json::{Map, Value};
 
 use crate::http::response::{chunks, full, ResponseBody, JSON_UTF8};
 use crate::json::encode::write_string;
-use crate::json::{write_deterministic, Map, Value};
+use crate::json::write_deterministic;
 
 /// The largest JSON response body ever sent (http-mcp.md §10.1); a larger one becomes 500 `-32603`.
 pub const MAX_RESPONSE_BYTES: usize = 4_194_304;
@@ -38,9 +39,11 @@ impl RequestId {
     /// ±(2^53 − 1), objects and arrays.
     pub fn from_value(value: &Value) -> Option<RequestId> {
         match value {
-            Value::Integer(i) => {
-                let i = i64::try_from(*i).ok()?;
-                (i.abs() <= MAX_INTEGER_ID).then_some(RequestId::Integer(i))
+            Value::Number(n) => {
+                // A float token has no `i64`; neither has an integer above `i64::MAX`. `unsigned_abs`,
+                // because `i64::MIN.abs()` overflows.
+                let i = n.as_i64()?;
+                (i.unsigned_abs() <= MAX_INTEGER_ID.unsigned_abs()).then_some(RequestId::Integer(i))
             }
             Value::String(s) if !s.is_empty() && s.len() <= MAX_STRING_ID_BYTES => {
                 Some(RequestId::String(s.clone()))
@@ -52,7 +55,7 @@ impl RequestId {
     /// The id as a JSON value, in the form it is echoed.
     pub fn to_value(&self) -> Value {
         match self {
-            RequestId::Integer(i) => Value::Integer(i128::from(*i)),
+            RequestId::Integer(i) => Value::from(*i),
             RequestId::String(s) => Value::String(s.clone()),
         }
     }
@@ -167,7 +170,7 @@ impl RpcError {
     /// without `id` when `id` is `None`.
     pub fn body(&self, id: Option<&RequestId>) -> String {
         let mut error = Map::new();
-        error.insert("code".into(), Value::Integer(i128::from(self.code())));
+        error.insert("code".into(), Value::from(self.code()));
         if let Some(data) = self.data() {
             error.insert("data".into(), data);
         }
@@ -355,13 +358,14 @@ mod tests {
         // http-mcp.md §7.2 and §12.7 rows 109–118.
         let s = |s: &str| Value::String(s.into());
         let cases: Vec<(Value, Option<RequestId>)> = vec![
-            (Value::Integer(1), Some(RequestId::Integer(1))),
-            (Value::Integer(9_007_199_254_740_991), Some(RequestId::Integer(9_007_199_254_740_991))),
-            (Value::Integer(-9_007_199_254_740_991), Some(RequestId::Integer(-9_007_199_254_740_991))),
-            (Value::Integer(9_007_199_254_740_992), None),
-            (Value::Integer(-9_007_199_254_740_992), None),
-            (Value::Integer(18_446_744_073_709_551_615), None),
-            (Value::Float(1.0), None),
+            (Value::from(1), Some(RequestId::Integer(1))),
+            (Value::from(9_007_199_254_740_991i64), Some(RequestId::Integer(9_007_199_254_740_991))),
+            (Value::from(-9_007_199_254_740_991i64), Some(RequestId::Integer(-9_007_199_254_740_991))),
+            (Value::from(9_007_199_254_740_992i64), None),
+            (Value::from(-9_007_199_254_740_992i64), None),
+            (Value::from(18_446_744_073_709_551_615u64), None),
+            (Value::from(i64::MIN), None),
+            (Value::from(1.0), None),
             (Value::Null, None),
             (Value::Bool(true), None),
             (s(""), None),

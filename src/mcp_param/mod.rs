@@ -11,7 +11,9 @@
 
 pub mod encoding;
 
-use crate::json::Value;
+use serde_json::Value;
+
+use crate::json::{number_f64, number_integer};
 use encoding::canonical_encoding;
 
 /// One header parameter of a tool's projection (http-mcp.md §9.1).
@@ -42,11 +44,14 @@ pub(crate) fn expected(arguments: &Value, path: &[String]) -> Result<Option<Stri
         Value::Null => Ok(None),
         Value::String(s) => Ok(Some(s.clone())),
         Value::Bool(b) => Ok(Some(b.to_string())),
-        Value::Integer(i) if i.abs() <= MAX_SAFE_INTEGER => Ok(Some(i.to_string())),
-        Value::Float(f) if f.fract() == 0.0 && f.abs() <= MAX_SAFE_INTEGER as f64 => {
-            // Integral and within ±(2^53 − 1): exact as an i64; `-0.0` becomes `0`.
-            Ok(Some((*f as i64).to_string()))
-        }
+        Value::Number(n) => match (number_integer(n), number_f64(n)) {
+            (Some(i), _) if i.abs() <= MAX_SAFE_INTEGER => Ok(Some(i.to_string())),
+            (None, f) if f.fract() == 0.0 && f.abs() <= MAX_SAFE_INTEGER as f64 => {
+                // Integral and within ±(2^53 − 1): exact as an i64; `-0.0` becomes `0`.
+                Ok(Some((f as i64).to_string()))
+            }
+            _ => Err(()),
+        },
         _ => Err(()),
     }
 }

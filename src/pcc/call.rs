@@ -13,6 +13,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use ptc_actors::{Lease, Refusal};
+use serde_json::Value;
 use tokio::sync::watch;
 
 use super::result::{success, tool_error};
@@ -24,7 +25,7 @@ use crate::exec::outcome::{fixed_text, Dispatch, Outcome};
 use crate::exec::runner::Ran;
 use crate::exec::settle::{self, Client, Ending, Render, Settled as Ended};
 use crate::exec::{trace, Shared};
-use crate::json::Value;
+use serde_json::Value;
 use crate::mcp::rpc::RequestId;
 use crate::providers::trace::TraceId;
 use crate::traces::RunFiles;

@@ -3,7 +3,9 @@
 //!
 //! Owns only the shape of the message; what a method does in a state is `crate::pcc::stream`.
 
-use crate::json::{decode, Limits, Map, Value};
+use serde_json::{Map, Value};
+
+use crate::json::{decode, Limits};
 use crate::mcp::rpc::RequestId;
 use crate::pcc::wire::PccError;
 
@@ -16,11 +18,11 @@ pub enum Inbound {
     Request {
         id: RequestId,
         method: String,
-        params: Option<Map>,
+        params: Option<Map<String, Value>>,
     },
     Notification {
         method: String,
-        params: Option<Map>,
+        params: Option<Map<String, Value>>,
     },
     /// A JSON-RPC response: ignored (the gateway never sends requests).
     Response,

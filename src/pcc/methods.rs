@@ -6,9 +6,12 @@
 
 use std::collections::BTreeMap;
 
+use serde_json::{Map, Value};
+
 use crate::apps::catalog::{entry, ListingTool, SERVER_NAME};
 use crate::apps::{Built, ServedTool};
-use crate::json::{to_deterministic_string, Map, Value};
+use crate::json::to_deterministic_string;
+use serde_json::{Map, Value};
 use crate::mcp::rpc::{result_body, RequestId};
 
 /// pcc.md §7.1: the versions answered as requested; any other is answered with the first.
@@ -54,12 +57,12 @@ pub fn servers(config: &BTreeMap<String, Vec<String>>, built: &Built) -> BTreeMa
         .collect()
 }
 
-fn is_string(map: &Map, key: &str) -> bool {
+fn is_string(map: &Map<String, Value>, key: &str) -> bool {
     matches!(map.get(key), Some(Value::String(_)))
 }
 
 /// pcc.md §7.1: the `initialize` answer, or `None` for -32602.
-pub fn initialize(id: &RequestId, params: Option<&Map>) -> Option<String> {
+pub fn initialize(id: &RequestId, params: Option<&Map<String, Value>>) -> Option<String> {
     let params = params?;
     let Some(Value::String(requested)) = params.get("protocolVersion") else { return None };
     if !matches!(params.get("capabilities"), Some(Value::Object(_))) {
@@ -91,12 +94,12 @@ pub fn pong(id: &RequestId) -> String {
 }
 
 /// pcc.md §7.4: `params` absent, or an object whose only member is an object `_meta`.
-pub fn list_params_valid(params: Option<&Map>) -> bool {
+pub fn list_params_valid(params: Option<&Map<String, Value>>) -> bool {
     params.is_none_or(|p| p.iter().all(|(k, v)| k == "_meta" && matches!(v, Value::Object(_))))
 }
 
 /// pcc.md §7.5 step 3: the tool name and the arguments (default `{}`), or `None` for -32602.
-pub fn call_params(params: Option<&Map>) -> Option<(&str, Value)> {
+pub fn call_params(params: Option<&Map<String, Value>>) -> Option<(&str, Value)> {
     let params = params?;
     let allowed = |k: &str| matches!(k, "name" | "arguments" | "_meta");
     if !params.keys().all(|k| allowed(k)) {
@@ -122,7 +125,7 @@ mod tests {
     use super::*;
     use crate::json::{decode, Limits};
 
-    fn params(s: &str) -> Map {
+    fn params(s: &str) -> Map<String, Value> {
         match decode(s.as_bytes(), Limits::REQUEST).unwrap() {
             Value::Object(m) => m,
             _ => panic!("not an object"),

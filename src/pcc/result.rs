@@ -4,8 +4,10 @@
 //! Owns only the shapes and the 4,194,304-byte bound of the encoded response; the outcome, the fixed
 //! text and the result contract are decided by execution (`crate::exec`).
 
+use serde_json::{Map, Value};
+
 use crate::exec::outcome::Outcome;
-use crate::json::{to_deterministic_string, Map, Value};
+use crate::json::to_deterministic_string;
 use crate::mcp::rpc::{result_body, RequestId, MAX_RESPONSE_BYTES};
 
 /// execution.md §7.2: a `fail(message)` detail reaches the client only with 1 to 1,024 bytes.

@@ -270,7 +270,7 @@ impl Conversation {
         Step::Continue
     }
 
-    fn on_notification(&mut self, method: &str, params: Option<&crate::json::Map>) {
+    fn on_notification(&mut self, method: &str, params: Option<&serde_json::Map<String, serde_json::Value>>) {
         match method {
             "notifications/initialized" if self.state == State::Initializing => self.state = State::Ready,
             "notifications/cancelled" if self.state == State::Ready => {
@@ -290,7 +290,7 @@ impl Conversation {
         &mut self,
         id: &RequestId,
         method: &str,
-        params: Option<&crate::json::Map>,
+        params: Option<&serde_json::Map<String, serde_json::Value>>,
     ) -> Option<String> {
         let ready = self.state == State::Ready;
         Some(match method {
@@ -315,7 +315,7 @@ impl Conversation {
     }
 
     /// pcc.md §7.4.
-    fn list(&self, id: &RequestId, params: Option<&crate::json::Map>) -> String {
+    fn list(&self, id: &RequestId, params: Option<&serde_json::Map<String, serde_json::Value>>) -> String {
         if !methods::list_params_valid(params) {
             return PccError::InvalidParams.body(Some(id));
         }
@@ -329,7 +329,11 @@ impl Conversation {
     }
 
     /// pcc.md §7.5, steps 1–6 in order.
-    fn call(&mut self, id: &RequestId, params: Option<&crate::json::Map>) -> Option<String> {
+    fn call(
+        &mut self,
+        id: &RequestId,
+        params: Option<&serde_json::Map<String, serde_json::Value>>,
+    ) -> Option<String> {
         // pcc.md §15 step 3: during a drain a stream is open only for its call in flight, and further calls
         // are answered -31998 (not `call_in_flight`): nothing more will execute on it.
         if drain_begun(&self.ctx.drain, &self.ctx.readiness) {

@@ -4,9 +4,10 @@
 //! is written in exactly one place. Unlike the `/mcp` front (`crate::mcp::rpc`), an error whose id is
 //! unknown carries `"id":null` (pcc.md §6). It does not decide when an error applies (`crate::pcc::stream`).
 
+use serde_json::{Map, Value};
 use tonic::{Code, Status};
 
-use crate::json::{to_deterministic_string, Map, Value};
+use crate::json::to_deterministic_string;
 use crate::mcp::rpc::RequestId;
 
 /// Every JSON-RPC error this front writes (pcc.md §9.1).
@@ -88,7 +89,7 @@ impl PccError {
     /// The deterministic response; `id` `None` is written `null` (pcc.md §6).
     pub fn body(self, id: Option<&RequestId>) -> String {
         let mut error = Map::new();
-        error.insert("code".into(), Value::Integer(i128::from(self.code())));
+        error.insert("code".into(), Value::from(self.code()));
         error.insert("message".into(), Value::from(self.message()));
         if let Some(reason) = self.reason() {
             let mut data = Map::new();

@@ -8,10 +8,12 @@
 //! A configured map is `None` only in discovery mode, where these checks never run (pins.md §10.1); here it
 //! is read as `{}`, which for a provider-bearing tool is a mismatch like any other missing key.
 
+use serde_json::Value;
+
 use super::PinMap;
 use crate::codes::StartupCode;
 use crate::explain::{self, Fact};
-use crate::json::{to_deterministic_string, Value};
+use crate::json::to_deterministic_string;
 
 /// Notes a refused pin member for `ptc check` (lifecycle.md §1.5): the member, the configured value and
 /// the computed one, each as deterministic JSON. Pins are digests and names, never secrets.

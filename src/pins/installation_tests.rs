@@ -2,10 +2,12 @@
 
 use std::path::Path;
 
+use serde_json::Value;
+
 use super::*;
 use crate::config::host::{self, installation_projection};
 use crate::config::schema::testing::{parse, remove, set, to_bytes};
-use crate::json::{labelled_hash, qualified, to_deterministic_string, typed_canonical, Value};
+use crate::json::{labelled_hash, qualified, to_deterministic_string, typed_canonical};
 
 /// The baseline host document of config.md §10, plus an env binding, a second mapping and an HTTP
 /// installation so that the pins.md §7.3 rows about bindings and mappings have something to change.

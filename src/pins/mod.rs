@@ -10,8 +10,9 @@
 
 use std::collections::BTreeMap;
 
+use serde_json::{Map, Value};
+
 use crate::codes::StartupCode;
-use crate::json::{Map, Value};
 
 pub mod compare;
 pub mod installation;
@@ -70,5 +71,7 @@ impl PinError {
 
 /// A pin map as a JSON object, for the `--print-pins` output (pins.md §10.3).
 pub fn to_value(map: &PinMap) -> Value {
-    Value::Object(map.iter().map(|(k, v)| (k.clone(), Value::String(v.clone()))).collect::<Map>())
+    Value::Object(
+        map.iter().map(|(k, v)| (k.clone(), Value::String(v.clone()))).collect::<Map<String, Value>>(),
+    )
 }

@@ -6,7 +6,9 @@
 //! array's objects and the byte span of each member's value, and the rendering of a replaced or inserted
 //! value in the layout around it. Pure: it reads and writes no file (the command does, atomically).
 
-use crate::json::{self, Limits, Map, Value};
+use serde_json::{Map, Value};
+
+use crate::json::{self, Limits};
 
 /// The three pin members of a tool, in the order a missing one is inserted.
 pub const PIN_FIELDS: [&str; 3] =
@@ -184,7 +186,7 @@ fn indentation(text: &str, at: usize) -> &str {
 
 /// A pin map in the layout of the value it replaces: on one line when that was on one line, else one
 /// member per line, indented one `unit` deeper than `indent`.
-fn render_map(map: &Map, multi_line: bool, indent: &str, unit: &str) -> String {
+fn render_map(map: &Map<String, Value>, multi_line: bool, indent: &str, unit: &str) -> String {
     if map.is_empty() {
         return "{}".to_owned();
     }

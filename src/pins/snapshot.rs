@@ -8,10 +8,12 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use serde_json::{Map, Value};
+
 use super::PinError;
 use crate::config::host::ToolMapping;
 use crate::json::canonical::LABEL_PROVIDER_SNAPSHOT;
-use crate::json::{field_hash, labelled_pin, Map, Value};
+use crate::json::{field_hash, labelled_pin};
 
 /// The key of a mission site in the snapshot map (pins.md §8.1): `mission/<declaration>`.
 pub fn site_key(declaration: &str) -> String {

@@ -8,6 +8,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use serde_json::{Map, Value};
 use tokio::time::Instant;
 
 use super::child::{self, LaunchSpec};
@@ -16,7 +17,6 @@ use super::listing::{page_params, Era, Listing};
 use super::negotiate::{self, ProbeEvent, ProbeVerdict};
 use super::transport::{LossFault, StdioTransport, TransportEnd, Waited};
 use crate::config::host::{ProtocolEra, ToolMapping};
-use crate::json::{Map, Value};
 
 /// The probe window bound (providers.md §6.2, §15).
 const PROBE_WINDOW_CAP_MS: u64 = 10_000;

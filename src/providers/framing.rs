@@ -5,9 +5,10 @@
 //! bound, strict JSON with the upstream limits, the four envelope shapes). It does not correlate ids or
 //! decide what a message means for a request: the transport owner does.
 
+use serde_json::{Map, Value};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt};
 
-use crate::json::{self, Limits, Map, Value};
+use crate::json::{self, as_integer, Limits};
 
 /// The stdout line limit, terminator excluded (providers.md §15).
 pub const MAX_LINE: usize = 8_388_608;
@@ -100,7 +101,7 @@ pub fn parse_message(line: &[u8]) -> Result<Message, Violation> {
     envelope(map)
 }
 
-fn envelope(mut map: Map) -> Result<Message, Violation> {
+fn envelope(mut map: Map<String, Value>) -> Result<Message, Violation> {
     if map.remove("jsonrpc") != Some(Value::String("2.0".to_owned())) {
         return Err(Violation::NotAnEnvelope);
     }
@@ -120,14 +121,14 @@ fn envelope(mut map: Map) -> Result<Message, Violation> {
     match (id, method, result, error) {
         (id, Some(Value::String(method)), None, None) => match id {
             None => Ok(Message::Notification),
-            Some(id @ (Value::Integer(_) | Value::String(_))) => Ok(Message::Request { id, method }),
+            Some(id) if id.is_string() || as_integer(&id).is_some() => Ok(Message::Request { id, method }),
             Some(_) => Err(Violation::NotAnEnvelope),
         },
         (Some(id), None, Some(result), None) if params.is_none() => {
             Ok(Message::Result { id: wire_id(id), result })
         }
         (Some(id), None, None, Some(Value::Object(mut error))) if params.is_none() => {
-            let code = error.remove("code").and_then(|c| c.as_integer());
+            let code = error.remove("code").as_ref().and_then(as_integer);
             let message = error.remove("message");
             let data = error.remove("data");
             match (code, message) {
@@ -142,10 +143,10 @@ fn envelope(mut map: Map) -> Result<Message, Violation> {
 }
 
 fn wire_id(id: Value) -> WireId {
-    match id {
-        Value::Integer(n) => WireId::Number(n),
-        Value::Null => WireId::Null,
-        other => WireId::Other(other),
+    match (as_integer(&id), id) {
+        (Some(n), _) => WireId::Number(n),
+        (None, Value::Null) => WireId::Null,
+        (None, other) => WireId::Other(other),
     }
 }
 

@@ -7,11 +7,12 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
+use serde_json::{Map, Value};
+
 use super::failure::FailureClass;
 use super::framing::Message;
 use super::negotiate::modern_meta;
 use crate::config::host::{ToolEffect, ToolMapping};
-use crate::json::{Map, Value};
 
 /// Listing limits (providers.md §15).
 pub const MAX_PAGES: usize = 100;
@@ -63,7 +64,7 @@ impl Era {
 pub struct Listing {
     sent_cursors: BTreeSet<String>,
     pages: usize,
-    tools: BTreeMap<String, Map>,
+    tools: BTreeMap<String, Map<String, Value>>,
 }
 
 /// `params` of a `tools/list` page (providers.md §7.2); `None` means no `params` member (legacy first page).

@@ -4,10 +4,11 @@
 //! This file is pure. Sending, waiting, spawning a fresh process for the fallback and closing are the
 //! acquisition's job (`acquire.rs`).
 
+use serde_json::{Map, Value};
+
 use super::failure::FailureClass;
 use super::framing::Message;
 use crate::config::host::ProtocolEra;
-use crate::json::{Map, Value};
 
 /// The modern revision (providers.md §1).
 pub const MODERN: &str = "2026-07-28";
@@ -31,7 +32,7 @@ fn client_info(version: &str) -> Value {
 }
 
 /// The three `_meta` keys of every modern acquisition request (providers.md §6.2, §7.2).
-pub fn modern_meta(version: &str) -> Map {
+pub fn modern_meta(version: &str) -> Map<String, Value> {
     let mut meta = Map::new();
     meta.insert("io.modelcontextprotocol/clientCapabilities".to_owned(), Value::Object(Map::new()));
     meta.insert("io.modelcontextprotocol/clientInfo".to_owned(), client_info(version));

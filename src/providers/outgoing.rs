@@ -5,7 +5,8 @@
 //! transports (`transport.rs`, `http/transport.rs`) decide when to write them.
 
 use super::failure::FailureClass;
-use crate::json::{self, Map, Value};
+use crate::json;
+use serde_json::{Map, Value};
 
 /// Why a wait ended without an answer (providers.md §10.1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -33,7 +34,7 @@ impl AbandonReason {
 pub(crate) fn cancellation_line(id: u64, reason: AbandonReason) -> Vec<u8> {
     let mut params = Map::new();
     params.insert("reason".to_owned(), Value::String(reason.wire().to_owned()));
-    params.insert("requestId".to_owned(), Value::Integer(i128::from(id)));
+    params.insert("requestId".to_owned(), Value::from(id));
     let mut message = Map::new();
     message.insert("jsonrpc".to_owned(), Value::String("2.0".to_owned()));
     message.insert("method".to_owned(), Value::String("notifications/cancelled".to_owned()));
@@ -50,7 +51,7 @@ pub(crate) fn server_reply(id: Value, method: &str) -> Vec<u8> {
     } else {
         // The gateway declares no client capabilities (providers.md §4.3).
         let mut error = Map::new();
-        error.insert("code".to_owned(), Value::Integer(-32601));
+        error.insert("code".to_owned(), Value::from(-32601));
         error.insert("message".to_owned(), Value::String("Method not found".to_owned()));
         message.insert("error".to_owned(), Value::Object(error));
     }

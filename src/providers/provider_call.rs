@@ -8,6 +8,7 @@
 
 use std::future::Future;
 
+use serde_json::{Map, Value};
 use tokio::time::Instant;
 
 use super::failure::{CallFailure, Dispatch, FailureClass};
@@ -16,7 +17,7 @@ use super::listing::Era;
 use super::negotiate::modern_meta;
 use super::result::{classify, CallError, CallSuccess};
 use super::transport::{InflightSlot, Settlement, StdioTransport, Waited};
-use crate::json::{Map, Value};
+use serde_json::{Map, Value};
 
 /// What the caller supplies.
 pub struct CallRequest<'a> {

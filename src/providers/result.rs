@@ -3,9 +3,11 @@
 //! This file is pure: it gets the received message and its size and returns success or a failure class
 //! with dispatch `true`. It does not wait, cancel or touch a transport.
 
+use serde_json::Value;
+
 use super::failure::{CallFailure, Dispatch, FailureClass};
 use super::framing::Message;
-use crate::json::{self, Limits, Value};
+use crate::json::{self, Limits};
 
 /// A successful provider call (providers.md §8.2).
 #[derive(Clone, Debug, PartialEq)]

@@ -14,6 +14,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ptc_actors::Phase;
+use serde_json::Value;
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
@@ -33,7 +34,6 @@ use crate::codes::model::ModelFailure;
 use crate::codes::NotReadyCause;
 use crate::events::record::CounterKind;
 use crate::events::EventLog;
-use crate::json::Value;
 use crate::traces::RunInspection;
 
 /// What one provider call answered, and the settlement the run's borrow end must await (providers.md §10.3).

@@ -148,7 +148,7 @@ impl Table {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::json::{Map, Value};
+    use serde_json::{Map, Value};
 
     fn reply() -> Reply {
         Reply {

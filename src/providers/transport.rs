@@ -11,6 +11,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
+use serde_json::{Map, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{ChildStderr, ChildStdin, ChildStdout};
 use tokio::sync::{mpsc, oneshot, watch, OwnedSemaphorePermit, Semaphore};
@@ -29,7 +30,8 @@ use super::outgoing::{cancellation_line, server_reply};
 use super::stderr_ring::StderrRing;
 use super::table::{Reply, Table, WriteState};
 pub use crate::codes::transport::TransportFault;
-use crate::json::{self, Map, Value};
+use crate::json;
+use serde_json::{Map, Value};
 use crate::support::fault::with_task_panic;
 
 /// In-flight slots per acquisition, fixed (providers.md §8.1 step 4, providers.md §15).
@@ -276,7 +278,7 @@ impl StdioTransport {
             return Err(CallFailure::new(FailureClass::ProviderUnavailable, Dispatch::False));
         };
         let mut message = Map::new();
-        message.insert("id".to_owned(), Value::Integer(i128::from(id)));
+        message.insert("id".to_owned(), Value::from(id));
         message.insert("jsonrpc".to_owned(), Value::String("2.0".to_owned()));
         message.insert("method".to_owned(), Value::String(method.to_owned()));
         if let Some(params) = params {

@@ -4,9 +4,10 @@
 //! raises the limit itself. The report describes the listener geometry; it is returned to in-process
 //! callers and logged once at info level, never served.
 
+use serde_json::{Map, Value};
+
 use crate::apps::Built;
 use crate::explain::{self, Fact};
-use crate::json::{Map, Value};
 use crate::startup::documents::Documents;
 use crate::startup::fault::{self, FaultPoint};
 use crate::startup::{templates, StartupCode};

@@ -8,16 +8,19 @@
 
 use std::io::Write;
 
+use serde_json::{Map, Value};
+
 use crate::cli::GatewayArgs;
 use crate::config::credentials;
 use crate::events::EventLog;
-use crate::json::{to_deterministic, Map, Value};
+use crate::json::to_deterministic;
 use crate::providers::sites::finish_all;
 use crate::startup::providers::{self, Purpose};
 use crate::startup::{documents, templates, StartupCode};
 
 fn pin_map(pins: Option<&std::collections::BTreeMap<String, String>>) -> Value {
-    let map: Map = pins.into_iter().flatten().map(|(k, v)| (k.clone(), Value::String(v.clone()))).collect();
+    let map: Map<String, Value> =
+        pins.into_iter().flatten().map(|(k, v)| (k.clone(), Value::String(v.clone()))).collect();
     Value::Object(map)
 }
 

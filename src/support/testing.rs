@@ -1,6 +1,6 @@
 //! The tests' door into the library (`fault-injection` feature only): every internal module, re-exported
-//! under the same path below `testing`, so a test names `ptc_gateway::testing::json::Value` where the
-//! code says `crate::json::Value`. Nothing here is part of the library's surface ([`crate::main`]); it
+//! under the same path below `testing`, so a test names `ptc_gateway::testing::json::decode` where the
+//! code says `crate::json::decode`. Nothing here is part of the library's surface ([`crate::main`]); it
 //! exists so that the internals can stay `pub(crate)` for everything but the tests.
 
 pub mod apps {

@@ -8,9 +8,10 @@
 use std::fs::File;
 use std::time::SystemTime;
 
+use serde_json::{Map, Value};
+
 use super::file::{Place, RunFile};
 use super::record::{char_boundary, Draft};
-use crate::json::{Map, Value};
 
 /// traces.md §8: the body ceiling.
 pub const BODY_CEILING: usize = 65_536;
@@ -26,10 +27,10 @@ fn text(s: &str) -> Value {
 
 /// `body`, `bytes` and `truncated` for `bytes` (traces.md §8): lossy UTF-8 of at most the body ceiling,
 /// cut back to a character boundary.
-fn body_members(m: &mut Map, bytes: &[u8]) {
+fn body_members(m: &mut Map<String, Value>, bytes: &[u8]) {
     let cut = char_boundary(bytes, BODY_CEILING);
     m.insert("body".to_owned(), Value::String(String::from_utf8_lossy(&bytes[..cut]).into_owned()));
-    m.insert("bytes".to_owned(), Value::Integer(bytes.len() as i128));
+    m.insert("bytes".to_owned(), Value::from(bytes.len()));
     m.insert("truncated".to_owned(), Value::Bool(cut < bytes.len()));
 }
 
@@ -63,7 +64,7 @@ impl RunInspection {
         let mut m = Map::new();
         m.insert("provider".to_owned(), text(provider));
         m.insert("alias".to_owned(), text(alias));
-        m.insert("request_id".to_owned(), Value::Integer(i128::from(request_id)));
+        m.insert("request_id".to_owned(), Value::from(request_id));
         m.insert("traceparent".to_owned(), text(traceparent));
         body_members(&mut m, body);
         self.file.write(Draft { kind: "request", at: SystemTime::now(), members: m }, Place::Between);
@@ -73,8 +74,8 @@ impl RunInspection {
     pub fn response(&self, provider: &str, request_id: u64, status: Option<u16>, body: &[u8]) {
         let mut m = Map::new();
         m.insert("provider".to_owned(), text(provider));
-        m.insert("request_id".to_owned(), Value::Integer(i128::from(request_id)));
-        m.insert("status".to_owned(), status.map(|s| Value::Integer(i128::from(s))).unwrap_or(Value::Null));
+        m.insert("request_id".to_owned(), Value::from(request_id));
+        m.insert("status".to_owned(), status.map(Value::from).unwrap_or(Value::Null));
         body_members(&mut m, body);
         self.file.write(Draft { kind: "response", at: SystemTime::now(), members: m }, Place::Between);
     }
@@ -82,7 +83,7 @@ impl RunInspection {
     /// `inspection_end` and the close. True iff every write succeeded.
     pub fn end(&self) -> bool {
         let mut m = Map::new();
-        m.insert("omitted_records".to_owned(), Value::Integer(i128::from(self.file.omitted())));
+        m.insert("omitted_records".to_owned(), Value::from(self.file.omitted()));
         self.file.write(Draft { kind: "inspection_end", at: SystemTime::now(), members: m }, Place::Framing);
         self.file.close()
     }

@@ -6,9 +6,11 @@
 
 use std::time::{Duration, SystemTime};
 
+use serde_json::{Map, Value};
+
 use crate::apps::runtime::{MissionEnded, ModelReply, ModelReturned, ToolReply, ToolReturned};
 use crate::events::time::event_timestamp;
-use crate::json::{to_deterministic, Map, Value};
+use crate::json::to_deterministic;
 
 /// traces.md §6.1: the value ceiling of a value field.
 pub const VALUE_CEILING: usize = 4_096;
@@ -24,7 +26,7 @@ pub fn value_field(value: &Value) -> Value {
     }
     let end = char_boundary(&encoded, VALUE_CEILING);
     let prefix = String::from_utf8_lossy(&encoded[..end]).into_owned();
-    field.insert("bytes".to_owned(), Value::Integer(encoded.len() as i128));
+    field.insert("bytes".to_owned(), Value::from(encoded.len()));
     field.insert("prefix".to_owned(), Value::String(prefix));
     field.insert("truncated".to_owned(), Value::Bool(true));
     Value::Object(field)
@@ -51,7 +53,8 @@ pub fn timestamp(at: SystemTime) -> Value {
 }
 
 fn micros(d: Duration) -> Value {
-    Value::Integer(d.as_micros() as i128)
+    // Saturates at 2^64 − 1 µs (about 584,000 years), the greatest JSON integer (config.md §2.3).
+    Value::from(u64::try_from(d.as_micros()).unwrap_or(u64::MAX))
 }
 
 fn text(s: &str) -> Value {
@@ -62,14 +65,14 @@ fn text(s: &str) -> Value {
 pub struct Draft {
     pub kind: &'static str,
     pub at: SystemTime,
-    pub members: Map,
+    pub members: Map<String, Value>,
 }
 
 impl Draft {
     /// The line: the deterministic encoding with `kind`, `seq` and `at`, and LF (traces.md §5.1).
     pub fn line(mut self, seq: u64) -> Vec<u8> {
         self.members.insert("kind".to_owned(), text(self.kind));
-        self.members.insert("seq".to_owned(), Value::Integer(i128::from(seq)));
+        self.members.insert("seq".to_owned(), Value::from(seq));
         self.members.insert("at".to_owned(), timestamp(self.at));
         let mut line = to_deterministic(&Value::Object(self.members));
         line.push(b'\n');
@@ -95,7 +98,7 @@ pub fn run_start(start: &RunStart<'_>, at: SystemTime) -> Draft {
     m.insert("front".to_owned(), text(start.front));
     m.insert("call_id".to_owned(), text(start.call_id));
     m.insert("trace_id".to_owned(), text(start.trace_id));
-    m.insert("deadline_ms".to_owned(), Value::Integer(i128::from(start.deadline_ms)));
+    m.insert("deadline_ms".to_owned(), Value::from(start.deadline_ms));
     m.insert("input".to_owned(), value_field(start.input));
     Draft { kind: "run_start", at, members: m }
 }
@@ -117,7 +120,7 @@ pub fn tool_call(returned: &ToolReturned) -> Draft {
     let mut m = Map::new();
     m.insert("mission".to_owned(), text(&returned.mission));
     m.insert("alias".to_owned(), text(&returned.alias));
-    let request_id = returned.request_id.map(|id| Value::Integer(i128::from(id))).unwrap_or(Value::Null);
+    let request_id = returned.request_id.map(Value::from).unwrap_or(Value::Null);
     m.insert("request_id".to_owned(), request_id);
     m.insert("started_at".to_owned(), timestamp(returned.started_at));
     m.insert("duration_us".to_owned(), micros(returned.duration));
@@ -176,7 +179,7 @@ pub fn run_end(end: &RunEnd, duration: Duration, omitted: u64) -> Draft {
     m.insert("dispatch".to_owned(), text(end.dispatch));
     m.insert("disconnected".to_owned(), Value::Bool(end.disconnected));
     m.insert("duration_us".to_owned(), micros(duration));
-    m.insert("omitted_records".to_owned(), Value::Integer(i128::from(omitted)));
+    m.insert("omitted_records".to_owned(), Value::from(omitted));
     Draft { kind: "run_end", at: SystemTime::now(), members: m }
 }
 
@@ -201,6 +204,6 @@ mod tests {
         let field = value_field(&accents);
         let prefix = field.get("prefix").and_then(Value::as_str).unwrap_or_default();
         assert_eq!(prefix.len(), 4_095);
-        assert_eq!(field.get("bytes"), Some(&Value::Integer(6_002)));
+        assert_eq!(field.get("bytes"), Some(&Value::from(6_002)));
     }
 }

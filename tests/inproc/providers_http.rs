@@ -16,7 +16,6 @@ use std::time::{Duration, Instant};
 use http_fixture::HttpFixture as Upstream;
 use ptc_gateway::testing::config::host::{HeaderScheme, ProtocolEra, ToolEffect, ToolMapping};
 use ptc_gateway::testing::config::secret::Secret;
-use ptc_gateway::testing::json::{Map, Value};
 use ptc_gateway::testing::providers::acquire::TransportKind;
 use ptc_gateway::testing::providers::http::{acquire_http, CredentialHeader, HttpAcquired, HttpSpec};
 use ptc_gateway::testing::providers::listing::Era;
@@ -24,6 +23,7 @@ use ptc_gateway::testing::providers::provider_call::{CallOutcome, CallRequest};
 use ptc_gateway::testing::providers::transport::{LossFault, TransportFault};
 use ptc_gateway::testing::providers::{CallFailure, Dispatch, FailureClass};
 use serde_json::Value as Json;
+use serde_json::{Map, Value};
 use support_marker::MarkerFile;
 
 const TRACEPARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
@@ -87,7 +87,7 @@ impl Upstream {
 }
 
 fn args(pairs: &[(&str, Value)]) -> Value {
-    Value::Object(pairs.iter().map(|(k, v)| (k.to_string(), v.clone())).collect::<Map>())
+    Value::Object(pairs.iter().map(|(k, v)| (k.to_string(), v.clone())).collect::<Map<String, Value>>())
 }
 
 fn request(
@@ -119,8 +119,8 @@ fn failure_of(outcome: &CallOutcome) -> CallFailure {
 }
 
 async fn echo_succeeds(acquired: &HttpAcquired) {
-    let outcome = call(acquired, "echo", args(&[("n", Value::Integer(7))]), 5_000).await;
-    assert_eq!(outcome.result.unwrap().value.unwrap(), args(&[("n", Value::Integer(7))]));
+    let outcome = call(acquired, "echo", args(&[("n", Value::from(7))]), 5_000).await;
+    assert_eq!(outcome.result.unwrap().value.unwrap(), args(&[("n", Value::from(7))]));
 }
 
 fn loss(acquired: &HttpAcquired) -> Option<LossFault> {
@@ -140,7 +140,7 @@ async fn modern_acquisition_sends_the_modern_headers_and_never_a_session() {
     echo_succeeds(&acquired).await;
     let padded = args(&[("region", Value::String(" padded ".into()))]);
     assert!(call(&acquired, "weather", padded, 5_000).await.result.is_ok());
-    let unmirrorable = call(&acquired, "weather", args(&[("region", Value::Float(1.5))]), 5_000).await;
+    let unmirrorable = call(&acquired, "weather", args(&[("region", Value::from(1.5))]), 5_000).await;
     assert_eq!(failure_of(&unmirrorable), CallFailure::new(FailureClass::McpRequestInvalid, Dispatch::False));
     assert_eq!(up.methods(), ["server/discover", "tools/list", "tools/call", "tools/call"]);
     let recv = up.of("recv");
@@ -321,7 +321,7 @@ async fn per_request_failures_have_their_class_and_never_fence() {
         assert_eq!(failure_of(&outcome), CallFailure::new(*class, *dispatch), "{tool}");
         echo_succeeds(&acquired).await;
     }
-    let big = request(Era::Modern, "big", args(&[("size", Value::Integer(2048))]), 5_000, 1024);
+    let big = request(Era::Modern, "big", args(&[("size", Value::from(2048))]), 5_000, 1024);
     let big = acquired.transport.call(big, std::future::pending()).await;
     assert_eq!(failure_of(&big), CallFailure::new(McpResultTooLarge, Dispatch::True));
     echo_succeeds(&acquired).await;
@@ -363,7 +363,7 @@ async fn legacy_event_streams_answer_server_requests_by_post() {
         ]
     );
     assert!(replies.iter().all(|e| e["session"] == "session-1"));
-    let big = request(Era::Legacy, "big", args(&[("size", Value::Integer(2048))]), 5_000, 1024);
+    let big = request(Era::Legacy, "big", args(&[("size", Value::from(2048))]), 5_000, 1024);
     let big = acquired.transport.call(big, std::future::pending()).await;
     assert_eq!(failure_of(&big), CallFailure::new(FailureClass::McpResultTooLarge, Dispatch::True));
     echo_succeeds(&acquired).await;

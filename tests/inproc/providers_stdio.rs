@@ -11,7 +11,6 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use ptc_gateway::testing::config::host::{ProtocolEra, ToolEffect, ToolMapping};
-use ptc_gateway::testing::json::{Map, Value};
 use ptc_gateway::testing::providers::acquire::{acquire, AcquireError, AcquireSpec, Acquired};
 use ptc_gateway::testing::providers::child::LaunchSpec;
 use ptc_gateway::testing::providers::listing::Era;
@@ -19,6 +18,7 @@ use ptc_gateway::testing::providers::provider_call::{call, CallOutcome, CallRequ
 use ptc_gateway::testing::providers::transport::{LossFault, TransportFault};
 use ptc_gateway::testing::providers::{CallFailure, Dispatch, FailureClass};
 use serde_json::Value as Json;
+use serde_json::{Map, Value};
 use support_marker::MarkerFile;
 
 const TRACEPARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
@@ -121,7 +121,7 @@ fn request(
 }
 
 fn args(pairs: &[(&str, Value)]) -> Value {
-    Value::Object(pairs.iter().map(|(k, v)| (k.to_string(), v.clone())).collect::<Map>())
+    Value::Object(pairs.iter().map(|(k, v)| (k.to_string(), v.clone())).collect::<Map<String, Value>>())
 }
 
 async fn call_tool(
@@ -139,9 +139,9 @@ fn failure_of(outcome: &CallOutcome) -> CallFailure {
 }
 
 async fn echo_succeeds(acquired: &Acquired) {
-    let outcome = call_tool(acquired, "echo", args(&[("n", Value::Integer(7))]), 5_000).await;
+    let outcome = call_tool(acquired, "echo", args(&[("n", Value::from(7))]), 5_000).await;
     let value = outcome.result.unwrap().value.unwrap();
-    assert_eq!(value, args(&[("n", Value::Integer(7))]));
+    assert_eq!(value, args(&[("n", Value::from(7))]));
 }
 
 async fn acquired(fx: &Fixture, mode: &str) -> Acquired {
@@ -429,7 +429,7 @@ async fn server_requests_are_answered_and_results_are_bounded() {
     );
     let big = call(
         &acquired.transport,
-        request(&acquired, "big", args(&[("size", Value::Integer(2048))]), 5_000, 1024),
+        request(&acquired, "big", args(&[("size", Value::from(2048))]), 5_000, 1024),
         std::future::pending(),
     )
     .await;

@@ -5,8 +5,8 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use ptc_gateway::testing::config::schema::{application_schema, gateway_schema, host_schema};
-use ptc_gateway::testing::json::Value;
 use ptc_gateway::testing::startup::StartupCode;
+use serde_json::Value;
 
 fn doc() -> String {
     std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/operations.md")).unwrap()

@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 
 use ptc_gateway::testing::config::schema::{application_schema, gateway_schema, host_schema};
 use ptc_gateway::testing::config::{gateway, host, manifest, Mode};
-use ptc_gateway::testing::json::{self, Value};
+use ptc_gateway::testing::json;
+use serde_json::Value;
 
 const REGENERATE: &str =
     "run `PTC_UPDATE_SCHEMAS=1 cargo test --features fault-injection --test repo schemas::` to regenerate";

@@ -1,4 +1,5 @@
-//! The JSON ↔ Luau value mapping of execution.md §14.1–§14.2, on the gateway's value model.
+//! The JSON ↔ Luau value mapping of execution.md §14.1–§14.2, directly between Luau values and
+//! `serde_json::Value`.
 //!
 //! Owns both directions and their refusals: what is "not convertible" (non-finite numbers, invalid UTF-8,
 //! mixed or gapped tables, cycles, functions, values beyond depth 64 or 100,000 nodes). The array mark is
@@ -9,8 +10,9 @@
 use std::collections::BTreeSet;
 
 use mlua::{Lua, LuaSerdeExt, Table, Value as LuaValue};
+use serde_json::{Map, Number, Value};
 
-use crate::json::{Map, Value};
+use crate::json::number_f64;
 
 /// execution.md §14.2: integral numbers up to this magnitude become JSON integers.
 pub const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
@@ -173,9 +175,10 @@ fn number(n: f64) -> Result<Value, NotConvertible> {
     if n.fract() == 0.0 && n.abs() <= MAX_SAFE_INTEGER {
         // Integral and within ±2^53: the cast is exact.
         #[allow(clippy::cast_possible_truncation)]
-        return Ok(Value::Integer(n as i128));
+        return Ok(Value::from(n as i64));
     }
-    Ok(Value::Float(n))
+    // Finite, so `from_f64` always answers.
+    Number::from_f64(n).map(Value::Number).ok_or(NotConvertible::NonFinite)
 }
 
 /// execution.md §14.1: the Luau value of a JSON value. Arrays carry the array mark; `null` is
@@ -184,9 +187,7 @@ pub fn to_lua(lua: &Lua, value: &Value) -> mlua::Result<LuaValue> {
     Ok(match value {
         Value::Null => lua.null(),
         Value::Bool(b) => LuaValue::Boolean(*b),
-        #[allow(clippy::cast_precision_loss)]
-        Value::Integer(i) => LuaValue::Number(*i as f64),
-        Value::Float(f) => LuaValue::Number(*f),
+        Value::Number(n) => LuaValue::Number(number_f64(n)),
         Value::String(s) => LuaValue::String(lua.create_string(s)?),
         Value::Array(items) => {
             let t = lua.create_table_with_capacity(items.len(), 0)?;

@@ -14,15 +14,13 @@ use proptest::prelude::*;
 use proptest::sample::select;
 
 use super::*;
-use crate::json::{decode, Limits};
+use crate::json::{decode, number_f64, Limits};
 use crate::support::prop_support::check;
 
 /// The value execution.md §14.1 and §14.2 give for `value`, one after the other.
 fn expected(value: &Value) -> Value {
     match value {
-        #[allow(clippy::cast_precision_loss)]
-        Value::Integer(i) => normal(*i as f64),
-        Value::Float(f) => normal(*f),
+        Value::Number(n) => normal(number_f64(n)),
         Value::Array(items) => Value::Array(items.iter().map(expected).collect()),
         Value::Object(map) => Value::Object(map.iter().map(|(k, v)| (k.clone(), expected(v))).collect()),
         other => other.clone(),
@@ -32,9 +30,9 @@ fn expected(value: &Value) -> Value {
 fn normal(f: f64) -> Value {
     if f.fract() == 0.0 && f.abs() <= MAX_SAFE_INTEGER {
         #[allow(clippy::cast_possible_truncation)]
-        Value::Integer(f as i128)
+        Value::from(f as i64)
     } else {
-        Value::Float(f)
+        Value::from(f)
     }
 }
 

@@ -12,16 +12,17 @@
 use std::sync::Arc;
 
 use mlua::{Lua, Table, Value as LuaValue};
+use serde_json::{Map, Value};
 
 use super::missions::{self, Invocation, MAX_EVAL_SOURCE_BYTES};
 use super::models::{error_table, ModelPort, ModelReply};
 use super::run::Run;
 use super::signature;
-use crate::apps::contracts::{runtime_validator, to_serde};
+use crate::apps::contracts::runtime_validator;
 use crate::apps::luau::convert::{to_json, to_lua};
 use crate::codes::model::ModelFailure;
 use crate::codes::provider::Dispatch;
-use crate::json::{to_deterministic_string, Map, Value};
+use crate::json::{as_integer, to_deterministic_string};
 
 /// `max_turns` is 1..=32 (models.md §8.1).
 pub const MAX_TURNS: i64 = 32;
@@ -93,7 +94,7 @@ fn options(lua: &Lua, port: &dyn ModelPort, value: &LuaValue) -> mlua::Result<Op
 /// The function tools offered on every turn (models.md §8.2).
 fn tools(result_schema: Option<&Value>) -> Value {
     let object = |members: Vec<(&str, Value)>| {
-        Value::Object(members.into_iter().map(|(k, v)| (k.to_owned(), v)).collect::<Map>())
+        Value::Object(members.into_iter().map(|(k, v)| (k.to_owned(), v)).collect::<Map<String, Value>>())
     };
     let parameters = |name: &str, schema: Value| {
         object(vec![
@@ -194,7 +195,7 @@ pub(super) fn bounded(text: String, ok: bool) -> String {
         cut -= 1;
     }
     let mut out = Map::new();
-    out.insert("bytes".into(), Value::Integer(text.len() as i128));
+    out.insert("bytes".into(), Value::from(text.len()));
     out.insert("ok".into(), Value::Bool(ok));
     out.insert("prefix".into(), Value::String(text[..cut].to_owned()));
     out.insert("truncated".into(), Value::Bool(true));
@@ -228,8 +229,7 @@ struct Totals {
 impl Totals {
     fn add(&mut self, usage: &Value) {
         for (i, key) in ["prompt_tokens", "completion_tokens", "total_tokens"].iter().enumerate() {
-            let n =
-                usage.get(key).and_then(Value::as_integer).and_then(|n| u64::try_from(n).ok()).unwrap_or(0);
+            let n = usage.get(key).and_then(as_integer).and_then(|n| u64::try_from(n).ok()).unwrap_or(0);
             self.usage[i] = self.usage[i].saturating_add(n);
         }
     }
@@ -294,7 +294,7 @@ pub(super) fn run(lua: &Lua, run: &Arc<Run>, mission: &str, options_value: LuaVa
                     push(lua, &history, text_message("tool", content, Some(&id)))?;
                 }
                 Step::Finish { id, value } => {
-                    if validator.as_ref().is_some_and(|v| !v.is_valid(&to_serde(&value))) {
+                    if validator.as_ref().is_some_and(|v| !v.is_valid(&value)) {
                         push(
                             lua,
                             &history,

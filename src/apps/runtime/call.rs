@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use mlua::{Function, Lua, Value as LuaValue};
+use serde_json::Value;
 
 use super::outcome::{self, Finished};
 use super::run::Run;
@@ -21,7 +22,6 @@ use crate::apps::luau::sandbox::Sandbox;
 use crate::apps::luau::vm::{CallScope, Role, Vm};
 use crate::apps::luau::{CompiledLuau, Environment};
 use crate::config::manifest::Entry;
-use crate::json::Value;
 
 thread_local! {
     /// The Luau state of this run thread, built at its first run and reused by every later one

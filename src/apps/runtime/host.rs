@@ -309,8 +309,8 @@ fn tool(lua: &Lua) -> mlua::Result<Function> {
         // execution.md §12.5: `nil` means `{}`; anything that does not convert to a JSON object is
         // `mcp_request_invalid`, reported by the port after its grant check (providers.md §8.1 step 1).
         let arguments = match &arguments {
-            LuaValue::Nil => Some(crate::json::Value::Object(Default::default())),
-            other => to_json(lua, other).ok().filter(|v| matches!(v, crate::json::Value::Object(_))),
+            LuaValue::Nil => Some(serde_json::Value::Object(Default::default())),
+            other => to_json(lua, other).ok().filter(|v| matches!(v, serde_json::Value::Object(_))),
         };
         let started_at = SystemTime::now();
         let started = Instant::now();

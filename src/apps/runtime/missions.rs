@@ -12,6 +12,7 @@ use std::sync::Arc;
 use std::time::{Instant, SystemTime};
 
 use mlua::{Function, Lua, Table, Value as LuaValue};
+use serde_json::Value;
 
 use super::observe::{MissionEnded, MissionFailure, MissionOp};
 use super::outcome::{is_memory_error, message};
@@ -20,7 +21,6 @@ use crate::apps::luau::convert::{to_json, to_lua};
 use crate::apps::luau::sandbox::Sandbox;
 use crate::apps::luau::vm::{collect_now, Role};
 use crate::apps::luau::EnvironmentName;
-use crate::json::Value;
 
 /// execution.md §12.5: an `:eval` source is at most 262,144 bytes.
 pub const MAX_EVAL_SOURCE_BYTES: usize = 262_144;

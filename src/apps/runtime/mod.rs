@@ -115,7 +115,7 @@ impl CancelToken {
 pub enum RunEnd {
     /// The entry's first return value, converted to JSON (execution.md §14.2) and within depth 64 / 100,000
     /// nodes (execution.md §8.1–8.2).
-    Returned(crate::json::Value),
+    Returned(serde_json::Value),
     /// execution.md §8 step 1 or 2 failed: not convertible, or over the JSON bounds (outcome
     /// `invalid_result`).
     NotConvertible,
@@ -171,7 +171,7 @@ pub struct RunPorts {
 /// `UncaughtError` failure.
 pub fn run_workflow(
     luau: &CompiledLuau,
-    input: &crate::json::Value,
+    input: &serde_json::Value,
     limits: CallLimits,
     cancel: &CancelToken,
 ) -> RunEnd {
@@ -191,7 +191,7 @@ pub const HERE_SLICE: Duration = Duration::from_millis(1);
 /// interrupt budget starts afresh there; its deadline is the same).
 pub fn try_workflow_here(
     luau: &CompiledLuau,
-    input: &crate::json::Value,
+    input: &serde_json::Value,
     limits: CallLimits,
     cancel: &CancelToken,
     slice: Duration,
@@ -205,7 +205,7 @@ pub fn try_workflow_here(
 /// observer (traces.md §5), each when present.
 pub fn run_workflow_with(
     luau: &CompiledLuau,
-    input: &crate::json::Value,
+    input: &serde_json::Value,
     limits: CallLimits,
     cancel: &CancelToken,
     ports: RunPorts,
@@ -224,7 +224,7 @@ pub fn tidy_after_run() {
 /// sandbox up to that instant (issue 14, goal G7).
 pub(crate) fn run_workflow_observed(
     luau: &CompiledLuau,
-    input: &crate::json::Value,
+    input: &serde_json::Value,
     limits: CallLimits,
     cancel: &CancelToken,
     on_entry: &dyn Fn(),

@@ -7,11 +7,11 @@
 //! or the agent loop (`agent`).
 
 use mlua::{Lua, Table};
+use serde_json::Value;
 
 use crate::apps::luau::convert::to_lua;
 use crate::codes::model::ModelFailure;
 use crate::codes::provider::Dispatch;
-use crate::json::Value;
 
 /// What one `m:chat` answered.
 #[derive(Clone, Debug, PartialEq)]

@@ -7,9 +7,10 @@
 
 use std::time::{Duration, SystemTime};
 
+use serde_json::Value;
+
 use super::models::ModelReply;
 use super::tools::ToolReply;
-use crate::json::Value;
 
 /// `handle:call` or `handle:eval` (execution.md §12.5).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -7,10 +7,11 @@
 
 use std::time::Instant;
 
+use serde_json::Value;
+
 use super::{FailCause, RunEnd};
 use crate::apps::luau::budget::{Budget, Exhaustion};
 use crate::apps::luau::convert::NotConvertible;
-use crate::json::Value;
 
 /// execution.md §7.2: a `fail` string reaches the client only with 1..=1,024 bytes.
 pub const MAX_DETAIL_BYTES: usize = 1_024;

@@ -8,10 +8,11 @@
 
 use std::fmt::Write as _;
 
+use serde_json::Value;
+
 use super::tools::ApiTool;
 use crate::apps::luau::exports::ExportedFunction;
 use crate::config::host::ToolEffect;
-use crate::json::Value;
 
 /// Types nest at most this deep; deeper schemas are `any` (models.md §8.2).
 const MAX_TYPE_DEPTH: usize = 6;
@@ -146,7 +147,7 @@ fn union(mut types: Vec<String>) -> String {
     }
 }
 
-fn of_type(name: &str, map: &crate::json::Map, depth: usize) -> String {
+fn of_type(name: &str, map: &serde_json::Map<String, serde_json::Value>, depth: usize) -> String {
     match name {
         "string" => "string".to_owned(),
         "integer" | "number" => "number".to_owned(),
@@ -161,7 +162,7 @@ fn of_type(name: &str, map: &crate::json::Map, depth: usize) -> String {
     }
 }
 
-fn object(map: &crate::json::Map, depth: usize) -> String {
+fn object(map: &serde_json::Map<String, serde_json::Value>, depth: usize) -> String {
     let required: Vec<&str> = match map.get("required") {
         Some(Value::Array(r)) => r.iter().filter_map(Value::as_str).collect(),
         _ => Vec::new(),

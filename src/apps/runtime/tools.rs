@@ -10,11 +10,11 @@
 use std::sync::Arc;
 
 use mlua::{Lua, Table};
+use serde_json::Value;
 
 use crate::apps::luau::convert::to_lua;
 use crate::codes::provider::{Dispatch, FailureClass};
 use crate::config::host::ToolEffect;
-use crate::json::Value;
 
 /// One entry of `tools` (execution.md §12.5): a granted alias with its upstream tool's listed facts.
 #[derive(Clone, Debug, PartialEq)]

@@ -8,6 +8,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use serde_json::Value;
+
 use super::luau::build_with;
 use super::parse;
 use crate::apps::luau::{CompiledLuau, ProbeLimits};
@@ -17,7 +19,7 @@ use crate::apps::runtime::{
 };
 use crate::codes::model::ModelFailure;
 use crate::codes::provider::{Dispatch, FailureClass};
-use crate::json::{to_deterministic_string, Value};
+use crate::json::to_deterministic_string;
 
 /// Answers `chat` from a script and keeps every request.
 #[derive(Default)]

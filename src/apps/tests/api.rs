@@ -5,6 +5,8 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use serde_json::Value;
+
 use super::luau::{build_with, Source};
 use super::parse;
 use crate::apps::luau::{CompiledLuau, ProbeLimits};
@@ -14,7 +16,7 @@ use crate::apps::runtime::{
 };
 use crate::codes::provider::{Dispatch, FailureClass};
 use crate::config::host::ToolEffect;
-use crate::json::{to_deterministic_string, Value};
+use crate::json::to_deterministic_string;
 
 /// Component `b`: every documented form of execution.md §12.5, and lines that are not docs.
 const B: &str = r#"local M = {}

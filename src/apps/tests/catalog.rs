@@ -1,10 +1,11 @@
 //! http-mcp.md §10.3: the listing's exact bytes and its 4,194,304-byte bounds.
 
+use serde_json::Map;
+
 use super::*;
 use crate::apps::catalog::{self, ListingTool, MAX_LISTING_BYTES, WORST_CASE_ENVELOPE_BYTES};
 use crate::apps::error::{AppError, AppErrorKind};
 use crate::config::manifest::Effect;
-use crate::json::Map;
 
 #[test]
 fn listing_bytes() {

@@ -183,13 +183,13 @@ fn reference_count_bound() {
             .collect();
         set(&mut m, &["workflow", "components"], Value::Array(workflow));
         let mut rest = components.saturating_sub(64);
-        let mut missions = crate::json::Map::new();
+        let mut missions = serde_json::Map::new();
         let mut n = 0;
         while rest > 0 {
             let k = rest.min(64);
             let comps: Vec<Value> =
                 (0..k).map(|i| parse(&format!(r#"{{"id":"c{i}","path":"app.luau"}}"#))).collect();
-            let mut mission = crate::json::Map::new();
+            let mut mission = serde_json::Map::new();
             mission.insert("components".into(), Value::Array(comps));
             missions.insert(format!("m{n}"), Value::Object(mission));
             n += 1;

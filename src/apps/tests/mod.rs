@@ -19,9 +19,11 @@ mod selection;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use serde_json::Value;
+
 use crate::config::gateway::ToolConfig;
 use crate::config::host::{self, HostConfig};
-use crate::json::{self, Limits, Value};
+use crate::json::{self, Limits};
 
 /// A temporary directory, removed on drop.
 pub struct Fixture {

@@ -343,14 +343,14 @@ fn config_rows() {
         ),
         (
             "84",
-            |d| d.edit_manifest("brief", |m| set(m, &["limits", "run_duration_ms"], Value::Integer(30_001))),
+            |d| d.edit_manifest("brief", |m| set(m, &["limits", "run_duration_ms"], Value::from(30_001))),
             true,
             SERVE,
             Err(C::TemplateInvalid),
         ),
         (
             "84, at the host value",
-            |d| d.edit_manifest("brief", |m| set(m, &["limits", "run_duration_ms"], Value::Integer(30_000))),
+            |d| d.edit_manifest("brief", |m| set(m, &["limits", "run_duration_ms"], Value::from(30_000))),
             true,
             SERVE,
             starts,

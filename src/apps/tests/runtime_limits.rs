@@ -11,7 +11,7 @@ use crate::apps::runtime::{
 };
 
 fn run_with(body: &str, limits: CallLimits) -> RunEnd {
-    run_workflow(&app(body), &crate::json::Value::Object(Default::default()), limits, &CancelToken::new())
+    run_workflow(&app(body), &serde_json::Value::Object(Default::default()), limits, &CancelToken::new())
 }
 
 /// Spin loops in the workflow and in missions, with `pcall` trying to swallow the end.
@@ -67,7 +67,7 @@ fn a_cancel_from_another_thread_ends_the_run() {
         let (done_tx, done) = mpsc::channel();
         let run_token = token.clone();
         let thread = std::thread::spawn(move || {
-            let input = crate::json::Value::Object(Default::default());
+            let input = serde_json::Value::Object(Default::default());
             let on_entry = move || {
                 let _ = entered_tx.send(());
             };
@@ -84,7 +84,7 @@ fn a_cancel_from_another_thread_ends_the_run() {
     let token = CancelToken::new();
     token.cancel();
     assert!(token.is_cancelled());
-    let input = crate::json::Value::Object(Default::default());
+    let input = serde_json::Value::Object(Default::default());
     assert_eq!(run_workflow(&app("return {}"), &input, limits(), &token), RunEnd::Cancelled);
 }
 
@@ -210,7 +210,7 @@ fn an_endless_string_loop_is_cancelled_at_its_deadline() {
 /// abandoned as `Unfinished` when its slice ends, whatever it catches or however it loops.
 #[test]
 fn a_run_tried_here_is_abandoned_at_the_end_of_its_slice() {
-    let input = crate::json::Value::Object(Default::default());
+    let input = serde_json::Value::Object(Default::default());
     let here = |body: &str, slice: Duration| {
         try_workflow_here(&app(body), &input, limits(), &CancelToken::new(), slice, None)
     };
@@ -239,7 +239,7 @@ fn a_run_tried_here_is_abandoned_at_the_end_of_its_slice() {
 /// 10,000 on the second run whatever the first spent.
 #[test]
 fn an_abandoned_run_runs_again_with_a_budget_of_its_own() {
-    let input = crate::json::Value::Object(Default::default());
+    let input = serde_json::Value::Object(Default::default());
     let compiled = app("for _ = 1, 6000 do end\nreturn {done = true}");
     let small = CallLimits { interrupts: 10_000, ..limits() };
     let token = CancelToken::new();

@@ -10,6 +10,7 @@ use super::*;
 use crate::config::schema::access::{
     array_at, at, bool_at, int_at, object_at, str_at, string_at, strings_at,
 };
+use crate::json::as_integer;
 
 /// The typed form. `declared` is the document as written (the source of each `declaration`), `filled`
 /// the same document with defaults inserted (the source of every typed field).
@@ -72,7 +73,7 @@ fn installation(inst: &Value, declaration: Value, dir: &Path) -> Option<Installa
             allow_insecure_loopback: bool_at(inst, &["allow_insecure_loopback"])?,
             model: string_at(inst, &["model"])?,
             temperature: at(inst, &["params", "temperature"]).cloned(),
-            max_tokens: at(inst, &["params", "max_tokens"]).and_then(Value::as_integer),
+            max_tokens: at(inst, &["params", "max_tokens"]).and_then(as_integer),
             timeout_ms: int_at(inst, &["ceilings", "timeout_ms"])?,
         }),
         Source::PtcTraceSnapshot => InstallationKind::TraceSnapshot {

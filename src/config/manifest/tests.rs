@@ -234,10 +234,7 @@ fn typed_form_of_forward_and_options() {
             .map(|_| ()),
         Some(())
     );
-    assert_eq!(
-        m.document.get("limits").and_then(|v| v.get("memory_bytes")),
-        Some(&Value::Integer(1_048_576))
-    );
+    assert_eq!(m.document.get("limits").and_then(|v| v.get("memory_bytes")), Some(&Value::from(1_048_576)));
     let echo = run(ECHO, &|_| {}).unwrap();
     assert_eq!(echo.document.get("missions"), None);
     assert!(echo.missions.is_empty());

@@ -4,7 +4,9 @@
 //! out) reports its document's structural code instead of panicking. This module knows nothing about any
 //! particular document.
 
-use crate::json::{Map, Value};
+use serde_json::{Map, Value};
+
+use crate::json::as_integer;
 
 /// The member at `path` (a sequence of object keys).
 pub fn at<'a>(value: &'a Value, path: &[&str]) -> Option<&'a Value> {
@@ -28,17 +30,17 @@ pub fn bool_at(value: &Value, path: &[&str]) -> Option<bool> {
 
 /// The integer at `path`, converted to `T` (validation has already bounded it).
 pub fn int_at<T: TryFrom<i128>>(value: &Value, path: &[&str]) -> Option<T> {
-    at(value, path).and_then(Value::as_integer).and_then(|i| T::try_from(i).ok())
+    at(value, path).and_then(as_integer).and_then(|i| T::try_from(i).ok())
 }
 
 /// The object at `path`.
-pub fn object_at<'a>(value: &'a Value, path: &[&str]) -> Option<&'a Map> {
+pub fn object_at<'a>(value: &'a Value, path: &[&str]) -> Option<&'a Map<String, Value>> {
     at(value, path).and_then(Value::as_object)
 }
 
 /// The array at `path`.
 pub fn array_at<'a>(value: &'a Value, path: &[&str]) -> Option<&'a [Value]> {
-    at(value, path).and_then(Value::as_array)
+    at(value, path).and_then(Value::as_array).map(Vec::as_slice)
 }
 
 /// The array of strings at `path`, in order.
@@ -47,6 +49,6 @@ pub fn strings_at(value: &Value, path: &[&str]) -> Option<Vec<String>> {
 }
 
 /// An object of strings (`"key": "string"`) as an ordered map.
-pub fn string_map(map: &Map) -> Option<std::collections::BTreeMap<String, String>> {
+pub fn string_map(map: &Map<String, Value>) -> Option<std::collections::BTreeMap<String, String>> {
     map.iter().map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_owned()))).collect()
 }

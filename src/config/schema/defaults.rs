@@ -4,10 +4,11 @@
 //! It is meant for values that already passed validation; on any other value it does what it can and
 //! never panics. It inserts only members that have a default: absent members without one stay absent.
 
+use serde_json::Value;
+
 use super::node::{Additional, ObjectSchema, Schema};
 use super::validate::matches;
 use crate::config::Mode;
-use crate::json::Value;
 
 /// Inserts every absent default of `schema` into `value`, recursively (a default that is itself an
 /// object, such as `ceilings: {}`, is filled too).
@@ -35,7 +36,7 @@ pub fn fill_defaults(schema: &Schema, value: &mut Value) {
     }
 }
 
-fn fill_object(o: &ObjectSchema, map: &mut crate::json::Map) {
+fn fill_object(o: &ObjectSchema, map: &mut serde_json::Map<String, serde_json::Value>) {
     for p in &o.properties {
         if let Some(default) = &p.default {
             if !map.contains_key(p.name) {
@@ -64,7 +65,7 @@ mod tests {
             optional("note", string(1, 8)),
             defaulted(
                 "ceilings",
-                object(vec![defaulted("timeout_ms", integer(1, 9999), Value::Integer(5000))]),
+                object(vec![defaulted("timeout_ms", integer(1, 9999), Value::from(5000))]),
                 empty_object(),
             ),
             defaulted(

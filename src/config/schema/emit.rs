@@ -1,13 +1,15 @@
 //! Emission of the published JSON Schema (draft 2020-12) from a [`Schema`] definition (config.md §9).
 //!
-//! The output is a `json::Value`; encoding it (deterministic JSON plus LF) and writing the files is the
+//! The output is a `serde_json::Value`; encoding it (deterministic JSON plus LF) and writing the files is the
 //! staleness gate's concern. Emission describes serve mode (config.md §9.1): properties required only to
 //! serve are listed in `required`. `maxLength` is always written and is a byte bound (config.md §9.4).
+
+use serde_json::{Map, Value};
 
 use super::node::{
     Additional, ArraySchema, ObjectSchema, Presence, Property, Schema, StringSchema, UnionSchema,
 };
-use crate::json::{Map, Value};
+use crate::json::integer_value;
 
 /// The `$schema` every published file declares.
 pub const DRAFT_2020_12: &str = "https://json-schema.org/draft/2020-12/schema";
@@ -49,10 +51,10 @@ pub fn emit(schema: &Schema) -> Value {
         Schema::Integer(i) => {
             put(&mut out, "type", "integer");
             match i.constant {
-                Some(c) => put(&mut out, "const", Value::Integer(c)),
+                Some(c) => put(&mut out, "const", integer_value(c)),
                 None => {
-                    put(&mut out, "minimum", Value::Integer(i.min));
-                    put(&mut out, "maximum", Value::Integer(i.max));
+                    put(&mut out, "minimum", integer_value(i.min));
+                    put(&mut out, "maximum", integer_value(i.max));
                 }
             }
         }
@@ -72,12 +74,12 @@ pub fn emit(schema: &Schema) -> Value {
     Value::Object(out)
 }
 
-fn put(out: &mut Map, key: &str, value: impl Into<Value>) {
+fn put(out: &mut Map<String, Value>, key: &str, value: impl Into<Value>) {
     out.insert(key.to_owned(), value.into());
 }
 
 fn count(n: usize) -> Value {
-    Value::Integer(i128::try_from(n).unwrap_or(i128::MAX))
+    Value::from(n)
 }
 
 /// A string node. Enumerated and constant strings are bounded by their values, so only the other
@@ -132,7 +134,8 @@ fn emit_object(o: &ObjectSchema) -> Value {
     let mut out = Map::new();
     put(&mut out, "type", "object");
     if !o.properties.is_empty() {
-        let properties: Map = o.properties.iter().map(|p| (p.name.to_owned(), emit_property(p))).collect();
+        let properties: Map<String, Value> =
+            o.properties.iter().map(|p| (p.name.to_owned(), emit_property(p))).collect();
         put(&mut out, "properties", Value::Object(properties));
         let required: Vec<Value> = o
             .properties

@@ -5,9 +5,11 @@
 //! generated from it. The semantic checks of config.md §5.7 (references, aliases, endpoints, headers) live in
 //! `config::host`.
 
+use serde_json::Value;
+
 use super::node::*;
 use super::patterns::{BINDING, ENV_NAME, NO_NUL, TOOL_ALIAS};
-use crate::json::Value;
+use crate::json::integer_value;
 
 /// `$id` of the published host schema (config.md §9.1); also the only accepted `$schema` value
 /// (config.md §5.1).
@@ -36,7 +38,7 @@ fn path_string() -> StringSchema {
 }
 
 fn int(v: i128) -> Value {
-    Value::Integer(v)
+    integer_value(v)
 }
 
 /// `credentials.<binding>`: exactly one of `env`, `file`, `literal` (config.md §5.2, §5.7 rule 1).

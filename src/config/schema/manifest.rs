@@ -4,9 +4,10 @@
 //! takes its defaults from it, and `schemas/ptc-application.schema.json` is generated from it. Closure,
 //! content pin and the selection rules S1–S12 belong to `apps`.
 
+use serde_json::Value;
+
 use super::node::*;
 use super::patterns::{BINDING, IDENTIFIER, TOOL_ALIAS};
-use crate::json::Value;
 
 /// `$id` of the published application schema (config.md §9.1); also the only accepted `$schema` value
 /// (config.md §6.2).
@@ -78,7 +79,7 @@ pub fn definition() -> Schema {
     ]);
     let limits = object(vec![
         optional("run_duration_ms", integer(1, 3_600_000)),
-        defaulted("memory_bytes", integer(1_048_576, 1_073_741_824), Value::Integer(16_777_216)),
+        defaulted("memory_bytes", integer(1_048_576, 1_073_741_824), Value::from(16_777_216)),
     ]);
     let events = object(vec![defaulted("policy", enumeration(&["normal", "private"]), "normal")]);
     object(vec![

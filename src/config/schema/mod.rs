@@ -1,6 +1,6 @@
 //! The schema DSL and the three document definitions written in it (config.md §4–§6, §9).
 //!
-//! One Rust definition per document both validates a decoded `json::Value` (structure plus the byte-bound
+//! One Rust definition per document both validates a decoded `serde_json::Value` (structure plus the byte-bound
 //! rules of config.md §2.8 and the integer-token rule of config.md §2.3) and emits the published JSON Schema
 //! (draft 2020-12), so the two cannot drift (config.md §9.2). Defaults are part of the definition, so
 //! normalisation and the installation projection insert exactly what the published schema documents.
@@ -30,9 +30,9 @@ use std::sync::LazyLock;
 
 pub use defaults::fill_defaults;
 pub use node::Schema;
+use serde_json::Value;
 pub use validate::{validate, SchemaError, SchemaErrorKind};
 
-use crate::json::Value;
 use emit::Publication;
 
 /// The gateway document definition, built once (its patterns are compiled once).

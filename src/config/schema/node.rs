@@ -6,8 +6,7 @@
 //! published schema documents. This module defines the shapes only; it does not validate or emit.
 
 use regex::Regex;
-
-use crate::json::Value;
+use serde_json::Value;
 
 /// The bound of config.md §2.8 for a string whose schema gives no `maxLength`.
 pub const DEFAULT_MAX_BYTES: usize = 4096;
@@ -343,7 +342,7 @@ pub fn required_to_serve(name: &'static str, schema: impl Into<Schema>) -> Prope
 
 /// The empty object, as a default.
 pub fn empty_object() -> Value {
-    Value::Object(crate::json::Map::new())
+    Value::Object(serde_json::Map::new())
 }
 
 /// The empty array, as a default.

@@ -1,7 +1,9 @@
 //! Test helpers: decode a JSON literal and edit a document by JSON pointer, so that the test vectors of
 //! config.md §11 read as "baseline plus one change". Test-only; panics are the point here.
 
-use crate::json::{self, Limits, Value};
+use serde_json::Value;
+
+use crate::json::{self, Limits};
 
 /// Decodes a JSON literal with the document limits.
 pub fn parse(text: &str) -> Value {
@@ -80,8 +82,8 @@ pub fn to_bytes(value: &Value) -> Vec<u8> {
         match v {
             Value::Null => out.push_str("null"),
             Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-            Value::Integer(i) => out.push_str(&i.to_string()),
-            Value::Float(f) => out.push_str(&format!("{f:?}")),
+            // `Number`'s `Display` keeps a float token a float (`1.0`, `1e16`).
+            Value::Number(n) => out.push_str(&n.to_string()),
             Value::String(s) => out.push_str(&serde_json::to_string(s).expect("string")),
             Value::Array(items) => {
                 out.push('[');

@@ -7,12 +7,14 @@
 
 use std::fmt;
 
+use serde_json::{Map, Value};
+
 use super::node::{
     Additional, ArraySchema, IntegerSchema, NumberSchema, ObjectSchema, Presence, Schema, StringSchema,
     UnionSchema, MAX_KEY_BYTES,
 };
 use crate::config::Mode;
-use crate::json::{Map, Value};
+use crate::json::{as_integer, number_f64, number_integer};
 
 /// What was wrong with the node at [`SchemaError::path`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -186,7 +188,7 @@ impl Walker {
         Ok(())
     }
 
-    fn object(&self, o: &ObjectSchema, map: &Map, trail: &Trail<'_>) -> Outcome {
+    fn object(&self, o: &ObjectSchema, map: &Map<String, Value>, trail: &Trail<'_>) -> Outcome {
         for key in map.keys() {
             key_bytes(key, trail)?;
         }
@@ -240,25 +242,30 @@ impl Walker {
 
 fn check_integer(i: &IntegerSchema, value: &Value, trail: &Trail<'_>) -> Outcome {
     // config.md §2.3: only an integer token satisfies `"type": "integer"`; `8765.0` does not.
-    let Value::Integer(v) = value else {
+    let Some(v) = as_integer(value) else {
         return fail(SchemaErrorKind::Type, trail);
     };
-    if i.constant.is_some_and(|c| c != *v) {
+    if i.constant.is_some_and(|c| c != v) {
         return fail(SchemaErrorKind::NotConstant, trail);
     }
-    if *v < i.min || *v > i.max {
+    if v < i.min || v > i.max {
         return fail(SchemaErrorKind::OutOfRange, trail);
     }
     Ok(())
 }
 
 fn check_number(n: &NumberSchema, value: &Value, trail: &Trail<'_>) -> Outcome {
-    let in_range = match value {
-        Value::Integer(v) => *v >= i128::from(n.min) && *v <= i128::from(n.max),
+    let Value::Number(number) = value else {
+        return fail(SchemaErrorKind::Type, trail);
+    };
+    let in_range = match number_integer(number) {
+        Some(v) => v >= i128::from(n.min) && v <= i128::from(n.max),
         // The bounds are small integers, exactly representable as f64.
         #[allow(clippy::cast_precision_loss)]
-        Value::Float(v) => *v >= n.min as f64 && *v <= n.max as f64,
-        _ => return fail(SchemaErrorKind::Type, trail),
+        None => {
+            let v = number_f64(number);
+            v >= n.min as f64 && v <= n.max as f64
+        }
     };
     if in_range {
         Ok(())
@@ -323,7 +330,7 @@ fn uninterpreted(value: &Value, trail: &Trail<'_>) -> Outcome {
             key_bytes(key, trail)?;
             uninterpreted(member, &Trail::Key(key, trail))
         }),
-        Value::Null | Value::Bool(_) | Value::Integer(_) | Value::Float(_) => Ok(()),
+        Value::Null | Value::Bool(_) | Value::Number(_) => Ok(()),
     }
 }
 
@@ -355,7 +362,7 @@ mod tests {
             (&desc, s("a\nb"), Ok(())),
             (&desc, s("a\r\nb"), Err(ForbiddenCharacter)),
             (&desc, s(&"x".repeat(4097)), Err(TooLong)),
-            (&title, Value::Integer(1), Err(Type)),
+            (&title, Value::from(1), Err(Type)),
         ];
         for (schema, value, want) in table {
             assert_eq!(check(schema, value.clone()), want, "{value:?}");
@@ -376,15 +383,15 @@ mod tests {
     fn integers_need_integer_tokens() {
         use SchemaErrorKind::*;
         let port = integer(1, 65535);
-        assert_eq!(check(&port, Value::Integer(8765)), Ok(()));
-        assert_eq!(check(&port, Value::Float(8765.0)), Err(Type));
-        assert_eq!(check(&port, Value::Integer(0)), Err(OutOfRange));
-        assert_eq!(check(&port, Value::Integer(65536)), Err(OutOfRange));
-        assert_eq!(check(&constant_integer(1), Value::Integer(2)), Err(NotConstant));
+        assert_eq!(check(&port, Value::from(8765)), Ok(()));
+        assert_eq!(check(&port, Value::from(8765.0)), Err(Type));
+        assert_eq!(check(&port, Value::from(0)), Err(OutOfRange));
+        assert_eq!(check(&port, Value::from(65536)), Err(OutOfRange));
+        assert_eq!(check(&constant_integer(1), Value::from(2)), Err(NotConstant));
         let temperature = number(0, 2);
-        assert_eq!(check(&temperature, Value::Float(1.5)), Ok(()));
-        assert_eq!(check(&temperature, Value::Integer(2)), Ok(()));
-        assert_eq!(check(&temperature, Value::Float(2.01)), Err(OutOfRange));
+        assert_eq!(check(&temperature, Value::from(1.5)), Ok(()));
+        assert_eq!(check(&temperature, Value::from(2)), Ok(()));
+        assert_eq!(check(&temperature, Value::from(2.01)), Err(OutOfRange));
     }
 
     #[test]

@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use serde_json::Value;
 use tokio::time::Instant;
 
 use super::super::acquire::{AcquireError, Facts, TransportKind};
@@ -24,7 +25,7 @@ use super::pool::Pool;
 use super::transport::HttpTransport;
 use super::wire::Wire;
 use crate::apps::header::project;
-use crate::json::Value;
+use serde_json::Value;
 use crate::mcp_param::HeaderParam;
 
 /// A live HTTP acquisition.

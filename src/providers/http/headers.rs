@@ -8,10 +8,10 @@
 
 use hyper::header::{HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE, HOST, USER_AGENT};
 use hyper::HeaderMap;
+use serde_json::Value;
 
 use crate::config::host::HeaderScheme;
 use crate::config::secret::Secret;
-use crate::json::Value;
 use crate::mcp_param::encoding::{canonical_encoding, encode_base64};
 use crate::mcp_param::{expected_headers, HeaderParam};
 

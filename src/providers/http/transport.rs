@@ -279,7 +279,7 @@ impl HttpTransport {
     /// providers.md §5.2: arguments that are not an object, or cannot be mirrored, fail before anything is
     /// sent (and before a slot is taken).
     fn form_check(&self, request: &CallRequest<'_>) -> Option<Vec<(String, String)>> {
-        if !matches!(request.arguments, crate::json::Value::Object(_)) {
+        if !matches!(request.arguments, serde_json::Value::Object(_)) {
             return None;
         }
         let s = &self.shared;

@@ -7,10 +7,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use hyper::HeaderMap;
+use serde_json::{Map, Value};
 
 use super::exchange::{self, Answer, Ctx, Post, Progress, MESSAGE_BOUND};
 use super::headers::{request_headers, EraHeaders};
-use crate::json::{self, Map, Value};
+use crate::json;
 
 /// The shared sending side.
 pub struct Wire {
@@ -35,7 +36,7 @@ impl<'a> LegacyHeaders<'a> {
 pub fn message(id: Option<u64>, method: &str, params: Option<Value>) -> Vec<u8> {
     let mut map = Map::new();
     if let Some(id) = id {
-        map.insert("id".to_owned(), Value::Integer(i128::from(id)));
+        map.insert("id".to_owned(), Value::from(id));
     }
     map.insert("jsonrpc".to_owned(), Value::String("2.0".to_owned()));
     map.insert("method".to_owned(), Value::String(method.to_owned()));

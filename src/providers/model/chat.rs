@@ -5,8 +5,10 @@
 //! validation (`model_protocol_error`). Pure: it sends nothing and reads no clock. The HTTP exchange is
 //! `client.rs`; the Luau conversion of the values is the runtime's.
 
+use serde_json::{Map, Value};
+
 use crate::codes::model::ModelFailure;
-use crate::json::{self, Limits, Map, Value};
+use crate::json::{self, as_integer, integer_value, number_f64, number_integer, Limits};
 
 /// The bound of one encoded request body (models.md §4.1).
 pub const MAX_REQUEST_BYTES: usize = 4_194_304;
@@ -50,7 +52,7 @@ impl Usage {
     }
 
     pub fn to_value(self) -> Value {
-        let n = |v: u64| Value::Integer(i128::from(v));
+        let n = |v: u64| Value::from(v);
         object([
             ("completion_tokens", n(self.completion_tokens)),
             ("prompt_tokens", n(self.prompt_tokens)),
@@ -79,7 +81,7 @@ fn bounded_string(value: Option<&Value>, max: usize) -> Result<&str, ModelFailur
     }
 }
 
-fn only_keys(map: &Map, allowed: &[&str]) -> Result<(), ModelFailure> {
+fn only_keys(map: &Map<String, Value>, allowed: &[&str]) -> Result<(), ModelFailure> {
     if map.keys().all(|k| allowed.contains(&k.as_str())) {
         Ok(())
     } else {
@@ -134,12 +136,14 @@ pub fn request_body(defaults: &ModelDefaults, request: &Value) -> Result<Vec<u8>
         None => {}
     }
     let max_tokens = match request.get("max_tokens") {
-        Some(Value::Integer(n)) if (1..=1_000_000).contains(n) => Some(*n),
-        Some(_) => return Err(INVALID),
+        Some(v) => match as_integer(v) {
+            Some(n) if (1..=1_000_000).contains(&n) => Some(n),
+            _ => return Err(INVALID),
+        },
         None => defaults.max_tokens,
     };
     if let Some(n) = max_tokens {
-        body.insert("max_tokens".into(), Value::Integer(n));
+        body.insert("max_tokens".into(), integer_value(n));
     }
     let bytes = json::to_deterministic(&Value::Object(body));
     if bytes.len() > MAX_REQUEST_BYTES {
@@ -150,8 +154,10 @@ pub fn request_body(defaults: &ModelDefaults, request: &Value) -> Result<Vec<u8>
 
 fn temperature_ok(value: &Value) -> bool {
     match value {
-        Value::Integer(n) => (0..=2).contains(n),
-        Value::Float(f) => (0.0..=2.0).contains(f),
+        Value::Number(n) => match number_integer(n) {
+            Some(i) => (0..=2).contains(&i),
+            None => (0.0..=2.0).contains(&number_f64(n)),
+        },
         _ => false,
     }
 }
@@ -303,7 +309,8 @@ const PROTOCOL: ModelFailure = ModelFailure::ProtocolError;
 pub fn parse_answer(body: &[u8]) -> Result<ChatAnswer, ModelFailure> {
     let limits = Limits { max_bytes: MAX_RESPONSE_BYTES, ..Limits::UPSTREAM_MESSAGE };
     let value = json::decode(body, limits).map_err(|_| PROTOCOL)?;
-    let choice = value.get("choices").and_then(Value::as_array).and_then(<[Value]>::first).ok_or(PROTOCOL)?;
+    let choice =
+        value.get("choices").and_then(Value::as_array).and_then(|items| items.first()).ok_or(PROTOCOL)?;
     let Some(Value::Object(message)) = choice.get("message") else { return Err(PROTOCOL) };
     match message.get("role") {
         None | Some(Value::Null) => {}
@@ -348,8 +355,7 @@ pub fn parse_answer(body: &[u8]) -> Result<ChatAnswer, ModelFailure> {
 fn count(value: Option<&Value>) -> Result<u64, ModelFailure> {
     match value {
         None | Some(Value::Null) => Ok(0),
-        Some(Value::Integer(n)) => u64::try_from(*n).map_err(|_| PROTOCOL),
-        Some(_) => Err(PROTOCOL),
+        Some(v) => as_integer(v).and_then(|n| u64::try_from(n).ok()).ok_or(PROTOCOL),
     }
 }
 

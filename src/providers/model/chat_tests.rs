@@ -112,7 +112,7 @@ fn request_vectors() {
 #[test]
 fn installation_params_are_the_defaults() {
     let defaults =
-        ModelDefaults { model: "m".into(), temperature: Some(Value::Integer(1)), max_tokens: Some(9) };
+        ModelDefaults { model: "m".into(), temperature: Some(Value::from(1)), max_tokens: Some(9) };
     let body = request_body(&defaults, &parse(r#"{"messages":[{"role":"user","content":"x"}]}"#)).unwrap();
     assert_eq!(
         String::from_utf8(body).unwrap(),

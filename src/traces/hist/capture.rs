@@ -17,8 +17,9 @@ use std::path::Path;
 use nix::dir::Dir;
 use nix::fcntl::{openat, OFlag, AT_FDCWD};
 use nix::sys::stat::Mode;
+use serde_json::Value;
 
-use crate::json::{decode, Limits, Value};
+use crate::json::{as_integer, decode, Limits};
 use crate::storage::error::{Op, StorageError};
 use crate::storage::inventory::{is_event_file_name, is_run_ref_file_name};
 use crate::storage::sys::{lstat_at, open_dir_at, stat_fd, EntryKind};
@@ -111,7 +112,7 @@ fn text(record: &Value, key: &str) -> Option<String> {
 }
 
 fn count(record: &Value, key: &str) -> Option<i128> {
-    record.get(key).and_then(Value::as_integer).filter(|n| *n >= 0)
+    record.get(key).and_then(as_integer).filter(|n| *n >= 0)
 }
 
 /// traces.md §9.3: the run is complete when its first line is a `run_start` and its last a `run_end`, each

@@ -18,9 +18,9 @@ pub mod tools;
 use std::path::Path;
 
 use nix::fcntl::AT_FDCWD;
+use serde_json::Value;
 
 use crate::codes::provider::FailureClass;
-use crate::json::Value;
 use crate::storage::error::{ErrorKind, StorageError};
 use crate::storage::sys::{lstat_at, EntryKind};
 use capture::{for_each_name, open_directory};

@@ -8,9 +8,11 @@
 
 use std::path::Path;
 
+use serde_json::{Map, Value};
+
 use super::capture::{is_run_ref, parse_line, Capture, RunSummary};
 use super::HistFailure;
-use crate::json::{Map, Value};
+use crate::json::{as_integer, integer_value};
 
 /// traces.md §9.4, §11: the `hist.runs` limit and its default.
 pub const RUNS_LIMIT: (i128, i128, i128) = (1, 100, 20);
@@ -20,7 +22,7 @@ pub const READ_LIMIT: (i128, i128, i128) = (1, 200, 50);
 pub const RUN_REF_PATTERN: &str = "^[0-9a-f]{32}-[0-9]{20}$";
 
 /// The input object, refused when it is not an object or has a member outside `allowed`.
-fn members<'a>(input: &'a Value, allowed: &[&str]) -> Result<&'a Map, HistFailure> {
+fn members<'a>(input: &'a Value, allowed: &[&str]) -> Result<&'a Map<String, Value>, HistFailure> {
     let map = input.as_object().ok_or(HistFailure::InvalidInput)?;
     if map.keys().any(|key| !allowed.contains(&key.as_str())) {
         return Err(HistFailure::InvalidInput);
@@ -29,7 +31,7 @@ fn members<'a>(input: &'a Value, allowed: &[&str]) -> Result<&'a Map, HistFailur
 }
 
 /// An optional string member (`null` is another type).
-fn string<'a>(map: &'a Map, key: &str) -> Result<Option<&'a str>, HistFailure> {
+fn string<'a>(map: &'a Map<String, Value>, key: &str) -> Result<Option<&'a str>, HistFailure> {
     match map.get(key) {
         None => Ok(None),
         Some(value) => value.as_str().map(Some).ok_or(HistFailure::InvalidInput),
@@ -37,7 +39,7 @@ fn string<'a>(map: &'a Map, key: &str) -> Result<Option<&'a str>, HistFailure> {
 }
 
 /// An optional run reference (`run_ref`, `cursor`): a string that is a run reference (traces.md §4.1).
-fn run_ref<'a>(map: &'a Map, key: &str) -> Result<Option<&'a str>, HistFailure> {
+fn run_ref<'a>(map: &'a Map<String, Value>, key: &str) -> Result<Option<&'a str>, HistFailure> {
     match string(map, key)? {
         Some(s) if !is_run_ref(s) => Err(HistFailure::InvalidInput),
         other => Ok(other),
@@ -46,12 +48,16 @@ fn run_ref<'a>(map: &'a Map, key: &str) -> Result<Option<&'a str>, HistFailure> 
 
 /// An optional integer member within `min..=max`, or `default` when absent (a float such as `20.0` is
 /// another type).
-fn integer(map: &Map, key: &str, min: i128, max: i128, default: i128) -> Result<i128, HistFailure> {
+fn integer(
+    map: &Map<String, Value>,
+    key: &str,
+    min: i128,
+    max: i128,
+    default: i128,
+) -> Result<i128, HistFailure> {
     match map.get(key) {
         None => Ok(default),
-        Some(value) => {
-            value.as_integer().filter(|n| (min..=max).contains(n)).ok_or(HistFailure::InvalidInput)
-        }
+        Some(value) => as_integer(value).filter(|n| (min..=max).contains(n)).ok_or(HistFailure::InvalidInput),
     }
 }
 
@@ -67,8 +73,8 @@ pub fn summary_value(summary: &RunSummary) -> Value {
         ("outcome", Value::from(summary.outcome.as_str())),
         ("dispatch", Value::from(summary.dispatch.as_str())),
         ("started_at", Value::from(summary.started_at.as_str())),
-        ("duration_us", Value::Integer(summary.duration_us)),
-        ("records", Value::Integer(summary.records)),
+        ("duration_us", integer_value(summary.duration_us)),
+        ("records", integer_value(summary.records)),
     ])
 }
 
@@ -106,7 +112,7 @@ pub fn runs(dir: &Path, input: &Value) -> Result<Value, HistFailure> {
 }
 
 /// The capture of `dir` and the `run_ref` the input names (required).
-fn capture_for(dir: &Path, map: &Map) -> Result<(Capture, String), HistFailure> {
+fn capture_for(dir: &Path, map: &Map<String, Value>) -> Result<(Capture, String), HistFailure> {
     let run_ref = run_ref(map, "run_ref")?.ok_or(HistFailure::InvalidInput)?.to_owned();
     let capture = Capture::open(dir).map_err(|_| HistFailure::Unavailable)?;
     Ok((capture, run_ref))
@@ -123,7 +129,7 @@ pub fn open(dir: &Path, input: &Value) -> Result<Value, HistFailure> {
         map.insert("call_id".to_owned(), Value::from(summary.call_id.as_str()));
         map.insert("trace_id".to_owned(), Value::from(summary.trace_id.as_str()));
         map.insert("front".to_owned(), Value::from(summary.front.as_str()));
-        map.insert("omitted_records".to_owned(), Value::Integer(summary.omitted_records));
+        map.insert("omitted_records".to_owned(), integer_value(summary.omitted_records));
     }
     Ok(value)
 }
@@ -141,7 +147,7 @@ pub fn read(dir: &Path, input: &Value) -> Result<Value, HistFailure> {
     let page = usize::try_from(limit).unwrap_or(usize::MAX);
     let records = lines.by_ref().take(page).map(|line| parse_line(line).unwrap_or(Value::Null)).collect();
     let more = lines.next().is_some();
-    let next_offset = if more { Value::Integer(offset + limit) } else { Value::Null };
+    let next_offset = if more { integer_value(offset + limit) } else { Value::Null };
     Ok(object(vec![("records", Value::Array(records)), ("next_offset", next_offset)]))
 }
 
@@ -160,13 +166,11 @@ pub fn counters(dir: &Path, input: &Value) -> Result<Value, HistFailure> {
         runs += 1;
         let outcomes = by_tool.entry(summary.tool).or_insert_with(|| Value::Object(Map::new()));
         if let Value::Object(outcomes) = outcomes {
-            let n = outcomes.entry(summary.outcome).or_insert(Value::Integer(0));
-            if let Value::Integer(n) = n {
-                *n += 1;
-            }
+            let n = outcomes.entry(summary.outcome).or_insert(Value::from(0));
+            *n = integer_value(as_integer(n).unwrap_or(0) + 1);
         }
     }
-    Ok(object(vec![("runs", Value::Integer(runs)), ("by_tool", Value::Object(by_tool))]))
+    Ok(object(vec![("runs", integer_value(runs)), ("by_tool", Value::Object(by_tool))]))
 }
 
 /// The tools' descriptions (traces.md §9.4): one or two plain sentences each.
@@ -198,12 +202,12 @@ fn schema_run_ref(description: &str) -> Value {
 fn schema_integer(min: i128, max: Option<i128>, default: i128, description: &str) -> Value {
     let mut members = vec![
         ("type", Value::from("integer")),
-        ("minimum", Value::Integer(min)),
-        ("default", Value::Integer(default)),
+        ("minimum", integer_value(min)),
+        ("default", integer_value(default)),
         ("description", Value::from(description)),
     ];
     if let Some(max) = max {
-        members.push(("maximum", Value::Integer(max)));
+        members.push(("maximum", integer_value(max)));
     }
     object(members)
 }

@@ -15,13 +15,14 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use ptc_gateway::testing::config::host::{ProtocolEra, ToolEffect, ToolMapping};
-use ptc_gateway::testing::json::{to_deterministic_string, Value};
+use ptc_gateway::testing::json::to_deterministic_string;
 use ptc_gateway::testing::providers::acquire::{acquire, AcquireSpec, Acquired};
 use ptc_gateway::testing::providers::child::LaunchSpec;
 use ptc_gateway::testing::providers::listing::Era;
 use ptc_gateway::testing::providers::provider_call::{call, CallRequest};
 use ptc_gateway::testing::providers::result::CallSuccess;
 use ptc_gateway::testing::providers::transport::TransportFault;
+use serde_json::Value;
 use serde_json::{json, Value as Json};
 use sha2::{Digest, Sha256};
 
