@@ -11,7 +11,6 @@
 //! (config.md §5.2).
 
 use serde::de::DeserializeOwned;
-use serde::Deserialize;
 use serde_json::Value;
 
 /// The value did not have the shape of the type; reported as the document's structural code.

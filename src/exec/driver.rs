@@ -266,7 +266,7 @@ async fn watch_run(
 struct McpShapes;
 
 impl Render for McpShapes {
-    fn success(&self, id: &RequestId, value: crate::json::Value) -> Option<String> {
+    fn success(&self, id: &RequestId, value: serde_json::Value) -> Option<String> {
         success_response(id, value).ok()
     }
 

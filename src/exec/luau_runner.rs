@@ -21,7 +21,6 @@ use crate::apps::runtime::{
 };
 use crate::apps::template::Run;
 use crate::apps::ServedTool;
-use serde_json::Value;
 use crate::providers::runtime::ProviderRuntime;
 use crate::providers::trace::TraceId;
 use crate::traces::{Held, RunFiles, RunTrace};

@@ -10,9 +10,9 @@ use std::pin::Pin;
 use std::time::Instant;
 
 use crate::apps::ServedTool;
-use serde_json::Value;
 use crate::providers::trace::TraceId;
 use crate::traces::RunFiles;
+use serde_json::Value;
 
 /// How a run settled, before the driver classifies it (execution.md §6.1).
 #[derive(Debug, PartialEq)]

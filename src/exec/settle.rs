@@ -19,10 +19,10 @@ use super::{trace, Shared};
 use crate::apps::ServedTool;
 use crate::audit::{AuditRecord, CallId};
 use crate::config::manifest::Effect;
-use crate::json::Value;
 use crate::mcp::rpc::RequestId;
 use crate::support::fault::{self, FaultPoint};
 use crate::traces::RunFiles;
+use serde_json::Value;
 
 /// A front's response shapes: execution.md §8 for `/mcp`, pcc.md §8 for PCC.
 pub(crate) trait Render: Sync {

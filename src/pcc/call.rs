@@ -25,7 +25,6 @@ use crate::exec::outcome::{fixed_text, Dispatch, Outcome};
 use crate::exec::runner::Ran;
 use crate::exec::settle::{self, Client, Ending, Render, Settled as Ended};
 use crate::exec::{trace, Shared};
-use serde_json::Value;
 use crate::mcp::rpc::RequestId;
 use crate::providers::trace::TraceId;
 use crate::traces::RunFiles;

@@ -11,7 +11,6 @@ use serde_json::{Map, Value};
 use crate::apps::catalog::{entry, ListingTool, SERVER_NAME};
 use crate::apps::{Built, ServedTool};
 use crate::json::to_deterministic_string;
-use serde_json::{Map, Value};
 use crate::mcp::rpc::{result_body, RequestId};
 
 /// pcc.md §7.1: the versions answered as requested; any other is answered with the first.

@@ -17,7 +17,6 @@ use super::listing::Era;
 use super::negotiate::modern_meta;
 use super::result::{classify, CallError, CallSuccess};
 use super::transport::{InflightSlot, Settlement, StdioTransport, Waited};
-use serde_json::{Map, Value};
 
 /// What the caller supplies.
 pub struct CallRequest<'a> {

@@ -31,7 +31,6 @@ use super::stderr_ring::StderrRing;
 use super::table::{Reply, Table, WriteState};
 pub use crate::codes::transport::TransportFault;
 use crate::json;
-use serde_json::{Map, Value};
 use crate::support::fault::with_task_panic;
 
 /// In-flight slots per acquisition, fixed (providers.md §8.1 step 4, providers.md §15).

@@ -9,7 +9,6 @@
 //! runtime's sites) nor the handle shim (`host`).
 
 use mlua::{Lua, LuaSerdeExt, Table};
-use serde_json::Value;
 
 use super::run::Run;
 use crate::apps::luau::convert::to_lua;

@@ -19,7 +19,7 @@ use super::tools::ToolPort;
 use crate::apps::luau::budget::Budget;
 use crate::apps::luau::sandbox::Sandbox;
 use crate::apps::luau::Environment;
-use crate::json::Value;
+use serde_json::Value;
 
 /// The state of one run, shared by its host functions.
 pub(super) struct Run {

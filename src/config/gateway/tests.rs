@@ -3,7 +3,7 @@
 use super::*;
 use crate::config::schema::access::at;
 use crate::config::schema::testing::{parse, push, remove, set, set_value, to_bytes};
-use crate::json::Value;
+use serde_json::Value;
 
 /// The baseline gateway document of config.md §10 (the snapshot pin is the value of pins.md §11.6).
 pub const BASELINE: &str = r#"{

@@ -25,7 +25,6 @@ use super::pool::Pool;
 use super::transport::HttpTransport;
 use super::wire::Wire;
 use crate::apps::header::project;
-use serde_json::Value;
 use crate::mcp_param::HeaderParam;
 
 /// A live HTTP acquisition.

@@ -23,7 +23,7 @@ use super::session::session_id;
 use super::status::probe_status;
 use super::wire::{LegacyHeaders, Wire};
 use crate::config::host::{ProtocolEra, ToolMapping};
-use crate::json::Value;
+use serde_json::Value;
 
 /// What one HTTP acquisition needs.
 #[derive(Clone)]
