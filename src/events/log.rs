@@ -247,7 +247,8 @@ impl EventLog {
         tokio::task::spawn_blocking(move || log.close()).await.unwrap_or(false)
     }
 
-    /// Test hook (EV5): park the writer; see `ptc_actors::EventLogger::hold`.
+    /// Test hook of the event-log vector EV5 (audit-events.md §6.2): park the writer; see
+    /// `ptc_actors::EventLogger::hold`.
     pub fn hold(&self, bound: Duration) -> bool {
         self.inner.as_ref().is_some_and(|inner| inner.logger.hold(bound))
     }

@@ -23,11 +23,11 @@ pub enum FaultPoint {
     /// Stage 9d: the resolved executable cannot be read for its digest (row 116). Mode 0111 stages this
     /// for an unprivileged user only; root reads every file, and CI runs as root.
     ExecutableUnreadable,
-    /// While serving: a defect in the MCP front after M11 validated the id (http-mcp.md §5, the 500
-    /// answer of a gateway failure before the commit).
+    /// While serving: a defect in the MCP front after the envelope check validated the id
+    /// (http-mcp.md §7.2, §5, the 500 answer of a gateway failure before the commit).
     FrontDefect,
-    /// While serving: the final message of a `tools/call` cannot be written (audit-events.md EV15, the
-    /// `publication_failed` outcome and counter).
+    /// While serving: the final message of a `tools/call` cannot be written (audit-events.md §6.2 vector
+    /// EV15, the `publication_failed` outcome and counter).
     PublicationWrite,
     /// At shutdown: the stop listeners stage (S1) waits [`SLOW_LISTENER_STOP`] before it stops the accept
     /// loops, which widens the window between readiness turning `draining` and the PCC front seeing the drain
