@@ -116,7 +116,7 @@ pub struct Selection {
 pub struct SelectionConfig {
     /// `allow` of a mission selection; absent: every mapped alias.
     pub allow: Option<Vec<String>>,
-    /// `catalog` of a workflow selection (config.md §6.5 S10: `true` is served later).
+    /// `catalog` of a workflow selection (config.md §6.5 rule S10: `true` is served later).
     #[serde(default)]
     pub catalog: bool,
 }
