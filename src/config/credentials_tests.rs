@@ -16,6 +16,7 @@ const A32: &str = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
 fn host(credentials: Vec<(&str, CredentialSource)>) -> HostConfig {
     HostConfig {
         document_dir: PathBuf::from("/"),
+        schema_reference: None,
         credentials: credentials.into_iter().map(|(k, v)| (k.to_owned(), v)).collect(),
         install: BTreeMap::new(),
         run_duration_ms: 30_000,
@@ -418,6 +419,7 @@ fn host_with_bad_header() -> HostConfig {
 
 fn stdio(env: &[(&str, &str)]) -> InstallationKind {
     InstallationKind::Mcp(McpInstallation {
+        installation_revision: "1".to_owned(),
         transport: McpTransport::Stdio(StdioTransport {
             command: "server".to_owned(),
             args: vec![],
@@ -434,6 +436,7 @@ fn stdio(env: &[(&str, &str)]) -> InstallationKind {
 
 fn http(headers: &[(&str, HeaderScheme)]) -> InstallationKind {
     InstallationKind::Mcp(McpInstallation {
+        installation_revision: "1".to_owned(),
         transport: McpTransport::StreamableHttp(HttpTransport {
             endpoint: "https://mcp.example.com/mcp".to_owned(),
             allow_insecure_loopback: false,
@@ -471,13 +474,13 @@ fn selection_of_bindings() {
         "model",
         Source::Llm,
         InstallationKind::Llm(crate::config::host::LlmInstallation {
+            installation_revision: "1".to_owned(),
             credential: "llm_key".to_owned(),
             endpoint: "https://llm.example.com/v1".to_owned(),
             allow_insecure_loopback: false,
             model: "small".to_owned(),
-            temperature: None,
-            max_tokens: None,
-            timeout_ms: 60_000,
+            params: crate::config::host::LlmParams::default(),
+            ceilings: crate::config::host::LlmCeilings { timeout_ms: 60_000 },
         }),
     );
     add("unused", Source::Mcp, stdio(&[("X", "never")]));

@@ -9,17 +9,20 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use serde::de::IgnoredAny;
+use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
 use super::schema::{self, fill_defaults, HOST};
-use super::{explained, origin, paths, Mode};
+use super::{explained, origin, paths, typed, Mode};
 use crate::codes::StartupCode;
 use crate::explain::{self, Fact};
 use crate::json::{self, Limits};
 
 /// Where one credential's value comes from (config.md §5.2). A literal's value is a secret and is never
 /// printed.
-#[derive(Clone, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum CredentialSource {
     /// `{"env": "VAR"}`.
     Env(String),
@@ -78,45 +81,54 @@ impl Source {
 }
 
 /// `effect` of a mapped upstream tool (config.md §5.4.3).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum ToolEffect {
     Read,
     Write,
 }
 
 /// `tools.<upstream name>` of an `mcp` installation.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct ToolMapping {
-    /// The gateway-visible alias.
+    /// The gateway-visible alias (`as`).
+    #[serde(rename = "as")]
     pub alias: String,
     pub effect: ToolEffect,
     pub description: Option<String>,
 }
 
 /// `protocol` of a transport.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
 pub enum ProtocolEra {
+    #[serde(rename = "auto")]
     Auto,
+    #[serde(rename = "2026-07-28")]
     Modern,
+    #[serde(rename = "legacy")]
     Legacy,
 }
 
 /// A stdio transport (config.md §5.4.1). Paths are kept as written; `cwd` is also given anchored.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct StdioTransport {
     pub command: String,
     pub args: Vec<String>,
     /// `cwd` anchored at the host document's directory.
     pub cwd: PathBuf,
     pub inherit_environment: bool,
-    /// Child variable → credential binding.
+    /// Child variable → credential binding (`env.<VAR>.binding`).
+    #[serde(deserialize_with = "env_bindings")]
     pub env: BTreeMap<String, String>,
     pub start_timeout_ms: u64,
     pub protocol: ProtocolEra,
 }
 
 /// `headers[].scheme`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum HeaderScheme {
     Raw,
     Bearer,
@@ -124,7 +136,8 @@ pub enum HeaderScheme {
 }
 
 /// One static credential header.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct StaticHeader {
     pub name: String,
     pub binding: String,
@@ -132,33 +145,43 @@ pub struct StaticHeader {
 }
 
 /// A Streamable HTTP transport (config.md §5.4.2).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct HttpTransport {
     pub endpoint: String,
     pub allow_insecure_loopback: bool,
     pub headers: Vec<StaticHeader>,
     pub protocol: ProtocolEra,
     /// `oauth` present: selecting the installation is `provider_source_unsupported` (config.md §6.5 S10).
+    /// Its members are not interpreted (config.md §5.4.2).
+    #[serde(default, deserialize_with = "present")]
     pub oauth: bool,
 }
 
 /// `transport`.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(tag = "type")]
 pub enum McpTransport {
+    #[serde(rename = "stdio")]
     Stdio(StdioTransport),
+    #[serde(rename = "streamable_http")]
     StreamableHttp(HttpTransport),
 }
 
 /// `ceilings` (config.md §5.4.4), defaults applied.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Ceilings {
     pub timeout_ms: u64,
     pub max_result_bytes: u64,
 }
 
 /// An `mcp` installation.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct McpInstallation {
+    /// The operator's revision label (config.md §5.3); not part of the installation pin (pins.md §7.1).
+    pub installation_revision: String,
     pub transport: McpTransport,
     /// Upstream tool name → mapping.
     pub tools: BTreeMap<String, ToolMapping>,
@@ -180,39 +203,110 @@ pub enum InstallationKind {
 }
 
 /// An `llm` installation (config.md §5.5), defaults filled.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct LlmInstallation {
+    /// The operator's revision label (config.md §5.3); not part of the installation pin (pins.md §7.1).
+    pub installation_revision: String,
     /// The binding of the model credential.
     pub credential: String,
     /// Checked by the endpoint rule (config.md §5.5, §5.7 rule 5).
     pub endpoint: String,
     pub allow_insecure_loopback: bool,
     pub model: String,
-    /// `params.temperature` (a JSON number 0..2) when configured.
+    pub params: LlmParams,
+    pub ceilings: LlmCeilings,
+}
+
+/// `params` of an `llm` installation: the request defaults the gateway adds (models.md).
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LlmParams {
+    /// `temperature` (a JSON number 0..2) when configured, sent as written.
     pub temperature: Option<Value>,
-    /// `params.max_tokens` when configured.
-    pub max_tokens: Option<i128>,
-    /// `ceilings.timeout_ms` (default 60,000).
+    /// `max_tokens` when configured.
+    pub max_tokens: Option<u64>,
+}
+
+/// `ceilings` of an `llm` installation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LlmCeilings {
+    /// Default 60,000.
     pub timeout_ms: u64,
 }
 
 /// `install.<alias>`.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(from = "InstallationShape")]
 pub struct Installation {
     pub source: Source,
     pub kind: InstallationKind,
-    /// The decoded object exactly as written, the input of the installation pin (pins.md §7).
+    /// The decoded object exactly as written, the input of the installation pin (pins.md §7); set by the
+    /// loader from the document before defaults were inserted.
     pub declaration: Value,
 }
 
+/// An installation as the document writes it: discriminated by `source` (config.md §5.3). The reserved
+/// sources' members are not interpreted.
+#[derive(Deserialize)]
+#[serde(tag = "source", deny_unknown_fields)]
+enum InstallationShape {
+    #[serde(rename = "mcp")]
+    Mcp(McpInstallation),
+    #[serde(rename = "llm")]
+    Llm(LlmInstallation),
+    #[serde(rename = "ptc_trace_snapshot")]
+    TraceSnapshot {
+        #[serde(rename = "installation_revision")]
+        _revision: String,
+        directory: PathBuf,
+    },
+    #[serde(rename = "llm_replay")]
+    LlmReplay(IgnoredAny),
+    #[serde(rename = "decision")]
+    Decision(IgnoredAny),
+    #[serde(rename = "ptc_private_trace_snapshot")]
+    PtcPrivateTraceSnapshot(IgnoredAny),
+    #[serde(rename = "ptc_inspection_snapshot")]
+    PtcInspectionSnapshot(IgnoredAny),
+}
+
+impl From<InstallationShape> for Installation {
+    fn from(shape: InstallationShape) -> Installation {
+        let (source, kind) = match shape {
+            InstallationShape::Mcp(mcp) => (Source::Mcp, InstallationKind::Mcp(mcp)),
+            InstallationShape::Llm(llm) => (Source::Llm, InstallationKind::Llm(llm)),
+            InstallationShape::TraceSnapshot { directory, .. } => {
+                (Source::PtcTraceSnapshot, InstallationKind::TraceSnapshot { directory })
+            }
+            InstallationShape::LlmReplay(_) => (Source::LlmReplay, InstallationKind::Reserved),
+            InstallationShape::Decision(_) => (Source::Decision, InstallationKind::Reserved),
+            InstallationShape::PtcPrivateTraceSnapshot(_) => {
+                (Source::PtcPrivateTraceSnapshot, InstallationKind::Reserved)
+            }
+            InstallationShape::PtcInspectionSnapshot(_) => {
+                (Source::PtcInspectionSnapshot, InstallationKind::Reserved)
+            }
+        };
+        Installation { source, kind, declaration: Value::Null }
+    }
+}
+
 /// The validated host document.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct HostConfig {
-    /// The lexically normalised directory of the document.
+    /// The lexically normalised directory of the document; not a member, set by the loader.
+    #[serde(skip)]
     pub document_dir: PathBuf,
+    /// `$schema`: the editor's hint (config.md §9.7); checked by the schema, not interpreted.
+    #[serde(rename = "$schema")]
+    pub schema_reference: Option<String>,
     pub credentials: BTreeMap<String, CredentialSource>,
     pub install: BTreeMap<String, Installation>,
     /// `limits.run_duration_ms`, default 30,000.
+    #[serde(rename = "limits", deserialize_with = "run_duration")]
     pub run_duration_ms: u64,
 }
 
@@ -258,10 +352,70 @@ pub fn from_bytes(bytes: &[u8], path: &Path, bearer_binding: &str) -> Result<Hos
         .map_err(explained::schema_as(StartupCode::HostInvalid))?;
     let mut filled = declared.clone();
     fill_defaults(&HOST, &mut filled);
-    let config =
-        build::build(&declared, &filled, paths::document_dir(path)).ok_or(StartupCode::HostInvalid)?;
+    let mut config: HostConfig = typed::read(&filled).map_err(|_| StartupCode::HostInvalid)?;
+    config.keep_declarations(&declared);
+    config.anchor_paths(paths::document_dir(path));
     check(&config, bearer_binding)?;
     Ok(config)
+}
+
+impl HostConfig {
+    /// Gives every installation its declaration as written (`declared` is the document before defaults).
+    fn keep_declarations(&mut self, declared: &Value) {
+        for (alias, installation) in &mut self.install {
+            installation.declaration =
+                declared.get("install").and_then(|all| all.get(alias)).cloned().unwrap_or(Value::Null);
+        }
+    }
+
+    /// Anchors the paths of config.md §3.1 (credential files, stdio `cwd`, snapshot directories) at `dir`,
+    /// the document's directory, and keeps `dir`.
+    fn anchor_paths(&mut self, dir: PathBuf) {
+        for source in self.credentials.values_mut() {
+            if let CredentialSource::File(path) = source {
+                *path = paths::anchor(path, &dir);
+            }
+        }
+        for installation in self.install.values_mut() {
+            match &mut installation.kind {
+                InstallationKind::Mcp(McpInstallation { transport: McpTransport::Stdio(stdio), .. }) => {
+                    stdio.cwd = paths::anchor(&stdio.cwd, &dir);
+                }
+                InstallationKind::TraceSnapshot { directory } => *directory = paths::anchor(directory, &dir),
+                InstallationKind::Mcp(_) | InstallationKind::Llm(_) | InstallationKind::Reserved => {}
+            }
+        }
+        self.document_dir = dir;
+    }
+}
+
+// The members whose typed form is flatter than the document: each reads the document's nesting with a
+// private type of that exact shape (unknown members refused there too) and keeps what the gateway uses.
+
+/// `limits`: `{"run_duration_ms": …}` → the duration.
+fn run_duration<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct HostLimits {
+        run_duration_ms: u64,
+    }
+    HostLimits::deserialize(d).map(|l| l.run_duration_ms)
+}
+
+/// A stdio transport's `env`: `{"VAR": {"binding": "…"}}` → variable → binding.
+fn env_bindings<'de, D: Deserializer<'de>>(d: D) -> Result<BTreeMap<String, String>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Binding {
+        binding: String,
+    }
+    let env = BTreeMap::<String, Binding>::deserialize(d)?;
+    Ok(env.into_iter().map(|(var, b)| (var, b.binding)).collect())
+}
+
+/// `oauth`: present (with members that are not interpreted) or absent.
+fn present<'de, D: Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
+    IgnoredAny::deserialize(d).map(|_| true)
 }
 
 /// Stage 3, serve mode only (config.md §5.8): the bearer binding exists and is an `env` or `file` credential.
@@ -395,6 +549,5 @@ fn headers_follow_the_rules(headers: &[StaticHeader]) -> bool {
     !names.windows(2).any(|pair| pair.first() == pair.get(1))
 }
 
-mod build;
 #[cfg(test)]
 mod tests;

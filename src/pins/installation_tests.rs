@@ -229,7 +229,7 @@ fn order_and_alias_do_not_matter() {
     assert_ne!(reordered, HOST);
     assert_eq!(pin(&parse(&reordered), "notes"), PIN_NOTES);
     let mut moved = parse(HOST);
-    let notes = crate::config::schema::access::at(&moved, &["install", "notes"]).unwrap().clone();
+    let notes = moved.pointer("/install/notes").unwrap().clone();
     remove(&mut moved, "/install/notes");
     crate::config::schema::testing::set_value(&mut moved, "/install/files", notes);
     assert_eq!(pin(&moved, "files"), PIN_NOTES);

@@ -248,10 +248,10 @@ fn model_site(
         credential: credential.expose(),
         defaults: ModelDefaults {
             model: llm.model.clone(),
-            temperature: llm.temperature.clone(),
-            max_tokens: llm.max_tokens,
+            temperature: llm.params.temperature.clone(),
+            max_tokens: llm.params.max_tokens.map(i128::from),
         },
-        timeout: Duration::from_millis(llm.timeout_ms),
+        timeout: Duration::from_millis(llm.ceilings.timeout_ms),
         max_idle: usize::try_from(docs.gateway.admission.max_active_provider_calls).unwrap_or(usize::MAX),
         gateway_version: env!("CARGO_PKG_VERSION"),
     };

@@ -1,7 +1,6 @@
 //! Tests of the gateway document: config.md §11 rows, normalisation and reading.
 
 use super::*;
-use crate::config::schema::access::at;
 use crate::config::schema::testing::{parse, push, remove, set, set_value, to_bytes};
 use serde_json::Value;
 
@@ -219,7 +218,7 @@ fn origins(d: &mut Value, list: &str) {
 }
 
 fn duplicate_echo(d: &mut Value) {
-    let echo = at(d, &["tools"]).and_then(Value::as_array).and_then(|t| t.first()).cloned().unwrap();
+    let echo = d.pointer("/tools").and_then(Value::as_array).and_then(|t| t.first()).cloned().unwrap();
     push(d, "/tools", &String::from_utf8(to_bytes(&echo)).unwrap());
 }
 

@@ -2,7 +2,6 @@
 //! the bearer-binding check.
 
 use super::*;
-use crate::config::schema::access::at;
 use crate::config::schema::testing::{parse, remove, set, to_bytes};
 
 /// The baseline host document of config.md §10.
@@ -271,7 +270,7 @@ fn baseline_typed_form() {
     assert_eq!(host.credentials.get("gateway"), Some(&CredentialSource::Env("GATEWAY_TOKEN".into())));
     let notes = host.install.get("notes").unwrap();
     assert_eq!(notes.source, Source::Mcp);
-    assert_eq!(notes.declaration, at(&parse(BASELINE), &["install", "notes"]).cloned().unwrap());
+    assert_eq!(notes.declaration, parse(BASELINE).pointer("/install/notes").cloned().unwrap());
     let InstallationKind::Mcp(mcp) = &notes.kind else { panic!("mcp") };
     let McpTransport::Stdio(stdio) = &mcp.transport else { panic!("stdio") };
     assert_eq!(stdio.command, "mcp-server-fs");
@@ -410,4 +409,32 @@ fn every_node_replaced_by_every_type() {
             }
         }
     }
+}
+
+/// The schema and the type are the two places a member is written (`config::typed`): the type reads every
+/// shape the schema allows (each source, both transports, each reserved source with members it does not
+/// interpret, each credential form), so no member lacks a field.
+#[test]
+fn every_member_of_the_schema_has_a_field() {
+    let documents = schema::shapes::documents(&HOST);
+    assert_eq!(documents.len(), 4, "one document per variant of the install union");
+    let mut sources = std::collections::BTreeSet::new();
+    for document in documents {
+        let read = HostConfig::deserialize(&document);
+        let Ok(host) = read else { panic!("{read:?}\nfor {document}") };
+        sources.extend(host.install.values().map(|i| i.source.as_str()));
+    }
+    // The four variants of the union, the reserved one with the tag its document takes.
+    let expected = ["llm", "mcp", "ptc_inspection_snapshot", "ptc_trace_snapshot"];
+    assert_eq!(sources, expected.into_iter().collect(), "{sources:?}");
+}
+
+/// The typed read refuses a member its type does not know, inside a tagged installation too.
+#[test]
+fn the_typed_read_refuses_an_unknown_member_of_an_installation() {
+    let mut document = schema::shapes::documents(&HOST).remove(0);
+    let alias = document["install"].as_object().and_then(|m| m.keys().next().cloned()).unwrap();
+    document["install"][&alias]["extra"] = serde_json::json!(1);
+    let refused = HostConfig::deserialize(&document).unwrap_err().to_string();
+    assert!(refused.contains("unknown field `extra`"), "{refused}");
 }

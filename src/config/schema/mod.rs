@@ -12,7 +12,6 @@
 /// The published description of every document's `$schema` member (config.md §9.7).
 pub const SCHEMA_HINT: &str = "Editor hint, no effect: the published schema URL, or a relative path (no scheme, not absolute) whose last segment is this schema's file name, such as ../../schemas/<file>.";
 
-pub mod access;
 pub mod defaults;
 pub mod emit;
 pub mod gateway;
@@ -194,7 +193,7 @@ mod tests {
         }
         // Serve-mode `required` list of a tool (config.md §9.1).
         let tool = gateway_schema();
-        let required = access::array_at(&tool, &["properties", "tools", "items", "required"]).unwrap();
+        let required = tool.pointer("/properties/tools/items/required").and_then(Value::as_array).unwrap();
         assert!(required.contains(&Value::from("provider_snapshot_pins")));
     }
 }
