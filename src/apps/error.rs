@@ -95,36 +95,36 @@ pub enum AppErrorKind {
     /// Compilation and probing of the application took more than 5,000 ms.
     LuauTimeExceeded,
 
-    // 5f (config.md §6.5).
-    /// S1: a declaration names an installation of a source its list does not accept.
+    // 5f: the provider selection rules S1–S12 (config.md §6.5).
+    /// Rule S1: a declaration names an installation of a source its list does not accept.
     SelectionSourceRefused,
-    /// S2: a declaration names no `install` alias.
+    /// Rule S2: a declaration names no `install` alias.
     SelectionInstallationUnknown,
-    /// S3: a declaration name repeats within its list.
+    /// Rule S3: a declaration name repeats within its list.
     SelectionDuplicate,
-    /// S3: the two lists hold more than 128 declarations.
+    /// Rule S3: the two lists hold more than 128 declarations.
     SelectionTooMany,
-    /// S4: a `missions.<m>.providers` entry names no `providers.mission` declaration.
+    /// Rule S4: a `missions.<m>.providers` entry names no `providers.mission` declaration.
     MissionProviderUnknown,
-    /// S4: a `providers.mission` declaration is granted to no mission.
+    /// Rule S4: a `providers.mission` declaration is granted to no mission.
     DeclarationNotGranted,
-    /// S5: an `allow` entry is not an alias the installation maps.
+    /// Rule S5: an `allow` entry is not an alias the installation maps.
     AllowNotMapped,
-    /// S6: an installation mapping a `write` tool is selected without `config.allow`.
+    /// Rule S6: an installation mapping a `write` tool is selected without `config.allow`.
     AllowRequired,
-    /// S8: two declarations of one mission reach the same alias.
+    /// Rule S8: two declarations of one mission reach the same alias.
     AliasCollision,
-    /// S9: a `read` application's grant set holds a `write` alias.
+    /// Rule S9: a `read` application's grant set holds a `write` alias.
     ReadGrantsWrite,
-    /// S10: a selected installation has `oauth`.
+    /// Rule S10: a selected installation has `oauth`.
     OauthSelected,
-    /// S10: a workflow selection with `config.catalog: true` (served later).
+    /// Rule S10: a workflow selection with `config.catalog: true` (served later).
     CatalogSelected,
-    /// S11: a snapshot mixed with live providers (mission or model).
+    /// Rule S11: a snapshot mixed with live providers (mission or model).
     SnapshotMixed,
-    /// S12: a `read` application declares a workflow model provider (models.md §2).
+    /// Rule S12: a `read` application declares a workflow model provider (models.md §2).
     ModelInReadApplication,
-    /// S12: a forward application declares a workflow model provider (models.md §2).
+    /// Rule S12: a forward application declares a workflow model provider (models.md §2).
     ModelInForward,
 
     // 5g (config.md §6.8 rule 3).

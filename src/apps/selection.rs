@@ -2,9 +2,9 @@
 //! in their order, each rule over every declaration before the next; and the grants they leave: for each
 //! mission, the aliases it may call and where each one goes.
 //!
-//! Owns the rules and the grant sets of S7. Also offers the lenient grant lookup that the forward-form
-//! check of stage 5e needs before the rules have run (config.md §6.6). Does not own acquisition (which
-//! installations are started, with which credentials): that is providers' concern, working from
+//! Owns the rules and the grant sets they define (rule S7). Also offers the lenient grant lookup that the
+//! forward-form check of stage 5e needs before the rules have run (config.md §6.6). Does not own acquisition
+//! (which installations are started, with which credentials): that is providers' concern, working from
 //! [`Selections`].
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -14,7 +14,7 @@ use super::error::{fail, AppError, AppErrorKind};
 use crate::config::host::{HostConfig, InstallationKind, McpInstallation, McpTransport, Source, ToolEffect};
 use crate::config::manifest::{Effect, Manifest, Selection, Workflow};
 
-/// config.md §6.5 S3: the two lists together hold at most 128 declarations.
+/// Selection rule S3 (config.md §6.5): the two lists together hold at most 128 declarations.
 pub const MAX_DECLARATIONS: usize = 128;
 
 /// Where one granted alias goes.
@@ -32,7 +32,8 @@ pub struct Grant {
 /// What the rules leave for the runtime and for provider acquisition.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Selections {
-    /// Per mission (every mission of the manifest, possibly with no grants): alias → grant (S7).
+    /// Per mission (every mission of the manifest, possibly with no grants): alias → grant (its grant set,
+    /// config.md §6.5 rule S7).
     pub missions: BTreeMap<String, BTreeMap<String, Grant>>,
     /// The `providers.mission` declaration names of `mcp` installations, in ascending byte order: the
     /// sites acquired at stage 9 (`mission/<alias>`).
@@ -66,7 +67,8 @@ impl Selections {
 pub const HIST_ALIASES: [(&str, &str); 4] =
     [("hist.counters", "counters"), ("hist.open", "open"), ("hist.read", "read"), ("hist.runs", "runs")];
 
-/// What a mission declaration names, once S1 and S2 hold.
+/// What a mission declaration names, once its source fits its list and it names an installation
+/// (config.md §6.5 rules S1, S2).
 #[derive(Clone, Copy)]
 enum Reached<'h> {
     Mcp(&'h McpInstallation),
@@ -90,7 +92,7 @@ fn mcp<'h>(host: &'h HostConfig, name: &str) -> Option<&'h McpInstallation> {
     }
 }
 
-/// S7: the reachable aliases of a mission declaration, with where each goes.
+/// The reachable aliases (config.md §6.5 rule S7) of a mission declaration, with where each goes.
 fn reachable(decl: &Selection, mcp: &McpInstallation) -> Vec<(String, Grant)> {
     mcp.tools
         .iter()
@@ -103,7 +105,8 @@ fn reachable(decl: &Selection, mcp: &McpInstallation) -> Vec<(String, Grant)> {
         .collect()
 }
 
-/// S7 for a snapshot declaration (traces.md §9.1): the four `hist` aliases, or those `config.allow` keeps.
+/// The reachable aliases of a snapshot declaration (config.md §6.5 rule S7, traces.md §9.1): the four `hist`
+/// aliases, or those `config.allow` keeps.
 fn reachable_hist(decl: &Selection) -> Vec<(String, Grant)> {
     HIST_ALIASES
         .iter()
@@ -126,9 +129,10 @@ fn reachable_of(decl: &Selection, reached: Reached<'_>) -> Vec<(String, Grant)> 
     }
 }
 
-/// config.md §6.6, checked in stage 5e before S1–S12 have run: whether `tool` is in the grant set of
-/// `mission`, computed over whatever already resolves (declarations naming an `mcp` installation); a
-/// declaration that does not resolve contributes nothing, and the rules of stage 5f refuse it later.
+/// config.md §6.6, checked in stage 5e before the selection rules (config.md §6.5) have run: whether `tool`
+/// is in the grant set of `mission`, computed over whatever already resolves (declarations naming an `mcp`
+/// installation); a declaration that does not resolve contributes nothing, and the rules of stage 5f refuse
+/// it later.
 pub fn forward_target_granted(manifest: &Manifest, host: &HostConfig, mission: &str, tool: &str) -> bool {
     let Some(m) = manifest.missions.get(mission) else { return false };
     m.providers.iter().any(|p| {
@@ -138,10 +142,11 @@ pub fn forward_target_granted(manifest: &Manifest, host: &HostConfig, mission: &
     })
 }
 
-/// Runs S1–S12 in order (config.md §6.5).
+/// Runs the selection rules S1–S12 in order (config.md §6.5).
 pub fn check(manifest: &Manifest, host: &HostConfig) -> Result<Selections, AppError> {
     check_lists(manifest, host)?;
-    // After S1 and S2 every mission declaration names an `mcp` or `ptc_trace_snapshot` installation.
+    // Once sources fit and names resolve (rules S1, S2), every mission declaration names an `mcp` or
+    // `ptc_trace_snapshot` installation.
     let installations: Vec<(&Selection, Reached<'_>)> = manifest
         .providers
         .mission
@@ -152,14 +157,14 @@ pub fn check(manifest: &Manifest, host: &HostConfig) -> Result<Selections, AppEr
         .collect::<Result<_, _>>()?;
     check_allow(&installations)?;
     let granted = grant_sets(manifest, &installations)?;
-    // S9: a read application grants no write alias.
+    // Selection rule S9 (config.md §6.5): a read application grants no write alias.
     if manifest.effect == Effect::Read
         && granted.values().flat_map(|g| g.values()).any(|g| g.effect == ToolEffect::Write)
     {
         return fail(AppErrorKind::ReadGrantsWrite);
     }
-    // S10: no selected installation has `oauth`, and no workflow selection asks for the seed's catalog
-    // form (served later).
+    // Selection rule S10 (config.md §6.5): no selected installation has `oauth`, and no workflow selection
+    // asks for the seed's catalog form (served later).
     let oauth = |d: &Selection| {
         mcp(host, &d.name).is_some_and(|m| matches!(&m.transport, McpTransport::StreamableHttp(h) if h.oauth))
     };
@@ -169,7 +174,8 @@ pub fn check(manifest: &Manifest, host: &HostConfig) -> Result<Selections, AppEr
     if manifest.providers.workflow.iter().any(|d| d.config.catalog) {
         return fail(AppErrorKind::CatalogSelected);
     }
-    // S11: snapshots never mix with live providers, mission or model (traces.md §9.1).
+    // Selection rule S11 (config.md §6.5, traces.md §9.1): snapshots never mix with live providers,
+    // mission or model.
     let snapshots: BTreeMap<String, PathBuf> = installations
         .iter()
         .filter_map(|(d, r)| match r {
@@ -181,13 +187,13 @@ pub fn check(manifest: &Manifest, host: &HostConfig) -> Result<Selections, AppEr
     if !snapshots.is_empty() && live > 0 {
         return fail(AppErrorKind::SnapshotMixed);
     }
-    // S12 (models.md §2): a model call's effect is unknown, so an application that declares a model
-    // is a write application, whose every call is audited.
+    // Selection rule S12 (config.md §6.5, models.md §2): a model call's effect is unknown, so an application
+    // that declares a model is a write application, whose every call is audited.
     if !manifest.providers.workflow.is_empty() && manifest.effect == Effect::Read {
         return fail(AppErrorKind::ModelInReadApplication);
     }
-    // S12: a forward application has no workflow code, so a model it declared could never be called
-    // (like a mission declaration no mission grants, S4).
+    // Selection rule S12, forward form: a forward application has no workflow code, so a model it declared
+    // could never be called (like a mission declaration no mission grants, rule S4).
     if !manifest.providers.workflow.is_empty() && matches!(manifest.workflow, Workflow::Forward { .. }) {
         return fail(AppErrorKind::ModelInForward);
     }
@@ -202,11 +208,12 @@ pub fn check(manifest: &Manifest, host: &HostConfig) -> Result<Selections, AppEr
     Ok(Selections { missions: granted, declarations, snapshots, models })
 }
 
-/// S1–S4: sources fit their lists, names resolve and are unique, grants and declarations match.
+/// Selection rules S1–S4 (config.md §6.5): sources fit their lists, names resolve and are unique, grants and
+/// declarations match.
 fn check_lists(manifest: &Manifest, host: &HostConfig) -> Result<(), AppError> {
     let missions = &manifest.providers.mission;
     let workflow = &manifest.providers.workflow;
-    // S1: a named installation's source fits its list (`mcp` or `ptc_trace_snapshot` for missions, `llm`
+    // Rule S1: a named installation's source fits its list (`mcp` or `ptc_trace_snapshot` for missions, `llm`
     // for the workflow).
     let source = |d: &Selection| host.install.get(&d.name).map(|i| i.source);
     let mission_source = |s: Source| matches!(s, Source::Mcp | Source::PtcTraceSnapshot);
@@ -215,18 +222,18 @@ fn check_lists(manifest: &Manifest, host: &HostConfig) -> Result<(), AppError> {
     {
         return fail(AppErrorKind::SelectionSourceRefused);
     }
-    // S2: every declaration names an installation.
+    // Rule S2: every declaration names an installation.
     if missions.iter().chain(workflow).any(|d| !host.install.contains_key(&d.name)) {
         return fail(AppErrorKind::SelectionInstallationUnknown);
     }
-    // S3: names unique within their list; at most 128 declarations together.
+    // Rule S3: names unique within their list; at most 128 declarations together.
     if has_duplicate(missions) || has_duplicate(workflow) {
         return fail(AppErrorKind::SelectionDuplicate);
     }
     if missions.len().saturating_add(workflow.len()) > MAX_DECLARATIONS {
         return fail(AppErrorKind::SelectionTooMany);
     }
-    // S4: mission grants name declarations; every declaration is granted to some mission.
+    // Rule S4: mission grants name declarations; every declaration is granted to some mission.
     let declared: BTreeSet<&str> = missions.iter().map(|d| d.name.as_str()).collect();
     if manifest.missions.values().flat_map(|m| &m.providers).any(|p| !declared.contains(p.as_str())) {
         return fail(AppErrorKind::MissionProviderUnknown);
@@ -237,8 +244,8 @@ fn check_lists(manifest: &Manifest, host: &HostConfig) -> Result<(), AppError> {
     Ok(())
 }
 
-/// S5 (`config` holds at most `allow`: structural, stage 5a; every `allow` entry is a mapped alias) and
-/// S6 (an installation mapping a `write` tool needs `config.allow`).
+/// Selection rules S5 (config.md §6.5: `config` holds at most `allow`: structural, stage 5a; every `allow`
+/// entry is a mapped alias) and S6 (an installation mapping a `write` tool needs `config.allow`).
 fn check_allow(installations: &[(&Selection, Reached<'_>)]) -> Result<(), AppError> {
     for (d, r) in installations {
         let mapped = |a: &String| match r {
@@ -259,8 +266,8 @@ fn check_allow(installations: &[(&Selection, Reached<'_>)]) -> Result<(), AppErr
     Ok(())
 }
 
-/// S7 (definitions) and S8: the grant set of every mission, whose declarations' reachable aliases must
-/// be pairwise distinct.
+/// Selection rules S7 (definitions) and S8 (config.md §6.5): the grant set of every mission, whose
+/// declarations' reachable aliases must be pairwise distinct.
 fn grant_sets(
     manifest: &Manifest,
     installations: &[(&Selection, Reached<'_>)],

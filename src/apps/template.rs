@@ -98,11 +98,11 @@ impl Built {
     }
 }
 
-/// A served tool as its call carries it: resolved once, at the front's check (the `/mcp` front's C2, the
-/// PCC stream's `tools/call` step 4), and handed through admission, execution, the audit, the trace and
-/// the event counters, so that no later step looks the tool up again or needs a fallback for a tool that
-/// is not there. Derefs to its [`Template`]; [`ServedTool::index`] is its position in the built
-/// templates, the key of its per-tool counters and of its provider and model sites.
+/// A served tool as its call carries it: resolved once, at the front's check (the `/mcp` front's tool lookup,
+/// the PCC stream's `tools/call` step 4), and handed through admission, execution, the audit, the trace and
+/// the event counters, so that no later step looks the tool up again or needs a fallback for a tool that is
+/// not there. Derefs to its [`Template`]; [`ServedTool::index`] is its position in the built templates, the
+/// key of its per-tool counters and of its provider and model sites.
 #[derive(Clone, Debug)]
 pub struct ServedTool {
     index: usize,

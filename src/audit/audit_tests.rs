@@ -69,7 +69,8 @@ async fn a_start_creates_the_next_file_and_a_close_keeps_it() {
 async fn restarts_retain_files_and_narrowing_prunes_oldest_first() {
     let s = Scratch::new();
     let d = s.path().join("audit");
-    // AU8: four restarts with max_retained_files 2 (each start writes one record).
+    // Vector AU8 (audit-events.md §6.1): four restarts with max_retained_files 2 (each start writes one
+    // record).
     for _ in 0..4 {
         run_once(&cfg(&d, 1 << 20, 2), 1).await;
     }
@@ -99,7 +100,7 @@ async fn empty_closed_files_are_removed_at_the_next_start() {
 
 #[tokio::test]
 async fn rotation_keeps_every_file_within_max_file_bytes() {
-    // AU11: max_file_bytes 1024 and 10 records.
+    // Vector AU11 (audit-events.md §6.1): max_file_bytes 1024 and 10 records.
     let s = Scratch::new();
     let d = s.path().join("audit");
     run_once(&cfg(&d, 1024, 128), 10).await;
@@ -116,7 +117,7 @@ async fn rotation_keeps_every_file_within_max_file_bytes() {
 
 #[tokio::test]
 async fn torn_tails_and_damage() {
-    // AU14.
+    // Vector AU14 (audit-events.md §6.1): a torn tail is repaired, other damage is refused.
     let s = Scratch::new();
     let d = s.path().join("audit");
     let big = 1 << 20;
@@ -153,7 +154,7 @@ async fn torn_tails_and_damage() {
 
 #[tokio::test]
 async fn a_failed_start_after_the_stage_removes_the_new_file() {
-    // AU9.
+    // Vector AU9 (audit-events.md §6.1): a start that fails after the audit stage leaves no new file.
     let s = Scratch::new();
     let d = s.path().join("audit");
     run_once(&cfg(&d, 1 << 20, 4), 1).await;

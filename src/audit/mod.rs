@@ -3,10 +3,10 @@
 //!
 //! Owns: steps 4–8 of audit-events.md §2.5 ([`startup`], [`recovery`]), the record of audit-events.md §2.3
 //! ([`record`], [`time`]), the committer's store over the audit directory ([`store`]), and [`Audit`], the
-//! stage-7 resource that serves the call driver ([`AuditLog`]) and is released at S7 or by a failed start.
-//! The durable group committer itself is [`committer`] (audit-events.md §2.6–§2.9). Does not own the
-//! directory policy and lock (`crate::storage::audit_dir`), when a record is written (`exec::driver`) or
-//! the event log.
+//! stage-7 resource that serves the call driver ([`AuditLog`]) and is released at the audit flush stage (S7)
+//! or by a failed start. The durable group committer itself is [`committer`] (audit-events.md §2.6–§2.9).
+//! Does not own the directory policy and lock (`crate::storage::audit_dir`), when a record is written
+//! (`exec::driver`) or the event log.
 
 pub mod committer;
 pub mod owner;
@@ -117,9 +117,9 @@ impl Audit {
         self.recovered
     }
 
-    /// S7 (audit-events.md §2.9): flush the pending batch through the barrier, sync, close the active file,
-    /// release the lock. True iff all of it succeeded. The active file is not truncated and no empty file is
-    /// removed.
+    /// Shutdown stage S7, audit flush (audit-events.md §2.9): flush the pending batch through the barrier,
+    /// sync, close the active file, release the lock. True iff all of it succeeded. The active file is not
+    /// truncated and no empty file is removed.
     pub async fn close(self) -> bool {
         let flushed = self.log.committer.close().await.is_ok();
         let stats = self.log.stats();
@@ -133,8 +133,9 @@ impl Audit {
         flushed && released
     }
 
-    /// After an audit failure (S7 skipped, lifecycle.md §7.5) the lock is still removed on the way out
-    /// (audit-events.md §1.4); the failed committer is stopped first. True iff the lock was released.
+    /// After an audit failure (the audit flush, S7, skipped, lifecycle.md §7.5) the lock is still removed on
+    /// the way out (audit-events.md §1.4); the failed committer is stopped first. True iff the lock was
+    /// released.
     pub async fn release_after_failure(self) -> bool {
         let _ = self.log.committer.close().await;
         self.dir.release().is_ok()

@@ -4,8 +4,8 @@
 //! (lifecycle.md §6.3, §7.5; audit-events.md §2.8: the gateway never serves writes it cannot audit).
 //!
 //! Owns the route of a committer loss into the tree. Does not own the committer, its thread or its files
-//! (`committer.rs`, `mod.rs`); S7 stops this owner before it closes the audit, so the orderly end
-//! of the committer is no loss.
+//! (`committer.rs`, `mod.rs`); the audit flush stage (S7) stops this owner before it closes the audit, so the
+//! orderly end of the committer is no loss.
 
 use ptc_actors::{DomainError, TaskGroup, TaskOwner, TaskOwnerMsg};
 

@@ -107,7 +107,8 @@ pub fn call_outcome(response: &Response) -> Result<Outcome, Failure> {
     let data = if is_stream {
         message_data(&response.body).ok_or(malformed("the event stream has no message event"))?
     } else {
-        // A 200 JSON answer is a JSON-RPC error (M16, C2) or not a call answer at all.
+        // A 200 JSON answer is a JSON-RPC error (bad parameters or an unknown tool, http-mcp.md §7.7, §8.2)
+        // or not a call answer at all.
         response.body.clone()
     };
     let result = rpc_result(step, 2, &data)?;

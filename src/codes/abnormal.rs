@@ -42,8 +42,8 @@ impl AbnormalCause {
         }
     }
 
-    /// True when the audit is the cause: then shutdown skips S7 (lifecycle.md §7.5) and readiness
-    /// records `audit_unavailable` rather than `shutdown` (audit-events.md §4.2).
+    /// True when the audit is the cause: then shutdown skips the audit flush (lifecycle.md §7.5) and
+    /// readiness records `audit_unavailable` rather than `shutdown` (audit-events.md §4.2).
     pub fn is_audit(self) -> bool {
         matches!(self, AbnormalCause::AuditOwnerLost | AbnormalCause::AuditWriteFailed)
     }

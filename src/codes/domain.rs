@@ -3,8 +3,8 @@
 //!
 //! Owns [`GatewayDomain`], its `ptc_actors::Domain` implementation (which readiness cause a drain, an
 //! abnormal stop or an unregistered child's loss records, which fence counts for the exit status, the
-//! drain window, the unclean exit status 70 of lifecycle.md §2.2 and §7.4, and the S1–S8 table of
-//! lifecycle.md §7.3 with the bounds of lifecycle.md §7.2), and the
+//! drain window, the unclean exit status 70 of lifecycle.md §2.2 and §7.4, and the stage table S1–S8
+//! of lifecycle.md §7.3 with the bounds of lifecycle.md §7.2), and the
 //! aliases through which the rest of the crate names the runtime's generic types. It does not decide
 //! what a stage does (`startup::shutdown`) or when a cause applies (the owners).
 
@@ -28,7 +28,7 @@ impl Domain for GatewayDomain {
     type Abnormal = AbnormalCause;
     type Stage = StageId;
 
-    /// S1 records `shutdown` (audit-events.md §4.2).
+    /// Stop listeners (the first stage) records `shutdown` (audit-events.md §4.2).
     const DRAIN_CAUSE: NotReadyCause = NotReadyCause::Shutdown;
     /// "Any other supervised domain child" (lifecycle.md §6.3).
     const UNREGISTERED_CAUSE: NotReadyCause = NotReadyCause::OwnerLost;
@@ -42,16 +42,17 @@ impl Domain for GatewayDomain {
         cause.is_audit().then_some(NotReadyCause::AuditUnavailable)
     }
 
-    /// A provider cleanup failure, during serving or during S5 (lifecycle.md §7.4); a fence caused only by
-    /// the loss of a transport owner is deliberately not an incident.
+    /// A provider cleanup failure, during serving or during provider cleanup (lifecycle.md §7.4); a fence
+    /// caused only by the loss of a transport owner is deliberately not an incident.
     fn fence_counts_for_exit(cause: NotReadyCause) -> bool {
         cause == NotReadyCause::ProviderCleanupFailed
     }
 
-    /// lifecycle.md §7.3 in order, with the deadlines of lifecycle.md §7.2. S1, S2, S4 and a hook of S3
-    /// only act ([`ACTION_BOUND`]); S5's hooks may close transports until the cleanup deadline + 9 s;
-    /// S7 exists only with `private_audit` and is skipped when the audit caused the stop
-    /// (lifecycle.md §7.5); S4 does not count for the exit status (lifecycle.md §7.4).
+    /// lifecycle.md §7.3 in order, with the deadlines of lifecycle.md §7.2. Stop listeners, quiesce,
+    /// checkpoint events and a hook of drain runs only act ([`ACTION_BOUND`]); provider cleanup's hooks
+    /// may close transports until the cleanup deadline + 9 s; the audit flush exists only with
+    /// `private_audit` and is skipped when the audit caused the stop (lifecycle.md §7.5); checkpoint events
+    /// does not count for the exit status (lifecycle.md §7.4).
     fn stages() -> Vec<StageSpec<GatewayDomain>> {
         use StageId::*;
         let spec = |id: StageId, bound| {
@@ -93,9 +94,10 @@ pub type ShutdownPlan = ptc_actors::ShutdownPlan<GatewayDomain>;
 pub type ShutdownReport = ptc_actors::ShutdownReport<GatewayDomain>;
 pub type StageContext = ptc_actors::StageContext<GatewayDomain>;
 
-/// The gateway's name for enabling S7.
+/// The gateway's name for enabling the audit flush stage.
 pub trait PlanExt {
-    /// With `private_audit`, S7 runs (and is recorded); without, it is skipped (lifecycle.md §7.3).
+    /// With `private_audit`, the audit flush runs (and is recorded); without, it is skipped
+    /// (lifecycle.md §7.3).
     fn with_private_audit(self, private_audit: bool) -> Self;
 }
 

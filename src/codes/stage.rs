@@ -8,11 +8,11 @@
 use std::fmt;
 use std::time::Duration;
 
-/// The cleanup deadline is the start of S5 + 10,000 ms (lifecycle.md §7.2).
+/// The cleanup deadline is the start of provider cleanup (S5) + 10,000 ms (lifecycle.md §7.2).
 pub const CLEANUP_WINDOW: Duration = Duration::from_millis(10_000);
 /// Transport closes after the cleanup deadline take at most 9,000 ms more (providers.md §13.1).
 pub const TRANSPORT_CLOSE_WINDOW: Duration = Duration::from_millis(9_000);
-/// The audit close bound: 5,000 ms from the start of S7 (lifecycle.md §7.2).
+/// The audit close bound: 5,000 ms from the start of the audit flush (S7, lifecycle.md §7.2).
 pub const AUDIT_CLOSE_BOUND: Duration = Duration::from_millis(5_000);
 /// The event-log close bound: queued records are written for at most 1,000 ms (audit-events.md §3.10).
 pub const EVENT_LOG_CLOSE_BOUND: Duration = Duration::from_millis(1_000);
@@ -22,21 +22,23 @@ pub const DRAIN_WINDOW: Duration = Duration::from_millis(10_000);
 /// The eight stages, in order (lifecycle.md §7.3).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum StageId {
-    /// S1: readiness false, listeners closed.
+    /// S1 stop listeners: readiness false, listeners closed.
     StopListeners,
-    /// S2: run admission refuses new reservations; provider runtimes accept only admitted runs.
+    /// S2 quiesce: run admission refuses new reservations; provider runtimes accept only admitted runs.
     Quiesce,
-    /// S3: wait for admitted runs until the drain deadline, then cancel the rest.
+    /// S3 drain runs: wait for admitted runs until the drain deadline, then cancel the rest.
     DrainRuns,
-    /// S4: the event logger records stderr tails and enters shutdown mode (only enqueues).
+    /// S4 checkpoint events: the event logger records stderr tails and enters shutdown mode (only enqueues).
     CheckpointEvents,
-    /// S5: seal acquisitions, wait for borrows until the cleanup deadline, close every transport.
+    /// S5 provider cleanup: seal acquisitions, wait for borrows until the cleanup deadline, close every
+    /// transport.
     ProviderCleanup,
-    /// S6: wait until run admission has nothing in use; close what is still open at the cleanup deadline.
+    /// S6 admission clean: wait until run admission has nothing in use; close what is still open at the
+    /// cleanup deadline.
     AdmissionClean,
-    /// S7: flush the audit's pending batch through the durability barrier, close, unlock.
+    /// S7 audit flush: flush the audit's pending batch through the durability barrier, close, unlock.
     AuditFlush,
-    /// S8: drain the event log's queue, write the final counters, close, unlock.
+    /// S8 event log close: drain the event log's queue, write the final counters, close, unlock.
     EventLogClose,
 }
 
@@ -67,7 +69,8 @@ impl StageId {
         }
     }
 
-    /// The name in `shutdown_stage` records (lifecycle.md §7.3, audit-events.md §3.5); S8 has no record.
+    /// The name in `shutdown_stage` records (lifecycle.md §7.3, audit-events.md §3.5); the event log close
+    /// has no record.
     pub fn record_name(self) -> Option<&'static str> {
         match self {
             StageId::StopListeners => Some("stop_listeners"),
@@ -81,7 +84,8 @@ impl StageId {
         }
     }
 
-    /// Whether the stage's outcome counts for the exit status (lifecycle.md §7.4: every stage but S4).
+    /// Whether the stage's outcome counts for the exit status (lifecycle.md §7.4: every stage but checkpoint
+    /// events).
     pub fn counts_for_exit(self) -> bool {
         self != StageId::CheckpointEvents
     }

@@ -1,9 +1,9 @@
 //! The application manifest `ptc.json` version 1 (config.md §6.2): decoding, structure and typed form
 //! (stage 5a of lifecycle.md §3.2).
 //!
-//! This module decodes and validates the document alone; the structure is defined once in
-//! `schema::manifest`. Reading the file, the closure, the content pin, `events.policy` refusal (5b) and
-//! the checks that need other files or the host document (components, missions, S1–S12) live in
+//! This module decodes and validates the document alone; the structure is defined once in `schema::manifest`.
+//! Reading the file, the closure, the content pin, `events.policy` refusal (5b) and the checks that need
+//! other files or the host document (components, missions, the selection rules of config.md §6.5) live in
 //! `apps`.
 
 use std::collections::BTreeMap;
@@ -116,7 +116,7 @@ pub struct Selection {
 pub struct SelectionConfig {
     /// `allow` of a mission selection; absent: every mapped alias.
     pub allow: Option<Vec<String>>,
-    /// `catalog` of a workflow selection (config.md §6.5 S10: `true` is served later).
+    /// `catalog` of a workflow selection (config.md §6.5 rule S10: `true` is served later).
     #[serde(default)]
     pub catalog: bool,
 }

@@ -152,7 +152,7 @@ impl Counters {
         }
     }
 
-    /// A call of served tool `tool` whose publication failed (`execution.md` execution.md §9). An unknown
+    /// A call of served tool `tool` whose publication failed (execution.md §9). An unknown
     /// index is ignored: the slot table is fixed (audit-events.md §3.7).
     pub fn publication_failed(&self, tool: usize) {
         if let Some(slot) = self.find(CounterKind::PublicationFailed, Some(tool)) {

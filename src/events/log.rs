@@ -1,12 +1,12 @@
 //! [`EventLog`]: the handle every emitter holds, and the domain observer that turns readiness and
 //! shutdown transitions into records (audit-events.md §3.6).
 //!
-//! Owns: starting the logger over the locked events store at stage 4 (with `events_lock_recovered` as
-//! the first record after a takeover, then `startup_stage` `artifact_root` `ready`), the emit helpers
-//! (which never block and never fail: a refused record is counted in `dropped_events`), the
-//! `publication_failed` counter, shutdown mode (S4: no `readiness` record from then on), and the
-//! bounded close (S8, or the release after a failed start). A gateway without `artifacts.events` holds
-//! a disabled handle on which every call does nothing.
+//! Owns: starting the logger over the locked events store at stage 4 (with `events_lock_recovered` as the
+//! first record after a takeover, then `startup_stage` `artifact_root` `ready`), the emit helpers (which
+//! never block and never fail: a refused record is counted in `dropped_events`), the `publication_failed`
+//! counter, shutdown mode (checkpoint events, S4: no `readiness` record from then on), and the bounded close
+//! (event log close, S8, or the release after a failed start). A gateway without `artifacts.events` holds a
+//! disabled handle on which every call does nothing.
 //!
 //! Does not own: the events lock (released by its `storage` owner after [`EventLog::close`]), the
 //! queue or thread (`ptc_actors::event_logger`), files, encoding or counters (sibling modules).
@@ -35,9 +35,9 @@ use crate::codes::{GatewayDomain, NotReadyCause, StageId};
 use crate::config::gateway::EventsConfig;
 use crate::storage::{EventsStore, StartRef};
 
-/// How long past the close bound the closer waits for the writer's final report and sync. Not in the
-/// spec: it keeps S8 (bounded at 1,000 ms plus the orchestrator's 1,000 ms grace) able to release the
-/// lock after a writer stuck in the kernel.
+/// How long past the close bound the closer waits for the writer's final report and sync. Not in the spec: it
+/// keeps the event log close stage (S8, bounded at 1,000 ms plus the orchestrator's 1,000 ms grace) able to
+/// release the lock after a writer stuck in the kernel.
 const CLOSE_GRACE: Duration = Duration::from_millis(500);
 
 struct Inner {
@@ -223,8 +223,8 @@ impl EventLog {
         }
     }
 
-    /// S4 (lifecycle.md §7.3): from now on no `readiness` record is written (the stderr tails of the
-    /// checkpoint are written by the provider runtime just before).
+    /// Shutdown stage S4, checkpoint events (lifecycle.md §7.3): from now on no `readiness` record is written
+    /// (the stderr tails of the checkpoint are written by the provider runtime just before).
     pub fn enter_shutdown_mode(&self) {
         if let Some(inner) = &self.inner {
             inner.shutdown_mode.store(true, Ordering::Release);
@@ -247,7 +247,8 @@ impl EventLog {
         tokio::task::spawn_blocking(move || log.close()).await.unwrap_or(false)
     }
 
-    /// Test hook (EV5): park the writer; see `ptc_actors::EventLogger::hold`.
+    /// Test hook of the event-log vector EV5 (audit-events.md §6.2): park the writer; see
+    /// `ptc_actors::EventLogger::hold`.
     pub fn hold(&self, bound: Duration) -> bool {
         self.inner.as_ref().is_some_and(|inner| inner.logger.hold(bound))
     }

@@ -1,4 +1,5 @@
-//! The operational event log (audit-events.md §3; lifecycle.md §3.2, §6.4, §7.3 S4 and S8).
+//! The operational event log (audit-events.md §3; lifecycle.md §3.2, §6.4, §7.3 stages S4,
+//! checkpoint events, and S8, event log close).
 //!
 //! Owns: the closed record kinds and their exact key sets ([`record`]), event timestamps ([`time`]),
 //! the fixed counter slots ([`counters`]), the event files with rotation and retention ([`files`]), the

@@ -4,8 +4,8 @@
 //! (lifecycle.md §6.3, audit-events.md §3.7).
 //!
 //! Owns the watch of the writer thread. Does not own the queue, the thread or the files
-//! (`ptc_actors::event_logger`, `log.rs`); S8 stops this owner before it closes the log, so the orderly
-//! end of the thread is no loss.
+//! (`ptc_actors::event_logger`, `log.rs`); the event log close stage (S8) stops this owner before it closes
+//! the log, so the orderly end of the thread is no loss.
 
 use ptc_actors::{DomainError, TaskGroup, TaskOwner};
 

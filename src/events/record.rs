@@ -89,7 +89,7 @@ impl ShutdownOutcome {
     }
 
     /// The record outcome of a finished stage; `None` for a skipped stage, which has no record
-    /// (S7 without `private_audit`, lifecycle.md §7.3).
+    /// (the audit flush, S7, without `private_audit`, lifecycle.md §7.3).
     pub fn of(outcome: StageOutcome) -> Option<ShutdownOutcome> {
         match outcome {
             StageOutcome::Clean => Some(ShutdownOutcome::Clean),
@@ -246,7 +246,7 @@ pub enum Record {
 }
 
 impl Record {
-    /// The `shutdown_stage` record of `stage`, `None` for S8 (which has none).
+    /// The `shutdown_stage` record of `stage`, `None` for the event log close stage (S8), which has none.
     pub fn shutdown_stage(stage: StageId, outcome: ShutdownOutcome) -> Option<Record> {
         stage.record_name().map(|stage| Record::ShutdownStage { stage, outcome })
     }

@@ -87,8 +87,9 @@ mod tests {
     use crate::storage::testutil::Scratch;
     use crate::storage::{ArtifactRoot, StartRef};
 
-    /// EV6's logic (the black-box form needs a non-root user): a directory that refuses new files drops
-    /// and counts records; at the next tick logging resumes and reports the drops.
+    /// The logic of the event-log vector EV6, an unwritable directory (audit-events.md §6.2; the black-box
+    /// form needs a non-root user): a directory that refuses new files drops and counts records; at the next
+    /// tick logging resumes and reports the drops.
     #[test]
     fn drops_while_unwritable_are_reported_once_logging_resumes() {
         let s = Scratch::new();

@@ -65,7 +65,7 @@ impl Borrow {
     /// one was sent.
     pub async fn call_async(&self, mission: &str, alias: &str, arguments: Option<Value>) -> ToolAnswer {
         let unsent = |reply| ToolAnswer { reply, request_id: None };
-        // Step 1: only the mission's reachable aliases (config.md §6.5 S7), before anything else.
+        // Step 1: only the mission's reachable aliases (config.md §6.5 rule S7), before anything else.
         let grant = self.tool.selections.missions.get(mission).and_then(|grants| grants.get(alias));
         let Some(grant) = grant else {
             return unsent(ToolReply::failed(FailureClass::ToolNotGranted, Dispatch::False));
@@ -187,7 +187,7 @@ impl ToolPort for Borrow {
         self.handle.block_on(self.call_async(mission, alias, arguments))
     }
 
-    /// execution.md §12.5: the mission's grant set (config.md §6.5 S7), each alias with the facts its
+    /// execution.md §12.5: the mission's grant set (config.md §6.5 rule S7), each alias with the facts its
     /// site kept from acquisition; no upstream request.
     fn granted_tools(&self, mission: &str) -> Vec<ApiTool> {
         let template = &self.tool;

@@ -1,4 +1,5 @@
-//! One admitted call from C5 to the release of its run slot (execution.md §2–§10).
+//! One admitted call from its input contract check (http-mcp.md §8.5) to the release of its run slot
+//! (execution.md §2–§10).
 //!
 //! Owns the order: the input check, the reservation, the commit, activation only after a complete commit,
 //! heartbeats after every 5,000 ms of silence, cancellation when the client is gone or the drain cuts off,
@@ -47,12 +48,12 @@ pub struct Settlement {
     pub disconnected: bool,
 }
 
-/// Answers one admitted call (C5 onward).
+/// Answers one admitted call, from its input contract check on.
 pub fn answer(shared: &Arc<Shared>, call: AdmittedCall) -> hyper::Response<ResponseBody> {
     let progress = call.progress.clone();
     let template = call.tool.clone();
-    // C5 (execution.md §3.1): invalid input is committed and answered without a run slot, even while every
-    // slot is used.
+    // The input contract (execution.md §3.1): invalid input is committed and answered without a run slot,
+    // even while every slot is used.
     if !template.input.is_valid(&call.arguments) {
         let (response, mut writer) = stream::open(progress, call.http10);
         let queued = stream::queue_commit(&mut writer);
@@ -66,7 +67,8 @@ pub fn answer(shared: &Arc<Shared>, call: AdmittedCall) -> hyper::Response<Respo
     if template.effect == Effect::Write && shared.audit.is_none() {
         return refuse(RpcError::Unavailable, call);
     }
-    // C6 (execution.md §3.3): one slot, at once, or a refusal with the id; the body was read, so no close.
+    // Run admission (execution.md §3.3): one slot, at once, or a refusal with the id; the body was read, so
+    // no close.
     let run = match shared.runs.try_reserve() {
         Ok(run) => run,
         Err(Refusal::Exhausted) => return refuse(RpcError::RunCapacityExhausted, call),

@@ -1,4 +1,5 @@
-//! Execution of an admitted `tools/call` (execution.md §2–§10): what happens after the front's C4.
+//! Execution of an admitted `tools/call` (execution.md §2–§10): what happens after the front's
+//! readiness check (http-mcp.md §8.4).
 //!
 //! Owns the call's life from the input check to the release of its run slot: [`driver`] orders it,
 //! `settle` is the path after the run that the PCC front shares (the outcome table, the audit, the trace's

@@ -1,12 +1,12 @@
-//! The one accept loop of the HTTP listener (lifecycle.md §11 "One acceptor", lifecycle.md §7.3 S1,
-//! lifecycle.md §7.5).
+//! The one accept loop of the HTTP listener (lifecycle.md §11 "One acceptor", lifecycle.md §7.3 stage S1
+//! (stop listeners), lifecycle.md §7.5).
 //!
-//! Owns the loop's states and why it ends: reserve a slot, then `accept`; hand the connection and its
-//! slot over; repeat until stopped. A graceful stop ends the loop and drops the listening socket (S1);
-//! an `accept` error that means the socket itself is broken ends it as a listener loss, which the caller
+//! Owns the loop's states and why it ends: reserve a slot, then `accept`; hand the connection and its slot
+//! over; repeat until stopped. A graceful stop ends the loop and drops the listening socket (stop listeners,
+//! S1); an `accept` error that means the socket itself is broken ends it as a listener loss, which the caller
 //! turns into a domain stop (exit 70). Errors that belong to one pending connection or to a momentary
-//! shortage of descriptors or memory are retried with a bounded backoff. It does not own what happens on
-//! a connection.
+//! shortage of descriptors or memory are retried with a bounded backoff. It does not own what happens on a
+//! connection.
 
 use std::io;
 use std::time::Duration;
@@ -20,7 +20,7 @@ use crate::http::slots::{ConnectionSlot, Slots};
 /// Why the accept loop ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LoopEnd {
-    /// S1: asked to stop; the listening socket is closed.
+    /// Shutdown stage S1, stop listeners: asked to stop; the listening socket is closed.
     Stopped,
     /// `accept` failed in a way that means the listening socket is unusable: a listener loss
     /// (lifecycle.md §7.5).

@@ -1,10 +1,10 @@
 //! When a connection last received bytes (http-mcp.md §6.9 "Idle budget").
 //!
-//! Owns one fact per connection: the instant of the last read that returned bytes. The body reader of
-//! step M9 restarts its 2,000 ms budget whenever bytes arrive, and hyper hands over body *frames*, not
-//! bytes: chunk-size lines, chunk extensions and trailers arrive without a frame. Observing the socket's
-//! reads makes "bytes arrived" exact. The connection layer wraps the accepted IO in [`ActivityIo`] and
-//! puts the [`ReadActivity`] into every request's extensions. It does not own any timer.
+//! Owns one fact per connection: the instant of the last read that returned bytes. The body reader
+//! (http-mcp.md §6.9) restarts its 2,000 ms budget whenever bytes arrive, and hyper hands over body *frames*,
+//! not bytes: chunk-size lines, chunk extensions and trailers arrive without a frame. Observing the socket's
+//! reads makes "bytes arrived" exact. The connection layer wraps the accepted IO in [`ActivityIo`] and puts
+//! the [`ReadActivity`] into every request's extensions. It does not own any timer.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;

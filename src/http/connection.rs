@@ -1,4 +1,5 @@
-//! One HTTP/1.1 connection, from `accept` to close (http-mcp.md §2.1, §2.3, §2.5; lifecycle.md §7.3 S1).
+//! One HTTP/1.1 connection, from `accept` to close (http-mcp.md §2.1, §2.3, §2.5; lifecycle.md §7.3 stage S1
+//! (stop listeners)).
 //!
 //! Owns the life of a connection: the IO it is served over, hyper's configuration, the graceful stop and
 //! the hard abort, and how the socket is closed. The states are explicit:
@@ -97,9 +98,10 @@ impl Default for ConnectionConfig {
 
 /// The signals a connection watches.
 pub struct Signals {
-    /// S1: finish the exchange in progress (if its head was received), then close; close idle at once.
+    /// Shutdown stage S1, stop listeners: finish the exchange in progress (if its head was received), then
+    /// close; close idle at once.
     pub stop: watch::Receiver<bool>,
-    /// Close now, whatever the state (S6 at the cleanup deadline).
+    /// Close now, whatever the state (admission clean, S6, at the cleanup deadline).
     pub abort: watch::Receiver<bool>,
 }
 
@@ -231,9 +233,10 @@ where
         match event {
             Event::Abort => return Served::Aborted,
             Event::Stop => {
-                // lifecycle.md §7.3 S1. Before its first head, a connection has no request in progress,
-                // but hyper's graceful shutdown would wait for a partial first head to complete; close
-                // it here. (The service runs in the same poll that parses a head, so this is exact.)
+                // lifecycle.md §7.3 stage S1 (stop listeners). Before its first head, a connection has no
+                // request in progress, but hyper's graceful shutdown would wait for a partial first head to
+                // complete; close it here. (The service runs in the same poll that parses a head, so this is
+                // exact.)
                 if !head_received.load(Ordering::Acquire) {
                     return Served::Aborted;
                 }

@@ -1,9 +1,9 @@
 //! Reading a request head the way http-mcp.md §1 compares it: OWS-trimmed field values, critical headers
 //! in exactly one field line, and whether a body was declared (http-mcp.md §2.5).
 //!
-//! Owns the small, pure predicates every endpoint shares (H1 of health and M3 of `/mcp` are the same
-//! authority rule). It does not own the order of checks (the router, health and the MCP front do) nor
-//! the parser limits of http-mcp.md §2.4.
+//! Owns the small, pure predicates every endpoint shares (the authority check of health and that of `/mcp`
+//! are the same rule). It does not own the order of checks (the router, health and the MCP front do) nor the
+//! parser limits of http-mcp.md §2.4.
 
 use hyper::body::Body;
 use hyper::header::HOST;
@@ -18,9 +18,10 @@ pub fn trim_ows(value: &[u8]) -> &[u8] {
     value.get(start..end).unwrap_or_default()
 }
 
-/// H1 (http-mcp.md §4.1) and M3 (http-mcp.md §6.3): exactly one `Host` field line whose OWS-trimmed value
-/// equals the configured authority byte for byte. Zero lines and two lines (even identical ones) fail: hyper
-/// keeps every field line in the `HeaderMap`, so duplicates are visible here.
+/// The authority check of health (http-mcp.md §4.1) and of `/mcp` (http-mcp.md §6.3): exactly one `Host`
+/// field line whose OWS-trimmed value equals the configured authority byte for byte. Zero lines and two lines
+/// (even identical ones) fail: hyper keeps every field line in the `HeaderMap`, so duplicates are visible
+/// here.
 pub fn authority_matches(headers: &HeaderMap, authority: &str) -> bool {
     let mut values = headers.get_all(HOST).iter();
     match (values.next(), values.next()) {
@@ -72,7 +73,7 @@ mod tests {
 
     #[test]
     fn authority_vectors() {
-        // http-mcp.md §6.3 and §12.5 rows 39–48 (the rule is the same for H1).
+        // http-mcp.md §6.3 and §12.5 rows 39–48 (the rule is the same for health).
         let v4 = "127.0.0.1:8765";
         let v6 = "[::1]:8765";
         let cases: &[(&str, &[&str], bool)] = &[

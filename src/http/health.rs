@@ -1,4 +1,5 @@
-//! The health endpoints and the not-found answer (http-mcp.md §4): steps H1–H4 for every path but `/mcp`.
+//! The health endpoints and the not-found answer (http-mcp.md §4): the ordered checks H1–H4 (authority,
+//! path, method, then the answer) for every path but `/mcp`.
 //!
 //! Owns the order of checks and the answer of each step. It does not own the target-form check (the
 //! router runs it first, http-mcp.md §3.1), nor readiness itself (lifecycle.md §6: a snapshot read once per
@@ -10,34 +11,36 @@ use hyper::{HeaderMap, Method, Response, StatusCode};
 use crate::http::fields::authority_matches;
 use crate::http::response::{bodies, fixed_json, ResponseBody};
 
-/// The answer of H1–H4 for one request.
+/// The answer of the health checks for one request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum HealthAnswer {
-    /// H1 failed: 400 `{"status":"invalid_authority"}`.
+    /// The authority check failed: 400 `{"status":"invalid_authority"}`.
     InvalidAuthority,
-    /// H2 failed: 404 `{"status":"not_found"}`, for any method.
+    /// Not a health path: 404 `{"status":"not_found"}`, for any method.
     NotFound,
-    /// H3 failed: 405 `{"status":"method_not_allowed"}` with `allow: GET` (also for `HEAD`).
+    /// Not `GET`: 405 `{"status":"method_not_allowed"}` with `allow: GET` (also for `HEAD`).
     MethodNotAllowed,
-    /// H4 `/health/live`: 200 `{"status":"live"}`.
+    /// The answer of `/health/live`: 200 `{"status":"live"}`.
     Live,
-    /// H4 `/health/ready`, ready: 200 `{"status":"ready"}`.
+    /// The answer of `/health/ready`, ready: 200 `{"status":"ready"}`.
     Ready,
-    /// H4 `/health/ready`, not ready: 503 `{"status":"not_ready"}`.
+    /// The answer of `/health/ready`, not ready: 503 `{"status":"not_ready"}`.
     NotReady,
 }
 
-/// Which endpoint a path names (H2).
+/// Which endpoint a path names (the path check).
 #[derive(Clone, Copy)]
 enum Endpoint {
     Live,
     Ready,
 }
 
-/// Runs H1–H4 (http-mcp.md §4.1) in order; the first failing step answers.
+/// Runs the health checks (http-mcp.md §4.1) in order: authority, path, method, then the answer; the first
+/// failing step answers.
 ///
 /// `path` is the request target up to its first `?`, compared byte for byte (http-mcp.md §3.2). `is_ready` is
-/// asked only at H4 of `/health/ready`, so the readiness snapshot is read only when it decides the answer.
+/// asked only for the answer of `/health/ready`, so the readiness snapshot is read only when it decides the
+/// answer.
 pub fn decide(
     method: &Method,
     path: &str,
@@ -45,22 +48,22 @@ pub fn decide(
     authority: &str,
     is_ready: impl FnOnce() -> bool,
 ) -> HealthAnswer {
-    // H1: authority, before the path and the method (http-mcp.md §12.3 rows 6–8).
+    // The authority, before the path and the method (http-mcp.md §12.3 rows 6–8).
     if !authority_matches(headers, authority) {
         return HealthAnswer::InvalidAuthority;
     }
-    // H2: a health path, byte for byte; `/health`, `/health/` and `/health/ready/` are not
+    // A health path, byte for byte; `/health`, `/health/` and `/health/ready/` are not
     // (http-mcp.md §3.3).
     let endpoint = match path {
         "/health/live" => Endpoint::Live,
         "/health/ready" => Endpoint::Ready,
         _ => return HealthAnswer::NotFound,
     };
-    // H3: exactly `GET` (method tokens are case-sensitive; `HEAD` fails too).
+    // Exactly `GET` (method tokens are case-sensitive; `HEAD` fails too).
     if method != Method::GET {
         return HealthAnswer::MethodNotAllowed;
     }
-    // H4.
+    // The answer.
     match endpoint {
         Endpoint::Live => HealthAnswer::Live,
         Endpoint::Ready if is_ready() => HealthAnswer::Ready,

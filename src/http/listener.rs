@@ -1,10 +1,10 @@
-//! The HTTP/1.1 listener as a whole (lifecycle.md §11, §7.3 S1, lifecycle.md §7.5; http-mcp.md §2): its
-//! settings, its states, and the controls the domain holds.
+//! The HTTP/1.1 listener as a whole (lifecycle.md §11, §7.3 stage S1 (stop listeners), lifecycle.md §7.5;
+//! http-mcp.md §2): its settings, its states, and the controls the domain holds.
 //!
-//! The states are explicit types: [`BoundListener`] (stage 11a: the socket listens, nothing is
-//! accepted), [`RunningListener`] (stage 12: the accept loop runs), and ended (the loop returned: stopped
-//! by S1, or lost). [`ListenerControl`] is the domain's handle: stop, abort, observe slots, wait for the
-//! last connection, and learn why the loop ended. It does not own the accept loop itself
+//! The states are explicit types: [`BoundListener`] (stage 11a: the socket listens, nothing is accepted),
+//! [`RunningListener`] (stage 12: the accept loop runs), and ended (the loop returned: stopped by the stop
+//! listeners stage (S1), or lost). [`ListenerControl`] is the domain's handle: stop, abort, observe slots,
+//! wait for the last connection, and learn why the loop ended. It does not own the accept loop itself
 //! ([`crate::http::acceptor`]), a connection's life ([`crate::http::connection`]) or routing.
 
 use std::net::SocketAddr;
@@ -195,7 +195,7 @@ struct Shared {
     slots: Arc<Slots>,
     /// Graceful stop: no more accepts; idle connections close; exchanges in progress finish.
     stop: watch::Sender<bool>,
-    /// Hard close of every connection still open (S6 at the cleanup deadline).
+    /// Hard close of every connection still open (admission clean, S6, at the cleanup deadline).
     abort: watch::Sender<bool>,
     /// Why the accept loop ended, once it has.
     end: OnceLock<LoopEnd>,
@@ -257,14 +257,15 @@ pub struct ListenerControl {
 }
 
 impl ListenerControl {
-    /// S1: stop accepting and close the listening socket; idle keep-alive connections (and connections
-    /// whose head is incomplete) close at once; an exchange whose head was received completes and its
-    /// connection then closes (`connection: close`).
+    /// Shutdown stage S1, stop listeners: stop accepting and close the listening socket; idle keep-alive
+    /// connections (and connections whose head is incomplete) close at once; an exchange whose head was
+    /// received completes and its connection then closes (`connection: close`).
     pub fn stop_accepting(&self) {
         self.shared.stop.send_replace(true);
     }
 
-    /// Closes every connection still open, at once, whatever it is doing (S6 at the cleanup deadline).
+    /// Closes every connection still open, at once, whatever it is doing (admission clean, S6, at the cleanup
+    /// deadline).
     pub fn close_all(&self) {
         self.shared.stop.send_replace(true);
         self.shared.abort.send_replace(true);

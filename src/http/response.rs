@@ -1,8 +1,8 @@
 //! Fixed responses of the HTTP front (http-mcp.md §1 "Fixed bodies", http-mcp.md §2.4 "empty-body response",
 //! http-mcp.md §2.5, §4.2, §10.1).
 //!
-//! Owns the exact bytes and headers of every answer the front writes before JSON-RPC: the health and
-//! router bodies, the M1 body of `/mcp`, and the empty-body refusal of a parser limit; and the fixed body
+//! Owns the exact bytes and headers of every answer the front writes before JSON-RPC: the health and router
+//! bodies, the method-check body of `/mcp`, and the empty-body refusal of a parser limit; and the fixed body
 //! types every answer is sent in (one buffer, or chunks that share precomputed bytes). It does not decide
 //! *which* answer applies (the router, health and the MCP front do) and it does not own JSON-RPC bodies.
 //!
@@ -89,8 +89,8 @@ impl Body for Chunks {
 /// `application/json; charset=utf-8` (http-mcp.md §4.2, §10.1).
 pub const JSON_UTF8: &str = "application/json; charset=utf-8";
 
-/// The fixed bodies of the router and the health endpoints (http-mcp.md §3, §4.1, §4.3), and of step
-/// M1 on `/mcp` (http-mcp.md §6.1). All are deterministic JSON (http-mcp.md §1).
+/// The fixed bodies of the router and the health endpoints (http-mcp.md §3, §4.1, §4.3), and of the
+/// method check on `/mcp` (http-mcp.md §6.1). All are deterministic JSON (http-mcp.md §1).
 pub mod bodies {
     /// `GET /health/live` (http-mcp.md §4.3).
     pub const LIVE: &str = r#"{"status":"live"}"#;
@@ -98,13 +98,14 @@ pub mod bodies {
     pub const READY: &str = r#"{"status":"ready"}"#;
     /// `GET /health/ready`, domain not ready (http-mcp.md §4.3).
     pub const NOT_READY: &str = r#"{"status":"not_ready"}"#;
-    /// A target not in origin form (http-mcp.md §3.1) or a failed H1 (http-mcp.md §4.1).
+    /// A target not in origin form (http-mcp.md §3.1) or a failed authority check (http-mcp.md §4.1).
     pub const INVALID_AUTHORITY: &str = r#"{"status":"invalid_authority"}"#;
-    /// H2 (http-mcp.md §4.1).
+    /// Not a health path (http-mcp.md §4.1).
     pub const NOT_FOUND: &str = r#"{"status":"not_found"}"#;
-    /// H3 (http-mcp.md §4.1); 31 bytes, the `content-length` of a `HEAD` refusal (http-mcp.md §12.3 row 3).
+    /// Not `GET` on a health path (http-mcp.md §4.1); 31 bytes, the `content-length` of a `HEAD` refusal
+    /// (http-mcp.md §12.3 row 3).
     pub const METHOD_NOT_ALLOWED: &str = r#"{"status":"method_not_allowed"}"#;
-    /// M1 on `/mcp` (http-mcp.md §6.1).
+    /// Not `POST` on `/mcp` (http-mcp.md §6.1).
     pub const MCP_METHOD_NOT_ALLOWED: &str = r#"{"error":"method_not_allowed"}"#;
 }
 

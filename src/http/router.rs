@@ -1,10 +1,10 @@
 //! Routing (http-mcp.md §3): the target form, the path, and the dispatch to `/mcp` or to health.
 //!
-//! Owns the first decision about every request hyper has parsed. The order is the spec's: the target
-//! form first (anything but origin form is 400 `invalid_authority` with the health headers, whatever the
-//! path, http-mcp.md §3.1), then the path up to `?`, byte for byte (http-mcp.md §3.2), then `/mcp` → the MCP
-//! endpoint (which checks the method before the authority, http-mcp.md §6.1) and every other path → H1–H4
-//! (http-mcp.md §4.1). It does not own what either endpoint answers.
+//! Owns the first decision about every request hyper has parsed. The order is the spec's: the target form
+//! first (anything but origin form is 400 `invalid_authority` with the health headers, whatever the path,
+//! http-mcp.md §3.1), then the path up to `?`, byte for byte (http-mcp.md §3.2), then `/mcp` → the MCP
+//! endpoint (which checks the method before the authority, http-mcp.md §6.1) and every other path → the
+//! health checks (http-mcp.md §4.1). It does not own what either endpoint answers.
 
 use std::sync::Arc;
 

@@ -241,7 +241,7 @@ pub fn admits_both(value: &[u8]) -> bool {
     }
 }
 
-/// M7 passes: exactly one `Accept` line admitting both types.
+/// The `Accept` check passes: exactly one `Accept` line admitting both types.
 pub fn acceptable(headers: &HeaderMap) -> bool {
     exactly_one(headers, ACCEPT).is_some_and(admits_both)
 }

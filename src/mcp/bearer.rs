@@ -54,7 +54,7 @@ fn split(value: &[u8]) -> Option<(&[u8], &[u8])> {
     Some((scheme, credential))
 }
 
-/// M5 passes: exactly one `Authorization` line carrying the gateway bearer.
+/// The bearer check passes: exactly one `Authorization` line carrying the gateway bearer.
 pub fn authorized(headers: &HeaderMap, digest: &BearerDigest) -> bool {
     let Some(value) = exactly_one(headers, AUTHORIZATION) else { return false };
     if std::str::from_utf8(value).is_err() {

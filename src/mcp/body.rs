@@ -22,7 +22,7 @@ pub const MAX_BODY_BYTES: usize = 2_097_152;
 /// http-mcp.md §6.9: the longest wait for further body bytes.
 pub const BODY_IDLE: Duration = Duration::from_millis(2_000);
 
-/// Why M9 failed.
+/// Why the body read failed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BodyFailure {
     /// Answered with a fixed body (413, 408 or 400), `connection: close`.

@@ -3,12 +3,14 @@
 //! ids, `_meta`, tool names, arguments and `Mcp-Param-*` lines drawn near every rule's edge, then
 //! perturbed (header lines dropped, repeated, replaced or added; body bytes mutated).
 //!
-//! The chain runs the front's own step sequences (`front::head_steps` for M2–M7, `envelope::parse` for
-//! M10–M11, `front::method_steps` for M12–M16) and C1–C3 in the order of `front.rs` (M8, M9 and the
-//! readiness steps M17 and C4 depend on state, not on the input, and are covered by `tests/black_box/mcp_front.rs`).
-//! Properties: no panic; the answer is one of the closed refusals (M2–M7) or JSON-RPC errors of
-//! http-mcp.md §11, whose body is strict JSON carrying the code and exactly the id validated at M11; and a
-//! consistent, unperturbed request is admitted as the method it names.
+//! The chain runs the front's own step sequences (`front::head_steps` for the head checks,
+//! http-mcp.md §6.2–§6.7; `envelope::parse` for strict JSON and the envelope, http-mcp.md §7.1–§7.2;
+//! `front::method_steps` for http-mcp.md §7.3–§7.7) and the `tools/call` checks of http-mcp.md §8.1–§8.3 in
+//! the order of `front.rs` (request admission, the body read and the two readiness steps depend on state, not
+//! on the input, and are covered by `tests/black_box/mcp_front.rs`). Properties: no panic; the answer is one
+//! of the closed refusals of the head checks or JSON-RPC errors of http-mcp.md §11, whose body is strict JSON
+//! carrying the code and exactly the id validated by the envelope check; and a consistent, unperturbed
+//! request is admitted as the method it names.
 
 use hyper::header::{HeaderName, HeaderValue};
 use hyper::HeaderMap;
@@ -52,8 +54,9 @@ enum Outcome {
     Call(RequestId),
 }
 
-/// M2–M7 and M10–M16 as `McpFront` runs them (`head_steps`, `envelope::parse`, `method_steps`), then
-/// C1–C3 in the order of `McpFront::check_call` over the one served tool.
+/// The head checks and the JSON-RPC checks (http-mcp.md §6.2–§6.7, §7.1–§7.7) as `McpFront` runs them
+/// (`head_steps`, `envelope::parse`, `method_steps`), then the `tools/call` checks
+/// (http-mcp.md §8.1–§8.3) in the order of `McpFront::check_call` over the one served tool.
 fn chain(headers: &HeaderMap, body: &[u8]) -> Outcome {
     let digest = BearerDigest::of(BEARER.as_bytes());
     if let Err(refusal) = head_steps(headers, AUTHORITY, &[ORIGIN.to_owned()], &digest) {

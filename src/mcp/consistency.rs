@@ -2,7 +2,7 @@
 //!
 //! Owns the three header/body comparisons made before the version and method are judged, so that a
 //! header `2026-07-28` with a body `v999.0.0` is `-32020`, not `-32022`. `Mcp-Name` of `tools/call` is
-//! C1's (`tool`); for methods the gateway does not implement it is not examined.
+//! checked by `tool` (http-mcp.md §8.1); for methods the gateway does not implement it is not examined.
 
 use hyper::HeaderMap;
 
@@ -13,7 +13,7 @@ pub const PROTOCOL_VERSION_HEADER: &str = "mcp-protocol-version";
 pub const METHOD_HEADER: &str = "mcp-method";
 pub const NAME_HEADER: &str = "mcp-name";
 
-/// M13 passes for the body's `method` and `_meta` protocol version.
+/// The consistency check passes for the body's `method` and `_meta` protocol version.
 pub fn consistent(headers: &HeaderMap, method: &str, protocol_version: &str) -> bool {
     let version_ok = exactly_one(headers, PROTOCOL_VERSION_HEADER) == Some(protocol_version.as_bytes());
     let method_ok = exactly_one(headers, METHOD_HEADER) == Some(method.as_bytes());

@@ -1,8 +1,8 @@
 //! Steps M10 and M11 (http-mcp.md §7.1, §7.2): strict JSON, then the JSON-RPC request envelope and id.
 //!
-//! Owns the order inside M11: the id is validated first, so every later envelope failure can echo it
-//! (`-32600` with `id` when the object had a valid one). The strict decoder itself is `crate::json`'s,
-//! applied with the request limits.
+//! Owns the order inside the envelope check: the id is validated first, so every later envelope failure can
+//! echo it (`-32600` with `id` when the object had a valid one). The strict decoder itself is
+//! `crate::json`'s, applied with the request limits.
 
 use serde_json::{Map, Value};
 
@@ -12,23 +12,24 @@ use crate::mcp::rpc::{RequestId, RpcError};
 /// The envelope members of http-mcp.md §7.2.
 const MEMBERS: [&str; 4] = ["id", "jsonrpc", "method", "params"];
 
-/// A request that passed M11.
+/// A request whose envelope and id passed (http-mcp.md §7.2).
 #[derive(Debug, PartialEq)]
 pub struct Envelope {
     pub id: RequestId,
     pub method: String,
-    /// `params`, when present (its absence is M12's failure).
+    /// `params`, when present (its absence fails the `_meta` check, http-mcp.md §7.3).
     pub params: Option<Map<String, Value>>,
 }
 
-/// A failure of M10 or M11, with the id to echo when one was validated.
+/// A failure of strict JSON or of the envelope (http-mcp.md §7.1, §7.2), with the id to echo when one was
+/// validated.
 #[derive(Debug, PartialEq)]
 pub struct Failure {
     pub error: RpcError,
     pub id: Option<RequestId>,
 }
 
-/// M10 then M11 over the body bytes.
+/// Strict JSON, then the envelope and id, over the body bytes.
 pub fn parse(body: &[u8]) -> Result<Envelope, Failure> {
     let value =
         decode(body, Limits::REQUEST).map_err(|_| Failure { error: RpcError::ParseError, id: None })?;

@@ -1,10 +1,12 @@
-//! The `POST /mcp` front (http-mcp.md §5): the ordered validation table from M1 to C4, then the answer of
-//! `server/discover` or `tools/list`, or the hand-over of a `tools/call` to the [`CallExecutor`].
+//! The `POST /mcp` front (http-mcp.md §5): the ordered validation table, from the method check (M1) to
+//! the `tools/call` readiness check (C4), then the answer of `server/discover` or `tools/list`, or the
+//! hand-over of a `tools/call` to the [`CallExecutor`].
 //!
-//! Owns the order of the steps and what flows between them: the request lease taken at M8 and held
-//! until the answer is written (or moved into the admitted call), the body read at M9, the validated id
-//! echoed from M11 on, and the 500 answer to a defect. Each step's rule lives in its own module; this
-//! file only sequences them. It does not own the transport (`crate::http`) or anything after C4.
+//! Owns the order of the steps and what flows between them: the request lease taken at request admission
+//! (http-mcp.md §6.8) and held until the answer is written (or moved into the admitted call), the body read
+//! (http-mcp.md §6.9), the id echoed once the envelope check validated it (http-mcp.md §7.2), and the 500
+//! answer to a defect. Each step's rule lives in its own module; this file only sequences them. It does
+//! not own the transport (`crate::http`) or anything after the readiness check (http-mcp.md §8.4).
 
 use std::cell::RefCell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -35,17 +37,19 @@ use crate::support::fault::{self, FaultPoint};
 
 /// Everything the front is built with (fixed at startup).
 pub struct FrontSettings {
-    /// The configured authority (http-mcp.md §1), compared with `Host` at M3.
+    /// The configured authority (http-mcp.md §1), compared with `Host` by the authority check
+    /// (http-mcp.md §6.3).
     pub authority: String,
-    /// `listen.allowed_origins` (M4).
+    /// `listen.allowed_origins`, for the Origin check (http-mcp.md §6.4).
     pub allowed_origins: Vec<String>,
-    /// The digest of the captured bearer (M5).
+    /// The digest of the captured bearer, for the bearer check (http-mcp.md §6.5).
     pub bearer: BearerDigest,
-    /// The domain's readiness (M17, C4).
+    /// The domain's readiness, for `tools/list` and `tools/call` (http-mcp.md §7.8, §8.4).
     pub readiness: Readiness,
-    /// The `/mcp` request pool (M8).
+    /// The `/mcp` request pool of request admission (http-mcp.md §6.8).
     pub requests: AdmissionPool,
-    /// The built templates and the encoded catalog (M17's answer, C2, C3).
+    /// The built templates and the encoded catalog: the `tools/list` answer, the tool lookup and the
+    /// `Mcp-Param-*` check (http-mcp.md §10.3, §8.2, §8.3).
     pub built: Arc<Built>,
 }
 
@@ -60,11 +64,11 @@ pub struct McpFront {
     listing: StaticResult,
 }
 
-/// What M10–C4 decided.
+/// What the checks on the body decided, strict JSON through readiness (http-mcp.md §7.1–§8.4).
 enum Decision {
     /// A JSON answer (an error, or the discover or list result).
     Answer(Response<ResponseBody>),
-    /// A `tools/call` that passed C4.
+    /// A `tools/call` that passed every check of the front (http-mcp.md §8.1–§8.4).
     Call { tool: ServedTool, arguments: Value, id: RequestId },
 }
 
@@ -77,8 +81,9 @@ impl McpFront {
         McpFront { settings, executor, discover, listing }
     }
 
-    /// M2–M7: the checks of the head, in order; the first failure answers and no later check runs
-    /// (so the bearer is not even hashed for a foreign `Host`). None reads the body.
+    /// The checks of the head, header size through `Accept` (http-mcp.md §6.2–§6.7), in order; the first
+    /// failure answers and no later check runs (so the bearer is not even hashed for a foreign `Host`).
+    /// None reads the body.
     fn check_head(&self, headers: &HeaderMap) -> Result<(), Refusal> {
         let s = &self.settings;
         head_steps(headers, &s.authority, &s.allowed_origins, &s.bearer)
@@ -94,8 +99,8 @@ impl McpFront {
         if let Err(refusal) = self.check_head(&parts.headers) {
             return refusal.response(declared);
         }
-        // M8 (http-mcp.md §6.8): no id (the body is unread); the connection closes (http-mcp.md §2.5 and the
-        // step's rule).
+        // Request admission (http-mcp.md §6.8): no id (the body is unread); the connection closes
+        // (http-mcp.md §2.5 and the step's rule).
         let lease = match self.settings.requests.try_reserve() {
             Ok(lease) => lease,
             Err(PoolRefusal::Exhausted) => return RpcError::RequestCapacityExhausted.response(None, true),
@@ -103,7 +108,7 @@ impl McpFront {
                 return RpcError::Unavailable.response(None, true)
             }
         };
-        // M9.
+        // The body read (http-mcp.md §6.9): size, progress, framing.
         let bytes = match body::read(body, BodyLimits::SPEC, parts.extensions.get()).await {
             Ok(bytes) => bytes,
             Err(BodyFailure::Refused(refusal)) => {
@@ -112,7 +117,8 @@ impl McpFront {
             Err(BodyFailure::HalfClosed) => return close_without_response(parts.extensions.get()).await,
         };
         let http10 = parts.version == Version::HTTP_10;
-        // http-mcp.md §5: a defect answers 500 `-32603`, with the id once M11 has validated one.
+        // http-mcp.md §5: a defect answers 500 `-32603`, with the id once the envelope check
+        // (http-mcp.md §7.2) has validated one.
         let validated = RefCell::new(None);
         let decided = catch_unwind(AssertUnwindSafe(|| self.decide(&parts.headers, &bytes, &validated)));
         match decided {
@@ -129,7 +135,8 @@ impl McpFront {
         }
     }
 
-    /// M10–C4 over the head and the complete body; `validated` receives the id once M11 passed.
+    /// The checks from strict JSON to readiness (http-mcp.md §7.1–§8.4) over the head and the complete body;
+    /// `validated` receives the id once the envelope check (http-mcp.md §7.2) passed.
     fn decide(&self, headers: &HeaderMap, body: &[u8], validated: &RefCell<Option<RequestId>>) -> Decision {
         let Envelope { id, method, params } = match envelope::parse(body) {
             Ok(envelope) => envelope,
@@ -152,7 +159,8 @@ impl McpFront {
         }
     }
 
-    /// C1–C4.
+    /// The `tools/call` checks: `Mcp-Name`, tool lookup, `Mcp-Param-*` headers, readiness
+    /// (http-mcp.md §8.1–§8.4).
     fn check_call(&self, headers: &HeaderMap, id: RequestId, name: &str, arguments: Value) -> Decision {
         let fail = |error: RpcError| Decision::Answer(error.response(Some(&id), false));
         if !tool::name_matches(headers, name) {
@@ -169,8 +177,9 @@ impl McpFront {
     }
 }
 
-/// M2–M7: the checks of the head, in order; the first failure is the answer (a free function so that the
-/// generated inputs of `chain_props.rs` run this very sequence).
+/// The checks of the head, header size through `Accept` (http-mcp.md §6.2–§6.7), in order; the first
+/// failure is the answer (a free function so that the generated inputs of `chain_props.rs` run this very
+/// sequence).
 pub(crate) fn head_steps(
     headers: &HeaderMap,
     authority: &str,
@@ -191,23 +200,24 @@ pub(crate) fn head_steps(
     }
 }
 
-/// M12–M16 over a request that passed M11: the served method with its validated parameters, or the
-/// error of the first step that fails (readiness, M17, is the caller's).
+/// The checks from `_meta` to the method parameters (http-mcp.md §7.3–§7.7) over a request whose envelope
+/// passed: the served method with its validated parameters, or the error of the first step that fails
+/// (readiness for `tools/list`, http-mcp.md §7.8, is the caller's).
 pub(crate) fn method_steps(
     headers: &HeaderMap,
     method: &str,
     params: Option<Map<String, Value>>,
 ) -> Result<Method, RpcError> {
-    // M12.
+    // `params._meta` (http-mcp.md §7.3).
     let Some(version) = meta::check(params.as_ref()).map(str::to_owned) else {
         return Err(RpcError::InvalidMeta);
     };
-    // M13, M14.
+    // Header and body consistency, then the protocol version (http-mcp.md §7.4, §7.5).
     if !consistency::consistent(headers, method, &version) {
         return Err(RpcError::HeaderMismatch);
     }
     method::version(&version)?;
-    // M15, M16.
+    // The method, then its parameters (http-mcp.md §7.6, §7.7).
     method::resolve(method, params.unwrap_or_default())
 }
 
@@ -219,7 +229,8 @@ async fn close_without_response(signal: Option<&CloseSignal>) -> Response<Respon
             signal.close_now();
             std::future::pending().await
         }
-        // Every connection inserts the signal; without one (a defect), close with the 400 of M9.
+        // Every connection inserts the signal; without one (a defect), close with the 400 of the body read
+        // (http-mcp.md §6.9).
         None => Refusal::RequestInvalid.response(true),
     }
 }

@@ -1,5 +1,5 @@
-//! Holding the request lease of M8 until a JSON answer has been written (http-mcp.md §5, last
-//! paragraph).
+//! Holding the request lease of request admission (http-mcp.md §6.8) until a JSON answer has been written
+//! (http-mcp.md §5, last paragraph).
 //!
 //! Owns one thing: a response body that carries the lease, so the slot is returned when hyper drops the
 //! body after writing its last byte, or when the exchange is dropped because the connection is gone.

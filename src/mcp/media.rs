@@ -27,7 +27,7 @@ pub fn is_json(value: &[u8]) -> bool {
     matches!(skip_ws(rest), b"utf-8" | b"\"utf-8\"")
 }
 
-/// M6 passes.
+/// The `Content-Type` check passes.
 pub fn acceptable(headers: &HeaderMap) -> bool {
     exactly_one(headers, CONTENT_TYPE).is_some_and(is_json)
 }

@@ -2,7 +2,7 @@
 //!
 //! Owns the shape checks of `_meta` and its 65,536-byte deterministic-encoding bound. Other `_meta`
 //! members (progress tokens, log levels, trace context, vendor keys) are accepted and ignored: the
-//! gateway sends no notifications. It does not own the protocol version's value (M13, M14).
+//! gateway sends no notifications. It does not own the protocol version's value (http-mcp.md §7.4, §7.5).
 
 use serde_json::{Map, Value};
 
@@ -73,7 +73,7 @@ fn client_info_ok(info: &Value) -> bool {
         && optional(info, "icons", |v| v.as_array().is_some_and(|a| a.iter().all(icon_ok)))
 }
 
-/// M12 over `params`; returns the requested protocol version (body side) when it passes.
+/// The `_meta` check over `params`; returns the requested protocol version (body side) when it passes.
 pub fn check(params: Option<&Map<String, Value>>) -> Option<&str> {
     let meta_value = params?.get("_meta")?;
     let meta = meta_value.as_object()?;

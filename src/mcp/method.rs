@@ -1,7 +1,7 @@
 //! Steps M14–M16 (http-mcp.md §7.5–§7.7): the protocol version, the method, and the method's parameters.
 //!
 //! Owns the served version, the closed set of served methods, and the parameter rules of each. It does
-//! not own readiness (M17, C4) or the tool lookup (C2).
+//! not own readiness (http-mcp.md §7.8, §8.4) or the tool lookup (http-mcp.md §8.2).
 
 use serde_json::{Map, Value};
 
@@ -21,7 +21,8 @@ pub enum Method {
     Call { name: String, arguments: Value },
 }
 
-/// M14: the version, equal in header and body after M13, is the one served.
+/// The protocol version check: the version, equal in header and body after the consistency check
+/// (http-mcp.md §7.4), is the one served.
 pub fn version(requested: &str) -> Result<(), RpcError> {
     if requested == PROTOCOL_VERSION {
         Ok(())
@@ -30,7 +31,8 @@ pub fn version(requested: &str) -> Result<(), RpcError> {
     }
 }
 
-/// M15 then M16. `params` passed M12, so it is present and has `_meta`.
+/// The method check, then its parameters (http-mcp.md §7.6, §7.7). `params` passed the `_meta` check
+/// (http-mcp.md §7.3), so it is present and has `_meta`.
 pub fn resolve(method: &str, mut params: Map<String, Value>) -> Result<Method, RpcError> {
     let only_meta = |p: &Map<String, Value>| p.keys().all(|k| k == "_meta");
     match method {

@@ -8,7 +8,7 @@ use hyper::HeaderMap;
 
 use crate::mcp::fields::{lines, Lines};
 
-/// M4 passes for `headers` against the configured `allowed` origins.
+/// The Origin check passes for `headers` against the configured `allowed` origins.
 pub fn allowed(headers: &HeaderMap, allowed: &[String]) -> bool {
     match lines(headers, ORIGIN) {
         Lines::Absent => true,

@@ -16,7 +16,8 @@ use crate::mcp_param::{expected, HeaderParam, MAX_EXPECTED_BYTES};
 /// The lowercase prefix of a param line.
 const PREFIX: &str = "mcp-param-";
 
-/// C3 passes: the param lines of `headers` match the expected headers of `params` for `arguments`.
+/// The `Mcp-Param-*` check passes: the param lines of `headers` match the expected headers of `params` for
+/// `arguments`.
 pub fn matches(headers: &HeaderMap, params: &[HeaderParam], arguments: &Value) -> bool {
     let mut wanted = Vec::with_capacity(params.len());
     let mut total = 0usize;
@@ -102,7 +103,7 @@ mod tests {
 
     #[test]
     fn matching_vectors() {
-        // http-mcp.md §12.10 rows 194–229 (the SSE rows pass C3; their outcome is execution's).
+        // http-mcp.md §12.10 rows 194–229 (the SSE rows pass this check; their outcome is execution's).
         type Lines<'a> = &'a [(&'a str, &'a [u8])];
         let cases: &[(&str, Lines, bool)] = &[
             (r#"{"region":"us-west1"}"#, &[("Mcp-Param-Region", b"us-west1")], true),

@@ -1,4 +1,4 @@
-//! Generated inputs for the C3 check of `tools/call` (http-mcp.md §9.3–§9.5; issue 18,
+//! Generated inputs for the `Mcp-Param-*` check of `tools/call` (http-mcp.md §9.3–§9.5; issue 18,
 //! docs/reliability.md): the client's expected headers (`mcp_param::expected_headers`) always pass the
 //! server's check (`params::matches`), both sides sharing one rule.
 

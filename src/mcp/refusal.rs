@@ -1,36 +1,37 @@
-//! The fixed answers of steps M2–M9 on `/mcp` (http-mcp.md §5, §6, §10.1): `{"error":"<code>"}` bodies,
-//! their statuses and extra headers.
+//! The fixed answers of the transport checks M2–M9 on `/mcp` (http-mcp.md §5, §6, §10.1):
+//! `{"error":"<code>"}` bodies, their statuses and extra headers.
 //!
 //! Owns the closed set of transport refusals and their exact bytes. Every one of them is written before
 //! the body was read to the end (or after it failed to read), so each carries `connection: close` when a
-//! body was declared (http-mcp.md §2.5); the M9 answers always close. It does not own JSON-RPC bodies (`rpc`)
-//! or M1 (`crate::http::mcp::method_rule`).
+//! body was declared (http-mcp.md §2.5); the answers of the body read (http-mcp.md §6.9) always close. It
+//! does not own JSON-RPC bodies (`rpc`) or the method check (http-mcp.md §6.1,
+//! `crate::http::mcp::method_rule`).
 
 use hyper::header::{HeaderValue, WWW_AUTHENTICATE};
 use hyper::{Response, StatusCode};
 
 use crate::http::response::{fixed_json, ResponseBody};
 
-/// A refusal of M2–M9 that answers with a fixed body.
+/// A refusal of a transport check (http-mcp.md §6.2–§6.9) that answers with a fixed body.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Refusal {
-    /// M2: 431 `request_headers_too_large`.
+    /// Header size (http-mcp.md §6.2): 431 `request_headers_too_large`.
     HeadersTooLarge,
-    /// M3: 400 `invalid_authority`.
+    /// Authority (http-mcp.md §6.3): 400 `invalid_authority`.
     InvalidAuthority,
-    /// M4: 403 `origin_forbidden`.
+    /// Origin (http-mcp.md §6.4): 403 `origin_forbidden`.
     OriginForbidden,
-    /// M5: 401 `unauthorized`, `www-authenticate: Bearer`.
+    /// Bearer (http-mcp.md §6.5): 401 `unauthorized`, `www-authenticate: Bearer`.
     Unauthorized,
-    /// M6: 415 `unsupported_media_type`.
+    /// Content-Type (http-mcp.md §6.6): 415 `unsupported_media_type`.
     UnsupportedMediaType,
-    /// M7: 406 `not_acceptable`.
+    /// Accept (http-mcp.md §6.7): 406 `not_acceptable`.
     NotAcceptable,
-    /// M9: 413 `request_too_large`.
+    /// Body read (http-mcp.md §6.9): 413 `request_too_large`.
     RequestTooLarge,
-    /// M9: 408 `request_timeout`.
+    /// Body read (http-mcp.md §6.9): 408 `request_timeout`.
     RequestTimeout,
-    /// M9: 400 `request_invalid`.
+    /// Body read (http-mcp.md §6.9): 400 `request_invalid`.
     RequestInvalid,
 }
 
@@ -64,8 +65,8 @@ impl Refusal {
         }
     }
 
-    /// The M9 refusals always close (http-mcp.md §6.9: the body was not read to its end); the earlier ones
-    /// close when a body was declared (http-mcp.md §2.5).
+    /// The body-read refusals always close (http-mcp.md §6.9: the body was not read to its end); the earlier
+    /// ones close when a body was declared (http-mcp.md §2.5).
     fn always_closes(self) -> bool {
         matches!(self, Refusal::RequestTooLarge | Refusal::RequestTimeout | Refusal::RequestInvalid)
     }

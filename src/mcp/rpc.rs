@@ -3,7 +3,8 @@
 //!
 //! Owns the wire form of every JSON-RPC body the HTTP front writes, so that each code, message, status and
 //! `data` member is written in exactly one place. It does not decide *when* an error applies (the
-//! validation steps do) and does not own the fixed `{"error":"<code>"}` bodies of M1–M9.
+//! validation steps do) and does not own the fixed `{"error":"<code>"}` bodies of
+//! the transport checks (http-mcp.md §6).
 
 use std::fmt::Write as _;
 
@@ -65,28 +66,31 @@ impl RequestId {
 /// is never written.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum RpcError {
-    /// M10: the body is not strict JSON within the request limits.
+    /// Strict JSON (http-mcp.md §7.1): the body is not strict JSON within the request limits.
     ParseError,
-    /// M11: not a JSON-RPC request object, or an invalid id.
+    /// Envelope (http-mcp.md §7.2): not a JSON-RPC request object, or an invalid id.
     InvalidRequest,
-    /// M12: `params` or `_meta` missing or malformed (HTTP 400).
+    /// `_meta` (http-mcp.md §7.3): `params` or `_meta` missing or malformed (HTTP 400).
     InvalidMeta,
-    /// M16 and C2: bad method parameters or an unknown tool (HTTP 200).
+    /// Bad method parameters or an unknown tool (HTTP 200; http-mcp.md §7.7, §8.2).
     InvalidParams,
-    /// M13, C1, C3: a header disagrees with the body.
+    /// A header disagrees with the body: protocol version, method, `Mcp-Name` or `Mcp-Param-*`
+    /// (http-mcp.md §7.4, §8.1, §8.3).
     HeaderMismatch,
-    /// M14: a protocol version other than `2026-07-28`; carries the requested string as sent.
+    /// Protocol version (http-mcp.md §7.5): a protocol version other than `2026-07-28`; carries the requested
+    /// string as sent.
     UnsupportedProtocolVersion { requested: String },
-    /// M15: any method but the three served ones.
+    /// Method (http-mcp.md §7.6): any method but the three served ones.
     MethodNotFound,
-    /// M8: every request lease is held.
+    /// Request admission (http-mcp.md §6.8): every request lease is held.
     RequestCapacityExhausted,
-    /// C6: every run slot is in use.
+    /// Run admission (http-mcp.md §8.6): every run slot is in use.
     RunCapacityExhausted,
-    /// M8 (owner gone), M17 and C4 (not ready or fenced), C6 (unavailable or undecided).
+    /// Unavailable: request admission's owner gone (http-mcp.md §6.8), not ready or fenced
+    /// (http-mcp.md §7.8, §8.4), run admission unavailable or undecided (http-mcp.md §8.6).
     Unavailable,
-    /// C6: the run's artifacts could not be reserved, the process being out of descriptors
-    /// (traces.md §4.2).
+    /// Run admission (http-mcp.md §8.6): the run's artifacts could not be reserved, the process being out of
+    /// descriptors (traces.md §4.2).
     ArtifactUnavailable,
     /// A gateway defect before the commit, or a JSON response over 4,194,304 bytes.
     Internal,

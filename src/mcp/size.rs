@@ -11,12 +11,13 @@ use crate::http::fields::trim_ows;
 /// most this.
 pub const MAX_HEADER_BYTES: usize = 32_768;
 
-/// The M2 sum. hyper stores names lowercased and keeps every field line, so duplicates count separately.
+/// The aggregate header size. hyper stores names lowercased and keeps every field line, so duplicates count
+/// separately.
 pub fn header_bytes(headers: &HeaderMap) -> usize {
     headers.iter().map(|(name, value)| name.as_str().len() + trim_ows(value.as_bytes()).len()).sum()
 }
 
-/// M2 passes.
+/// The header-size check passes.
 pub fn within_bound(headers: &HeaderMap) -> bool {
     header_bytes(headers) <= MAX_HEADER_BYTES
 }

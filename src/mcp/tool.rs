@@ -1,7 +1,7 @@
 //! Steps C1 and C2 (http-mcp.md §8.1, §8.2): the `Mcp-Name` header names the called tool, and a served
 //! tool has that name.
 //!
-//! Owns the header comparison (decoded by http-mcp.md §9.5, then byte equality) and C2's lookup, which
+//! Owns the header comparison (decoded by http-mcp.md §9.5, then byte equality) and the tool lookup, which
 //! resolves the name once into the [`ServedTool`] the call carries from here on (the search itself is
 //! [`Built::find`]: the templates are in ascending byte order of their names).
 
@@ -12,12 +12,12 @@ use crate::mcp::consistency::NAME_HEADER;
 use crate::mcp::fields::exactly_one;
 use crate::mcp_param::encoding::decode;
 
-/// C1 passes: exactly one `Mcp-Name` line decoding to `name`.
+/// The `Mcp-Name` check (http-mcp.md §8.1) passes: exactly one `Mcp-Name` line decoding to `name`.
 pub fn name_matches(headers: &HeaderMap, name: &str) -> bool {
     exactly_one(headers, NAME_HEADER).and_then(decode).is_some_and(|decoded| decoded == name)
 }
 
-/// C2: the served tool called `name`.
+/// The tool lookup (http-mcp.md §8.2): the served tool called `name`.
 pub fn find(built: &Built, name: &str) -> Option<ServedTool> {
     built.find(name)
 }

@@ -2,7 +2,8 @@
 //! received `Mcp-Name` or `Mcp-Param-*` value, and the canonical encoding a client is expected to send.
 //!
 //! Owns the base64 sentinel `=?base64?…?=`, canonical padded standard Base64 in both directions, and the
-//! literal-value byte rule. It does not own which headers are compared with what (C1 `mcp::tool`, C3 `mcp::params`).
+//! literal-value byte rule. It does not own which headers are compared with what (the `Mcp-Name` check in
+//! `mcp::tool`, the `Mcp-Param-*` check in `mcp::params`).
 
 /// The sentinel markers (lowercase only: `=?BASE64?…?=` is a literal).
 const OPEN: &[u8] = b"=?base64?";

@@ -1,13 +1,12 @@
-//! The `Mcp-Param-*` header mirror of a `tools/call`'s arguments (http-mcp.md §9.1–§9.3, §9.5), shared by
-//! the three sides that must agree on it: the `/mcp` front's C3 check (`mcp::params`), the
-//! gateway's own client `ptc call` (`call`) and the Streamable HTTP upstream client
+//! The `Mcp-Param-*` header mirror of a `tools/call`'s arguments (http-mcp.md §9.1–§9.3, §9.5), shared by the
+//! three sides that must agree on it: the `/mcp` front's `Mcp-Param-*` check (http-mcp.md §8.3,
+//! `mcp::params`), the gateway's own client `ptc call` (`call`) and the Streamable HTTP upstream client
 //! (`providers::http`).
 //!
-//! Owns the header parameter type, the expected value of each parameter for given arguments, the
-//! 16,384-byte bound on the expected headers, and (in [`encoding`]) the header value encoding, which the
-//! `Mcp-Name` check C1 uses as well. It does not own the projection of a schema onto parameters
-//! (`apps::header`) or the matching of received headers (`mcp::params`). Imports only
-//! `crate::json`.
+//! Owns the header parameter type, the expected value of each parameter for given arguments, the 16,384-byte
+//! bound on the expected headers, and (in [`encoding`]) the header value encoding, which the `Mcp-Name` check
+//! (http-mcp.md §8.1) uses as well. It does not own the projection of a schema onto parameters
+//! (`apps::header`) or the matching of received headers (`mcp::params`). Imports only `crate::json`.
 
 pub mod encoding;
 

@@ -2,8 +2,8 @@
 //! (http-mcp.md §9.2–§9.5; issue 18, docs/reliability.md).
 //!
 //! Properties: no panic on any header value; decoding is the inverse of the canonical encoding for every
-//! string (http-mcp.md §9.2 rule 4 round-trips); a sentinel decodes only when its payload is canonical
-//! Base64 (re-encoding gives the same bytes). That the expected headers pass the server's C3 check is
+//! string (http-mcp.md §9.2 rule 4 round-trips); a sentinel decodes only when its payload is canonical Base64
+//! (re-encoding gives the same bytes). That the expected headers pass the server's `Mcp-Param-*` check is
 //! `mcp::params_props` (the check is the `/mcp` front's, above this module).
 
 use hyper::header::HeaderValue;

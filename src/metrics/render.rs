@@ -102,7 +102,7 @@ ptc_gateway_events_total{kind=\"model_tokens\",tool=\"ask\",provider=\"llm\"} 12
         assert_eq!(render(&snapshot), want);
     }
 
-    /// MT2: label values are escaped as the exposition format requires.
+    /// audit-events.md §3.12 vector MT2: label values are escaped as the exposition format requires.
     #[test]
     fn mt2_label_values_are_escaped() {
         assert_eq!(label("a\\b\"c\nd"), "a\\\\b\\\"c\\nd");

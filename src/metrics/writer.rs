@@ -1,7 +1,8 @@
 //! The metrics writer (audit-events.md §3.12) and its owner in the supervision tree, `metrics_writer`: a
 //! [`TaskOwner`] whose one task replaces the file at readiness and then every `interval_ms`. Its loss is
-//! tolerated: like the event log, metrics never change readiness. S8 stops it and writes the file one
-//! last time (readiness then reads 0), so a stopped gateway does not leave a file that says it is ready.
+//! tolerated: like the event log, metrics never change readiness. The event log close stage (S8) stops it and
+//! writes the file one last time (readiness then reads 0), so a stopped gateway does not leave a file that
+//! says it is ready.
 //!
 //! Owns: reading a [`Snapshot`] from its sources and the atomic replacement (a temporary file in the same
 //! directory, renamed over the file). Does not own the text (`render.rs`) or the directory's validation
@@ -62,7 +63,7 @@ impl Sources {
     }
 }
 
-/// The directory and the sources; S8 writes the last file through it.
+/// The directory and the sources; the event log close stage (S8) writes the last file through it.
 #[derive(Clone)]
 pub(crate) struct Writer {
     dir: Arc<PrivateDir>,
@@ -101,7 +102,7 @@ impl Writer {
 }
 
 /// Starts the writer's owner under `domain` (after stage 12): the file is written at once, then every
-/// `interval`. Returns the writer for S8's last write.
+/// `interval`. Returns the writer for the event log close stage's last write.
 pub(crate) async fn start(
     domain: &SupervisorHandle,
     dir: PrivateDir,
@@ -123,7 +124,8 @@ pub(crate) async fn start(
     domain.start_child(spec).await.map(|_| writer)
 }
 
-/// S8's part: the last file, written after the owner stopped (readiness is then false).
+/// The event log close stage's part: the last file, written after the owner stopped (readiness is then
+/// false).
 pub(crate) async fn write_last(writer: &Writer) {
     writer.write_blocking().await;
 }

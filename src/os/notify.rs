@@ -2,7 +2,7 @@
 //! `NOTIFY_SOCKET` target captured once at process start, and the `WATCHDOG_USEC` / `WATCHDOG_PID` rule.
 //!
 //! Owns the wire texts and the datagram. Does not own *when* a message is sent: stage 12 sends `READY=1`
-//! (`startup`), shutdown stage S1 sends `STOPPING=1` (`startup::shutdown`), and the ticking
+//! (`startup`), shutdown stage S1 (stop listeners) sends `STOPPING=1` (`startup::shutdown`), and the ticking
 //! of `WATCHDOG=1` lives in `startup::watchdog`.
 //!
 //! The protocol is one `AF_UNIX` datagram of newline-terminated `KEY=VALUE` lines (sd_notify(3)). It is

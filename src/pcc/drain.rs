@@ -10,15 +10,16 @@ use crate::codes::domain::Readiness;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Drain {
     Serving,
-    /// S1: new streams are refused; idle streams end; a stream with a call waits for its answer.
+    /// Shutdown stage S1, stop listeners: new streams are refused; idle streams end; a stream with a call
+    /// waits for its answer.
     Draining,
-    /// S6: every stream still open ends now.
+    /// Shutdown stage S6, admission clean: every stream still open ends now.
     Cutoff,
 }
 
-/// Whether a drain has begun (pcc.md §15): from the signal on, when readiness turns `draining`, although S1
-/// moves the front's own watch only once the listener owners have stopped. Stream admission and a
-/// stream's `tools/call` both ask this, so neither sees a gap between the two.
+/// Whether a drain has begun (pcc.md §15): from the signal on, when readiness turns `draining`, although the
+/// stop listeners stage (S1) moves the front's own watch only once the listener owners have stopped. Stream
+/// admission and a stream's `tools/call` both ask this, so neither sees a gap between the two.
 pub fn drain_begun(drain: &watch::Receiver<Drain>, readiness: &Readiness) -> bool {
     *drain.borrow() != Drain::Serving || readiness.phase() == Phase::Draining
 }

@@ -25,9 +25,9 @@ pub const KEEPALIVE_INTERVAL: Duration = Duration::from_millis(30_000);
 /// ... and the connection closes without its acknowledgement within this.
 pub const KEEPALIVE_TIMEOUT: Duration = Duration::from_millis(10_000);
 
-/// Serves `service` on `listener` until `drain` leaves `Serving` (S1): then tonic stops accepting and
-/// sends `GOAWAY`, and the streams end as pcc.md §15 says. Returns when the server has stopped; its owner
-/// (`startup::listeners`) hears that end.
+/// Serves `service` on `listener` until `drain` leaves `Serving` (stop listeners, S1): then tonic stops
+/// accepting and sends `GOAWAY`, and the streams end as pcc.md §15 says. Returns when the server has stopped;
+/// its owner (`startup::listeners`) hears that end.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     service: PccService,

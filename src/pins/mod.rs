@@ -33,7 +33,7 @@ pub type PinMap = BTreeMap<String, String>;
 /// Why a pin could not be computed. Closed; each maps onto one startup code (lifecycle.md §4).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PinError {
-    /// A selected alias names no installation of the host document. Stage 5 (config.md §6.5 S1) refuses
+    /// A selected alias names no installation of the host document. Stage 5 (config.md §6.5 rule S1) refuses
     /// such a manifest first, so reaching this is a defect of the caller.
     UnknownInstallation,
     /// The facts document is not the shape providers.md §7.4 records (a missing or mistyped member, a

@@ -128,7 +128,7 @@ impl CallAdmission {
         Err(refused(class))
     }
 
-    /// Shutdown (lifecycle.md §7.3 S5): no new admissions; every waiter leaves with
+    /// Shutdown (lifecycle.md §7.3 stage S5 (provider cleanup)): no new admissions; every waiter leaves with
     /// `provider_unavailable`.
     /// `(max_active, active, waiting)` now, for the metrics file (audit-events.md §3.12).
     pub fn occupancy(&self) -> (u64, u64, u64) {
@@ -142,7 +142,7 @@ impl CallAdmission {
         state.waiters.clear();
     }
 
-    /// No active and no waiting call (the S5 criterion, providers.md §13.3).
+    /// No active and no waiting call (the criterion of the provider cleanup stage, S5, providers.md §13.3).
     pub fn is_idle(&self) -> bool {
         let state = self.inner.state();
         state.active == 0 && state.waiters.is_empty()

@@ -9,7 +9,8 @@
 //! only) and `stderr_tail` records in that order (providers.md §12.1 steps 2–4).
 //!
 //! Does not own: the transports' work (`transport.rs`, `http/`), provider calls (`runtime.rs`), or the
-//! orderly close at shutdown (`runtime.rs` S5, which closes every site; the owners are retired after).
+//! orderly close at shutdown (the provider cleanup stage, S5, in `runtime.rs`, which closes every site; the
+//! owners are retired after).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

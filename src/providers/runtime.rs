@@ -3,10 +3,10 @@
 //! requests, and the fence that a transport loss or a settlement expiry puts on the whole domain.
 //!
 //! Owns one provider call from "the alias resolved to a site" to its reply (steps 2–8 of providers.md §8.1)
-//! and the background work it leaves (a detached request's settlement holds its admission slot), and S5's
-//! orderly close of every site. A transport's loss is its owner's (`owner.rs`): the owner fails, and its
-//! supervisor fences and closes. Does not own grants or Luau (the borrow, `exec::borrow`),
-//! acquisition (`startup::providers`) or the transports themselves.
+//! and the background work it leaves (a detached request's settlement holds its admission slot), and the
+//! provider cleanup stage's orderly close of every site. A transport's loss is its owner's (`owner.rs`): the
+//! owner fails, and its supervisor fences and closes. Does not own grants or Luau (the borrow,
+//! `exec::borrow`), acquisition (`startup::providers`) or the transports themselves.
 
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -61,10 +61,11 @@ pub struct ProviderRuntime {
     events: EventLog,
     version: String,
     sealed: AtomicBool,
-    /// Provider calls past the seal check that have neither ended nor, once detached, settled: what S5
-    /// waits for (lifecycle.md §7.3 "outstanding provider borrows"). A call cancelled by S3's cancel-all
-    /// is still counted until its cancellation has been written, so S5 never closes a transport under a
-    /// request that is about to be abandoned.
+    /// Provider calls past the seal check that have neither ended nor, once detached, settled: what the
+    /// provider cleanup stage (S5) waits for (lifecycle.md §7.3 "outstanding provider borrows"). A call
+    /// cancelled by the drain runs stage's cancel-all is still counted until its cancellation has been
+    /// written, so the provider cleanup stage (S5) never closes a transport under a request that is about to
+    /// be abandoned.
     outstanding: Arc<(AtomicUsize, Notify)>,
 }
 
@@ -195,11 +196,12 @@ impl ProviderRuntime {
         // Step 2: the deadline covers the admission wait too.
         let own = Instant::now() + Duration::from_millis(site.ceilings.timeout_ms);
         let deadline = run_deadline.min(own);
-        // Counted before the seal is read, and S5 seals before it reads the count (both SeqCst): either
-        // this call sees the seal, or S5 waits for it.
+        // Counted before the seal is read, and the provider cleanup stage (S5) seals before it reads the
+        // count (both SeqCst): either this call sees the seal, or the provider cleanup stage (S5) waits for
+        // it.
         let outstanding = Outstanding::enter(&self.outstanding);
-        // Step 3: sealed, lost, or a fenced domain (a draining one still lets admitted runs finish; S5
-        // seals the acquisitions).
+        // Step 3: sealed, lost, or a fenced domain (a draining one still lets admitted runs finish; the
+        // provider cleanup stage (S5) seals the acquisitions).
         if self.sealed.load(Ordering::SeqCst) || self.domain.readiness().phase() == Phase::Fenced {
             return refused(FailureClass::ProviderUnavailable);
         }
@@ -271,16 +273,18 @@ impl ProviderRuntime {
         Called { result: outcome.result, settling: Some(settling), request_id: outcome.request_id }
     }
 
-    /// S4 (audit-events.md §3.6): the stderr tail of every transport that has none yet.
+    /// Shutdown stage S4, checkpoint events (audit-events.md §3.6): the stderr tail of every transport that
+    /// has none yet.
     pub fn checkpoint(&self) {
         for site in &self.sites {
             site.stderr_once(&self.events);
         }
     }
 
-    /// S5 (lifecycle.md §7.3, providers.md §13.3): seal, wait for outstanding calls (in flight, or
-    /// detached and not yet settled) until `cutoff`, close every transport concurrently. Clean iff every
-    /// leader was reaped, nothing was outstanding at the close, and admission is idle.
+    /// Shutdown stage S5, provider cleanup (lifecycle.md §7.3, providers.md §13.3): seal, wait for
+    /// outstanding calls (in flight, or detached and not yet settled) until `cutoff`, close every transport
+    /// concurrently. Clean iff every leader was reaped, nothing was outstanding at the close, and admission
+    /// is idle.
     pub async fn shut_down(&self, cutoff: Instant) -> bool {
         self.sealed.store(true, Ordering::SeqCst);
         self.admission.close();
@@ -332,7 +336,8 @@ fn model_class(class: FailureClass, timeout_first: bool) -> ModelFailure {
 }
 
 /// One outstanding provider call in [`ProviderRuntime::outstanding`]; dropping it (the call ended, its
-/// detached request settled, or the issuing future was dropped) takes it out and wakes S5's wait.
+/// detached request settled, or the issuing future was dropped) takes it out and wakes the provider cleanup
+/// stage's wait.
 struct Outstanding(Arc<(AtomicUsize, Notify)>);
 
 impl Outstanding {

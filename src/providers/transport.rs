@@ -63,9 +63,9 @@ pub struct TransportEnd {
     pub exit_status: Option<i32>,
     pub stderr: Vec<u8>,
     pub stderr_truncated: bool,
-    /// The transport is closed and, for stdio, its leader reaped (providers.md §13.3, S5's cleanliness).
-    /// Independent of `fault`: a child lost to a pipe error (`transport_error`) is still reaped by the
-    /// close procedure.
+    /// The transport is closed and, for stdio, its leader reaped (providers.md §13.3, the provider cleanup
+    /// stage's cleanliness). Independent of `fault`: a child lost to a pipe error (`transport_error`) is
+    /// still reaped by the close procedure.
     pub reaped: bool,
 }
 

@@ -2,12 +2,12 @@
 //! running" is a readiness input; lifecycle.md §6.3: its stop fences with `owner_lost`,
 //! audit-events.md §4.2).
 //!
-//! Owns the one [`CapturedCredentials`] value of the process from stage 9b on. Startup reads it through
-//! its own reference while it acquires the provider transports (9d) and hashes the bearer token for the
-//! fronts (11), and drops that reference when it returns; from then on this owner holds the only one. Its
-//! stop (orderly, as S8 stops the tree, or a loss) releases the value, and every [`Secret`] in it zeroes
-//! its bytes when dropped (`config::secret`), so the credentials leave memory with their owner. Does not
-//! own capture (`config::credentials`) or the uses of the values.
+//! Owns the one [`CapturedCredentials`] value of the process from stage 9b on. Startup reads it through its
+//! own reference while it acquires the provider transports (9d) and hashes the bearer token for the fronts
+//! (11), and drops that reference when it returns; from then on this owner holds the only one. Its stop
+//! (orderly, as the event log close stage (S8) stops the tree, or a loss) releases the value, and every
+//! [`Secret`] in it zeroes its bytes when dropped (`config::secret`), so the credentials leave memory with
+//! their owner. Does not own capture (`config::credentials`) or the uses of the values.
 //!
 //! [`Secret`]: crate::config::secret::Secret
 

@@ -33,7 +33,8 @@ pub struct Gateway {
     pub(crate) pools: Pools,
     pub(crate) listeners: listeners::Serving,
     pub(crate) events: EventLog,
-    /// The metrics writer, with `artifacts.metrics` (audit-events.md §3.12); S8 writes its last file.
+    /// The metrics writer, with `artifacts.metrics` (audit-events.md §3.12); the event log close stage (S8)
+    /// writes its last file.
     pub(crate) metrics: Option<crate::metrics::Writer>,
     pub(crate) audit: Option<AuditLog>,
     pub(crate) templates: Arc<Built>,

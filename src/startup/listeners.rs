@@ -3,8 +3,9 @@
 //! accept loop on a task it owns, so that the end or panic of a loop is that owner's loss, and the loss of
 //! a listener stops the domain (lifecycle.md §6.3, §7.5: exit 70).
 //!
-//! With `pcc`, the PCC listener serves the gRPC front of `crate::pcc` (pcc.md §3); its stopper follows
-//! the drain of pcc.md §15 (S1: stop accepting, idle streams end; S6: every stream ends).
+//! With `pcc`, the PCC listener serves the gRPC front of `crate::pcc` (pcc.md §3); its stopper follows the
+//! drain of pcc.md §15 (stop listeners, S1: stop accepting, idle streams end; admission clean, S6: every
+//! stream ends).
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -23,7 +24,8 @@ use crate::pcc::drain::Drain;
 use crate::pcc::service::PccService;
 use crate::startup::pools::Pools;
 
-/// The name of the listeners supervisor under the domain; S1 stops it as a subtree.
+/// The name of the listeners supervisor under the domain; the stop listeners stage (S1) stops it as a
+/// subtree.
 pub const LISTENERS: &str = "listeners";
 /// The names of the listener actors, in start order; also the names of their accept-loop tasks.
 pub const CHILD_NAMES: [&str; 2] = ["http_listener", "pcc_listener"];
@@ -82,7 +84,8 @@ pub struct Stopper {
 }
 
 impl Stopper {
-    /// S1: stop accepting and close the listening sockets; idle connections close.
+    /// Shutdown stage S1, stop listeners: stop accepting and close the listening sockets; idle connections
+    /// close.
     pub fn stop_accepting(&self) {
         self.http.stop_accepting();
         if let Some(stop) = &self.pcc_stop {
@@ -91,7 +94,8 @@ impl Stopper {
         }
     }
 
-    /// S6: close every connection still open; every PCC stream still open ends (pcc.md §15 step 5).
+    /// Shutdown stage S6, admission clean: close every connection still open; every PCC stream still open
+    /// ends (pcc.md §15 step 5).
     pub fn close_all(&self) {
         self.http.close_all();
         if let Some(stop) = &self.pcc_stop {
@@ -141,8 +145,8 @@ async fn start_listener(
     policy: ChildPolicy,
     accept: AcceptLoop,
 ) -> Result<(), ptc_actors::DomainError> {
-    // The owner fails as soon as its loop ends or panics; S1 retires the subtree before stopping the
-    // loops, so an orderly stop is no loss.
+    // The owner fails as soon as its loop ends or panics; the stop listeners stage (S1) retires the subtree
+    // before stopping the loops, so an orderly stop is no loss.
     let accept: AcceptLoop = Box::pin(crate::startup::fault::with_task_panic(name, accept));
     let spec = TaskOwner::spec(name, policy, (TaskGroup::new(), vec![(name, accept)]));
     listeners.start_child(spec).await.map(|_| ())

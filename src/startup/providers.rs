@@ -90,7 +90,8 @@ pub fn check_installation_pins(docs: &Documents, built: &Built) -> Result<(), St
     Ok(())
 }
 
-/// The upstream names a site grants (pins.md §8.4): with S4, the union of its grants over the missions.
+/// The upstream names a site grants (pins.md §8.4): the union of its grants over the missions
+/// (selection rule S4, config.md §6.5, grants every declaration to some mission).
 fn granted(template: &Template, declaration: &str) -> BTreeSet<String> {
     template
         .selections

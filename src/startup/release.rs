@@ -1,8 +1,8 @@
-//! The release stack: everything a startup stage creates that must be undone, pushed as the stage
-//! completes, so that a later failure or a stop during startup (lifecycle.md §5.2, §8.3) undoes exactly
-//! what exists, in reverse stage order, by popping. The serving gateway keeps the same stack; the shutdown
-//! stages take their parts out of it (S5 the providers, S7 the audit, S8 the event log and the artifact
-//! root), and whatever is left is released the same way at the end.
+//! The release stack: everything a startup stage creates that must be undone, pushed as the stage completes,
+//! so that a later failure or a stop during startup (lifecycle.md §5.2, §8.3) undoes exactly what exists, in
+//! reverse stage order, by popping. The serving gateway keeps the same stack; the shutdown stages take their
+//! parts out of it (provider cleanup, S5, the providers; audit flush, S7, the audit; event log close, S8, the
+//! event log and the artifact root), and whatever is left is released the same way at the end.
 //!
 //! Owns the order of undoing and what "undone" means for each part. Does not own the stages (`serve.rs`)
 //! or the shutdown (`shutdown.rs`).
@@ -102,12 +102,13 @@ impl ReleaseStack {
         )
     }
 
-    /// Drops the providers part: S5 closed every acquisition and stopped the subtree itself.
+    /// Drops the providers part: the provider cleanup stage (S5) closed every acquisition and stopped the
+    /// subtree itself.
     pub(crate) fn forget_providers(&mut self) {
         self.parts.retain(|p| !matches!(p, Part::Providers { .. }));
     }
 
-    /// Drops the event-log part: S8 closed the log itself.
+    /// Drops the event-log part: the event log close stage (S8) closed the log itself.
     pub(crate) fn forget_event_log(&mut self) {
         self.parts.retain(|p| !matches!(p, Part::EventLog(_)));
     }

@@ -81,7 +81,8 @@ pub async fn start(args: &GatewayArgs, held: &mut Startup) -> Result<Gateway, St
     crate::events::owner::start(&domain, events.clone()).await.map_err(|_| StartupCode::InternalError)?;
     // lifecycle.md §3.2 "Event emission": `templates` is started at stage 5 and ready after stage 6.
     events.stage(StartupStage::Templates, StartupOutcome::Started);
-    // Shared with the MCP front (the listing, C2 and C3) for the life of the gateway.
+    // Shared with the MCP front (the listing, the tool lookup and the `Mcp-Param-*` check) for the life of
+    // the gateway.
     let built = Arc::new(templates::build(&docs, args.mode)?);
     if fault::injected(FaultPoint::PanicInStage) {
         panic!("injected fault: a panic inside a stage");

@@ -1,12 +1,13 @@
 //! The gateway's part of the staged shutdown (lifecycle.md §7.3): the hooks it adds to the generic
-//! orchestrator of `ptc_actors::shutdown`, which runs the S1–S8 table of `crate::codes::domain` (the
-//! order, the deadlines, which stages count for the exit status) and derives the exit status.
+//! orchestrator of `ptc_actors::shutdown`, which runs the stage table S1–S8 of `crate::codes::domain`
+//! (the order, the deadlines, which stages count for the exit status) and derives the exit status.
 //!
-//! S1 stops the listeners (their owners are retired first, so their end is not a loss); S6 closes every
-//! connection still open at the cleanup deadline; S4 puts the event log in shutdown mode; S7 flushes and
-//! closes the audit and releases its lock (or, when the audit caused the stop and S7 is skipped, the lock
-//! is released after the stages); S8 closes the event log and then releases the events directory, and a
-//! lock that cannot be removed makes the exit 70 (audit-events.md §1.4).
+//! Stop listeners (S1) stops the listeners (their owners are retired first, so their end is not a loss);
+//! admission clean (S6) closes every connection still open at the cleanup deadline; checkpoint events (S4)
+//! puts the event log in shutdown mode; audit flush (S7) flushes and closes the audit and releases its lock
+//! (or, when the audit caused the stop and the audit flush is skipped, the lock is released after the
+//! stages); event log close (S8) closes the event log and then releases the events directory, and a lock
+//! that cannot be removed makes the exit 70 (audit-events.md §1.4).
 
 use std::sync::{Arc, Mutex};
 
@@ -31,12 +32,14 @@ use crate::startup::release::{stop_subtree, CHILD_STOP_BOUND};
 use crate::storage::artifact_root::ArtifactRoot;
 
 impl Gateway {
-    /// Serves until the domain's shutdown trigger fires, then runs S1–S8 and returns the exit status.
+    /// Serves until the domain's shutdown trigger fires, then runs the shutdown stages and returns the exit
+    /// status.
     pub async fn serve_until_stopped(self) -> u8 {
         self.serve_until_stopped_with(Notifier::disabled()).await
     }
 
-    /// As [`Gateway::serve_until_stopped`], sending `STOPPING=1` through `notifier` at S1.
+    /// As [`Gateway::serve_until_stopped`], sending `STOPPING=1` through `notifier` when the listeners
+    /// stop.
     pub async fn serve_until_stopped_with(self, notifier: Notifier) -> u8 {
         self.ctx.trigger().triggered().await;
         if fault::injected(FaultPoint::PanicInOrchestration) {
@@ -46,9 +49,10 @@ impl Gateway {
     }
 }
 
-/// Runs S1–S8 for `gateway` and returns the exit status (0 or 70). `STOPPING=1` goes out through
-/// `notifier` at the start of S1, for a signal and for an abnormal stop alike (lifecycle.md §9.1, §7.5).
-/// The stages take what they close out of the gateway's release stack; what is left is released last.
+/// Runs the shutdown stages (lifecycle.md §7.3) for `gateway` and returns the exit status (0 or 70).
+/// `STOPPING=1` goes out through `notifier` at the start of the stop-listeners stage, for a signal and for an
+/// abnormal stop alike (lifecycle.md §9.1, §7.5). The stages take what they close out of the gateway's
+/// release stack; what is left is released last.
 pub async fn run(gateway: Gateway, notifier: Notifier) -> u8 {
     let Gateway {
         mut stack,
@@ -62,12 +66,14 @@ pub async fn run(gateway: Gateway, notifier: Notifier) -> u8 {
         providers,
         ..
     } = gateway;
-    // Shared between S7 and the exit path: when the audit itself caused the stop, S7 is skipped
+    // Shared between the audit flush and the exit path: when the audit itself caused the stop, the flush is
+    // skipped
     // (lifecycle.md §7.5) but the lock is still removed on the way out (audit-events.md §1.4).
     let audit = Arc::new(Mutex::new(stack.take_audit()));
     let private_audit = audit.lock().map(|a| a.is_some()).unwrap_or(false);
     let artifact_root = stack.take_artifact_root();
-    // S5 closes the providers and S8 the event log; the root is stopped after S8 by the orchestrator.
+    // Provider cleanup closes the providers and the event-log close the event log; the root is stopped
+    // after the last stage by the orchestrator.
     stack.forget_providers();
     stack.forget_event_log();
     let root = stack.take_domain().unwrap_or_else(|| domain.clone());
@@ -77,7 +83,8 @@ pub async fn run(gateway: Gateway, notifier: Notifier) -> u8 {
     let plan = ShutdownPlan::new(run_owner)
         .with_stage(StageId::StopListeners, move |_: StageContext| stop_listeners(s1, stopper, notifier))
         .with_stage(StageId::CheckpointEvents, move |_: StageContext| async move {
-            // S4: only enqueues: the stderr tail of every transport that has none yet, then shutdown mode.
+            // Checkpoint events: only enqueues: the stderr tail of every transport that has none yet, then
+            // shutdown mode.
             tails.checkpoint();
             checkpoint.enter_shutdown_mode();
             StageOutcome::Clean
@@ -102,7 +109,7 @@ pub async fn run(gateway: Gateway, notifier: Notifier) -> u8 {
             code = 70;
         }
     }
-    // The captured credentials ended with their owner, stopped with the tree after S8.
+    // The captured credentials ended with their owner, stopped with the tree after the last stage.
     // Nothing should be left; whatever is, is released like a startup's (lifecycle.md §5.2).
     if !stack.release(None).await {
         code = 70;
@@ -110,9 +117,10 @@ pub async fn run(gateway: Gateway, notifier: Notifier) -> u8 {
     code
 }
 
-/// S1: `STOPPING=1`, then the listeners subtree (the accept loops' end is then expected, not a loss,
-/// lifecycle.md §7.5), then the loops. HTTP connections never make S1 unclean (lifecycle.md §7.3); they
-/// are waited for until S6, which also decides S1's PCC rule.
+/// Stop listeners (lifecycle.md §7.3, S1): `STOPPING=1`, then the listeners subtree (the accept loops'
+/// end is then expected, not a loss, lifecycle.md §7.5), then the loops. HTTP connections never make this
+/// stage unclean (lifecycle.md §7.3); they are waited for until admission clean (S6), which also decides
+/// this stage's PCC rule.
 async fn stop_listeners(domain: DomainHandle, stopper: Stopper, notifier: Notifier) -> StageOutcome {
     notifier.send(&[Message::Stopping, Message::Status(Status::Draining)]);
     let _ = domain.stop_child(LISTENERS, CHILD_STOP_BOUND).await;
@@ -123,10 +131,10 @@ async fn stop_listeners(domain: DomainHandle, stopper: Stopper, notifier: Notifi
     StageOutcome::Clean
 }
 
-/// S5 (providers.md §13.3): seal, wait for detached requests until the cleanup deadline, then close every
-/// transport concurrently; unclean unless all were reaped, none was unsettled and admission is idle. Then
-/// the providers subtree: each close retired its transport's task group, so the owners' stop is expected
-/// (a subtree already lost to a fence has nothing left to stop).
+/// Provider cleanup (S5, providers.md §13.3): seal, wait for detached requests until the cleanup deadline,
+/// then close every transport concurrently; unclean unless all were reaped, none was unsettled and admission
+/// is idle. Then the providers subtree: each close retired its transport's task group, so the owners' stop is
+/// expected (a subtree already lost to a fence has nothing left to stop).
 async fn provider_cleanup(
     stage: StageContext,
     providers: Arc<ProviderRuntime>,
@@ -138,8 +146,9 @@ async fn provider_cleanup(
     StageOutcome::from_bool(clean && stopped, Unclean::Failed)
 }
 
-/// S6's gateway part: lifecycle.md §7.3 S1 is clean iff every PCC stream ended by pcc.md's cutoff
-/// (pcc.md §15 step 5, the cleanup deadline): a stream still open then is cut, and S1 becomes unclean.
+/// The gateway's part of admission clean (S6): stop listeners (lifecycle.md §7.3, S1) is clean iff every
+/// PCC stream ended by pcc.md's cutoff (pcc.md §15 step 5, the cleanup deadline): a stream still open then
+/// is cut, and stop listeners becomes unclean.
 /// Then every connection still open is closed.
 async fn admission_clean(stage: StageContext, pcc_streams: AdmissionPool, closer: Stopper) -> StageOutcome {
     let cutoff = stage.cleanup_deadline.unwrap_or(stage.started + CLEANUP_WINDOW);
@@ -151,8 +160,8 @@ async fn admission_clean(stage: StageContext, pcc_streams: AdmissionPool, closer
     StageOutcome::Clean
 }
 
-/// S7 (audit-events.md §2.9): the audit owner first (the committer's orderly end is then no loss), then
-/// flush the pending batch through the barrier, sync, close, release the lock.
+/// Audit flush (S7, audit-events.md §2.9): the audit owner first (the committer's orderly end is then no
+/// loss), then flush the pending batch through the barrier, sync, close, release the lock.
 async fn audit_flush(audit: Arc<Mutex<Option<Audit>>>, domain: DomainHandle) -> StageOutcome {
     let taken = audit.lock().ok().and_then(|mut a| a.take());
     let Some(audit) = taken else { return StageOutcome::Skipped };
@@ -160,8 +169,9 @@ async fn audit_flush(audit: Arc<Mutex<Option<Audit>>>, domain: DomainHandle) -> 
     StageOutcome::from_bool(audit.close().await && stopped, Unclean::Failed)
 }
 
-/// S8 (audit-events.md §3.10): the event-log owner first (the writer's orderly end is then no loss), then
-/// the log closes (bounded) before its lock is released; only the lock counts (audit-events.md §1.4).
+/// Event log close (S8, audit-events.md §3.10): the event-log owner first (the writer's orderly end is then
+/// no loss), then the log closes (bounded) before its lock is released; only the lock counts
+/// (audit-events.md §1.4).
 async fn event_log_close(
     events: EventLog,
     metrics: Option<Writer>,

@@ -4,11 +4,11 @@
 //! Owns the ticking task and the probe. Does not own the wire text or the environment rule
 //! (`crate::os::notify`), nor the domain it probes (registered by `crate::startup` once stage 12 has run).
 //!
-//! Before the domain exists (stages 0–7, discovery) there is no supervisor to ask: the tick itself, on
-//! the runtime every stage runs on, is the liveness evidence, and startup is bounded by its own timeouts.
-//! Once a shutdown has been triggered the ticks go on without a probe (lifecycle.md §9.1: "continues while
-//! draining"): the staged shutdown is bounded by its deadlines (lifecycle.md §7.2), and S8 ends by stopping
-//! the supervisor, which must not look like a hang.
+//! Before the domain exists (stages 0–7, discovery) there is no supervisor to ask: the tick itself, on the
+//! runtime every stage runs on, is the liveness evidence, and startup is bounded by its own timeouts. Once a
+//! shutdown has been triggered the ticks go on without a probe (lifecycle.md §9.1: "continues while
+//! draining"): the staged shutdown is bounded by its deadlines (lifecycle.md §7.2), and the event log close
+//! stage (S8) ends by stopping the supervisor, which must not look like a hang.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

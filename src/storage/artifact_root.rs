@@ -115,8 +115,8 @@ impl EventsStore {
         &self.inventory
     }
 
-    /// Orderly release of the events lock (audit-events.md §1.4; lifecycle.md §7.3 S8: a failure makes
-    /// the exit status 70 at shutdown).
+    /// Orderly release of the events lock (audit-events.md §1.4; lifecycle.md §7.3 stage S8 (event log
+    /// close): a failure makes the exit status 70 at shutdown).
     pub fn release(self) -> Result<(), StorageError> {
         self.lock.release()
     }
@@ -270,7 +270,8 @@ impl ArtifactRoot {
         self.events.as_ref()
     }
 
-    /// Hands the events store to its owner (the event logger), which then releases it at S8.
+    /// Hands the events store to its owner (the event logger), which then releases it at the event log close
+    /// stage (S8).
     pub fn take_events(&mut self) -> Option<EventsStore> {
         self.events.take()
     }

@@ -23,30 +23,30 @@ pub enum FaultPoint {
     /// Stage 9d: the resolved executable cannot be read for its digest (row 116). Mode 0111 stages this
     /// for an unprivileged user only; root reads every file, and CI runs as root.
     ExecutableUnreadable,
-    /// While serving: a defect in the MCP front after M11 validated the id (http-mcp.md §5, the 500
-    /// answer of a gateway failure before the commit).
+    /// While serving: a defect in the MCP front after the envelope check validated the id
+    /// (http-mcp.md §7.2, §5, the 500 answer of a gateway failure before the commit).
     FrontDefect,
-    /// While serving: the final message of a `tools/call` cannot be written (audit-events.md EV15, the
-    /// `publication_failed` outcome and counter).
+    /// While serving: the final message of a `tools/call` cannot be written (audit-events.md §6.2 vector
+    /// EV15, the `publication_failed` outcome and counter).
     PublicationWrite,
-    /// At shutdown: S1 waits [`SLOW_LISTENER_STOP`] before it stops the accept loops, which widens the
-    /// window between readiness turning `draining` and the PCC front seeing the drain (pcc.md §15 step 3
-    /// must hold in it).
+    /// At shutdown: the stop listeners stage (S1) waits [`SLOW_LISTENER_STOP`] before it stops the accept
+    /// loops, which widens the window between readiness turning `draining` and the PCC front seeing the drain
+    /// (pcc.md §15 step 3 must hold in it).
     SlowListenerStop,
     /// While serving: an activated run panics outside the Luau call, after it settled and before its
     /// classification (execution.md §6.2 "A run lost before it settles").
     PanicInRun,
     /// At shutdown: the orchestration panics before the stages run (lifecycle.md §7.5).
     PanicInOrchestration,
-    /// At shutdown: a PCC stream without a call in flight does not end at the drain (pcc.md §15 step 2)
-    /// but stays open until the cutoff cuts it, so that S1's rule "every PCC stream ended by pcc.md's
-    /// cutoff" (lifecycle.md §7.3) can be seen failing.
+    /// At shutdown: a PCC stream without a call in flight does not end at the drain (pcc.md §15 step 2) but
+    /// stays open until the cutoff cuts it, so that the stop listeners stage's rule "every PCC stream ended
+    /// by pcc.md's cutoff" (lifecycle.md §7.3) can be seen failing.
     StreamOutlivesDrain,
     /// While serving: creating a run's trace file fails with `EMFILE` (traces.md §4.2, vector T10).
     TraceDescriptors,
 }
 
-/// How long [`FaultPoint::SlowListenerStop`] holds S1.
+/// How long [`FaultPoint::SlowListenerStop`] holds the stop listeners stage (S1).
 pub const SLOW_LISTENER_STOP: std::time::Duration = std::time::Duration::from_millis(1_500);
 
 impl FaultPoint {

@@ -91,7 +91,7 @@ pub trait ToolPort: Send + Sync {
     /// (`mcp_request_invalid`, after the grant check); `nil` was already mapped to `{}`.
     fn call(&self, mission: &str, alias: &str, arguments: Option<Value>) -> ToolAnswer;
 
-    /// The grant set of `mission` (config.md §6.5 S7) with each alias's pinned listing facts, for
+    /// The grant set of `mission` (config.md §6.5 rule S7) with each alias's pinned listing facts, for
     /// `handle:api()` (execution.md §12.5): from what acquisition kept, without an upstream request. An
     /// alias whose facts are not known is left out.
     fn granted_tools(&self, mission: &str) -> Vec<ApiTool>;

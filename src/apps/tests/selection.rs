@@ -120,7 +120,7 @@ fn rule_vectors() {
             },
             Err(K::AllowNotMapped),
         ),
-        // S1 before S2: a wrong source wins over an unknown name.
+        // Rule S1 before rule S2: a wrong source wins over an unknown name.
         (
             "S1 precedes S2",
             add_model,
@@ -130,7 +130,7 @@ fn rule_vectors() {
             },
             Err(K::SelectionSourceRefused),
         ),
-        // S2 (rows 80, 122).
+        // Rule S2, every declaration names an installation (rows 80, 122).
         (
             "unknown installation (row 80)",
             none,
@@ -149,7 +149,7 @@ fn rule_vectors() {
             |m| set(m, &["providers", "workflow"], parse(r#"[{"name":"nomodel"}]"#)),
             Err(K::SelectionInstallationUnknown),
         ),
-        // S3.
+        // Rule S3, unique declaration names.
         (
             "duplicate mission declaration",
             none,
@@ -162,7 +162,7 @@ fn rule_vectors() {
             |m| set(m, &["providers", "workflow"], parse(r#"[{"name":"model"},{"name":"model"}]"#)),
             Err(K::SelectionDuplicate),
         ),
-        // S4.
+        // Rule S4, grants and declarations match.
         (
             "mission grants an undeclared provider",
             add_remote,
@@ -175,7 +175,7 @@ fn rule_vectors() {
             |m| set(m, &["providers", "mission"], parse(r#"[{"name":"notes"},{"name":"remote"}]"#)),
             Err(K::DeclarationNotGranted),
         ),
-        // S5.
+        // Rule S5, `allow` names mapped aliases.
         (
             "allow names an unmapped alias",
             none,
@@ -188,7 +188,7 @@ fn rule_vectors() {
             },
             Err(K::AllowNotMapped),
         ),
-        // S6 (row 81) and its fix (row 82).
+        // Rule S6, a write tool needs `allow` (row 81), and its fix (row 82).
         ("write tool without allow (row 81)", add_notes_write, none, Err(K::AllowRequired)),
         (
             "write tool with allow of the read alias (row 82)",
@@ -208,7 +208,7 @@ fn rule_vectors() {
             |m| set(m, &["effect"], Value::from("write")),
             Err(K::AllowRequired),
         ),
-        // S8 (row 55).
+        // Rule S8, reachable aliases are distinct within a mission (row 55).
         (
             "two declarations reach notes.read (row 55)",
             |h| {
@@ -230,7 +230,7 @@ fn rule_vectors() {
             },
             Ok(()),
         ),
-        // S9 (row 83) and a write application granting write.
+        // Rule S9, a read application grants no write alias (row 83), and a write application granting write.
         (
             "read application grants write (row 83)",
             add_notes_write,
@@ -256,7 +256,7 @@ fn rule_vectors() {
             },
             Ok(()),
         ),
-        // S10 (row 85) and an unselected OAuth installation (row 57).
+        // Rule S10, no selected OAuth installation (row 85), and an unselected OAuth installation (row 57).
         (
             "selected oauth (row 85)",
             |h| {
@@ -275,7 +275,7 @@ fn rule_vectors() {
             none,
             Ok(()),
         ),
-        // S10: the catalog form of a workflow selection (row 150); `false` is the default.
+        // Rule S10: the catalog form of a workflow selection (row 150); `false` is the default.
         (
             "catalog workflow selection (row 150)",
             add_model,
@@ -294,7 +294,7 @@ fn rule_vectors() {
             },
             Ok(()),
         ),
-        // S11: a snapshot beside a model (row 152).
+        // Rule S11: a snapshot beside a model (row 152).
         (
             "trace snapshot mixed with a model (row 152)",
             |h| {
@@ -308,7 +308,7 @@ fn rule_vectors() {
             },
             Err(K::SnapshotMixed),
         ),
-        // S12 (row 87): a model makes the application's effect unknown, so it must be `write` (row 153).
+        // Rule S12 (row 87): a model makes the application's effect unknown, so it must be `write` (row 153).
         (
             "llm workflow declaration in a read application (row 87)",
             add_model,

@@ -58,7 +58,7 @@ fn mission() -> ObjectSchema {
 }
 
 /// A selection: mission selections may carry `config.allow`, workflow selections `config.catalog` (the
-/// seed's catalog form, refused when `true`: config.md §6.5 S10).
+/// seed's catalog form, refused when `true`: config.md §6.5 rule S10).
 fn selection(mission: bool) -> ObjectSchema {
     let config = if mission {
         object(vec![optional("allow", array(alias(), 1, 128).unique())])
