@@ -6,8 +6,8 @@
 //! The schema check comes first and decides every refusal with its pointer and rule (config.md §2.8);
 //! the typed read can then only fail if the schema and the type disagree, which
 //! `every_member_of_the_schema_has_a_field` in each document's tests rules out. Such a failure is still
-//! a refusal with the document's structural code, never a panic, and its reason is a fixed text: serde's
-//! message could quote a value, and a host document's values include literal credentials
+//! a refusal with the document's structural code, never a panic, and it keeps none of serde's message:
+//! that message could quote a value, and a host document's values include literal credentials
 //! (config.md §5.2).
 
 use serde::de::DeserializeOwned;
