@@ -38,8 +38,9 @@ mod support;
 mod traces;
 
 #[doc(hidden)]
-pub use support::bench_hooks;
+pub mod bench_hooks;
+mod process;
 #[cfg(feature = "fault-injection")]
-pub use support::testing;
+pub mod testing;
 
-pub use os::process::main;
+pub use process::main;

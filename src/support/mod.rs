@@ -1,14 +1,12 @@
-//! Support for the tests and the bench, kept apart from the gateway: the fault points of the test
-//! vectors (`fault`, inert without the `fault-injection` feature), the tests' door to the internals
-//! (`testing`, only with that feature), the generated-input harness of the property tests
-//! (`prop_support`, only in unit tests) and the bench's one doc-hidden hook (`bench_hooks`).
+//! Support for the tests, kept apart from the gateway: the fault points of the test vectors (`fault`,
+//! inert without the `fault-injection` feature) and the generated-input harness of the property tests
+//! (`prop_support`, only in unit tests).
 //!
-//! Nothing here changes what a release build serves: `fault` compiles to constant `false` checks, and
-//! `bench_hooks` is called by nothing in the gateway.
+//! A leaf layer: it imports nothing of the gateway. The tests' door to the internals (`crate::testing`)
+//! and the bench's hook (`crate::bench_hooks`) import every layer, so they stay at the top, outside this
+//! folder (`tests/repo/layering.rs`). Nothing here changes what a release build serves: `fault` compiles
+//! to constant `false` checks.
 
-pub mod bench_hooks;
 pub mod fault;
 #[cfg(test)]
 pub mod prop_support;
-#[cfg(feature = "fault-injection")]
-pub mod testing;

@@ -46,25 +46,13 @@ fn src_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
 }
 
-/// The folders of `src/`'s root that group plumbing (the process and its OS interfaces; test and bench
-/// support): each of their files is a node of its own, since they sit at different layers (`os/logging`
-/// is a leaf, `os/process` the top; docs/architecture.md §2).
-const PLUMBING_FOLDERS: [&str; 2] = ["os", "support"];
-
-/// `src/<name>.rs` (but `lib.rs` and `main.rs`), `src/<name>/`, and each `src/<plumbing>/<name>.rs`.
+/// `src/<name>.rs` (but `lib.rs` and `main.rs`) and `src/<name>/`.
 fn top_level_modules(src: &Path) -> BTreeSet<String> {
     let mut modules = BTreeSet::new();
     for entry in fs::read_dir(src).expect("src/ is readable") {
         let entry = entry.expect("src/ entry");
         let name = entry.file_name().to_string_lossy().into_owned();
-        if PLUMBING_FOLDERS.contains(&name.as_str()) {
-            for file in fs::read_dir(entry.path()).expect("a plumbing folder is readable") {
-                let file = file.expect("plumbing folder entry").file_name().to_string_lossy().into_owned();
-                if let Some(stem) = file.strip_suffix(".rs").filter(|stem| *stem != "mod") {
-                    modules.insert(stem.to_owned());
-                }
-            }
-        } else if entry.path().is_dir() {
+        if entry.path().is_dir() {
             modules.insert(name);
         } else if let Some(stem) = name.strip_suffix(".rs") {
             if stem != "lib" && stem != "main" {
@@ -95,12 +83,7 @@ fn rust_files(dir: &Path) -> Vec<PathBuf> {
 
 /// The top-level module a path under `src/` belongs to; `None` for `lib.rs` and `main.rs`.
 fn owning_module(relative: &str) -> Option<String> {
-    let mut segments = relative.split('/');
-    let first = segments.next()?;
-    if PLUMBING_FOLDERS.contains(&first) {
-        let stem = segments.next()?.strip_suffix(".rs")?;
-        return (stem != "mod").then(|| stem.to_owned());
-    }
+    let first = relative.split('/').next()?;
     let name = first.strip_suffix(".rs").unwrap_or(first);
     (name != "lib" && name != "main").then(|| name.to_owned())
 }
@@ -146,12 +129,6 @@ fn crate_references(text: &str) -> BTreeSet<String> {
         rest = &rest[at + "crate::".len()..];
         if preceded_by_ident {
             continue;
-        }
-        // `crate::os::process` names the node `process` (PLUMBING_FOLDERS).
-        for folder in PLUMBING_FOLDERS {
-            if let Some(inner) = rest.strip_prefix(folder).and_then(|r| r.strip_prefix("::")) {
-                rest = inner;
-            }
         }
         if let Some(group) = rest.strip_prefix('{') {
             let body = &group[..group.find('}').unwrap_or(group.len())];
@@ -245,10 +222,10 @@ fn real_tree() -> (BTreeSet<String>, Vec<SourceFile>) {
 #[test]
 fn the_real_tree_is_read() {
     let (modules, files) = real_tree();
-    for expected in ["codes", "config", "exec", "json", "startup", "process", "fault", "client"] {
+    for expected in ["codes", "config", "exec", "json", "startup", "process", "os", "support", "client"] {
         assert!(modules.contains(expected), "module {expected} not found in {modules:?}");
     }
-    assert!(!modules.contains("lib") && !modules.contains("main") && !modules.contains("os"), "{modules:?}");
+    assert!(!modules.contains("lib") && !modules.contains("main"), "{modules:?}");
     assert!(files.len() > 100, "only {} source files read", files.len());
     let edges = edges_of(&modules, &files);
     assert!(edges.contains_key(&(TOP.to_owned(), "config".to_owned())), "no startup -> config edge found");
@@ -634,9 +611,7 @@ fn the_parser_finds_paths_and_groups_but_not_comments() {
         ("use ptc_gateway::startup;", &[]),
         ("use super::json;", &[]),
         ("use crate::json; use crate::codes::StartupCode;", &["codes", "json"]),
-        // A plumbing folder's file is named by its own stem.
-        ("use crate::os::logging; crate::support::fault::injected()", &["fault", "logging"]),
-        ("use crate::os::{notify, signals};", &["notify", "signals"]),
+        ("use crate::os::logging; crate::support::fault::injected()", &["os", "support"]),
     ];
     for (text, expected) in cases {
         assert_eq!(crate_references(&strip_line_comments(text)), names(expected), "{text:?}");
@@ -644,7 +619,7 @@ fn the_parser_finds_paths_and_groups_but_not_comments() {
 }
 
 #[test]
-fn a_file_belongs_to_its_first_path_segment_or_its_plumbing_file() {
+fn a_file_belongs_to_its_first_path_segment() {
     let cases: &[(&str, Option<&str>)] = &[
         ("json/decode.rs", Some("json")),
         ("json/mod.rs", Some("json")),
@@ -652,10 +627,8 @@ fn a_file_belongs_to_its_first_path_segment_or_its_plumbing_file() {
         ("apps/tests/rows.rs", Some("apps")),
         ("lib.rs", None),
         ("main.rs", None),
-        // The plumbing folders: each file is its own node, the folder's mod.rs none.
-        ("os/process.rs", Some("process")),
-        ("support/fault.rs", Some("fault")),
-        ("os/mod.rs", None),
+        ("os/logging.rs", Some("os")),
+        ("support/mod.rs", Some("support")),
     ];
     for (path, expected) in cases {
         assert_eq!(owning_module(path).as_deref(), *expected, "{path}");

@@ -470,16 +470,9 @@ fn folders(files: &[CrateFile]) -> BTreeSet<Vec<String>> {
 }
 
 /// The node a file of module `owner` is in folder `folder`: the child's name; `None` for the folder's
-/// own file and outside the folder. In the crate root, a plumbing folder (`os/`, `support/`) is not one
-/// node: each of its files is its own (`os::process`), as in the top-level check, since they sit at
-/// different layers.
+/// own file and outside the folder.
 fn node_in(folder: &[String], owner: &[String]) -> Option<String> {
-    let rest = owner.strip_prefix(folder)?;
-    let first = rest.first()?;
-    if folder.is_empty() && super::PLUMBING_FOLDERS.contains(&first.as_str()) {
-        return rest.get(1).map(|file| format!("{first}::{file}"));
-    }
-    Some(first.clone())
+    owner.strip_prefix(folder).and_then(|rest| rest.first().cloned())
 }
 
 /// The edges inside `folder` (test files left out).
@@ -660,24 +653,6 @@ fn subfolders_are_one_node_of_their_parent_folder() {
     assert_eq!(report.len(), 2, "{report:?}");
     assert!(report[0].starts_with("in (root)/: circle between {\"x\", \"y\"}"), "{report:?}");
     assert!(report[1].starts_with("in z/: circle between {\"v\", \"w\"}"), "{report:?}");
-}
-
-#[test]
-fn a_plumbing_folder_of_the_root_is_one_node_per_file() {
-    let files = crate_files(sources(&[
-        ("lib.rs", "mod os; mod startup;"),
-        ("os/mod.rs", "pub mod logging; pub mod process;"),
-        ("os/process.rs", "use crate::startup::run;"),
-        ("os/logging.rs", ""),
-        ("startup.rs", "use crate::os::logging::init;"),
-    ]));
-    let root = folder_edges(&[], &files);
-    let keys: Vec<(String, String)> = root.keys().cloned().collect();
-    assert_eq!(
-        keys,
-        vec![("os::process".into(), "startup".into()), ("startup".into(), "os::logging".into())]
-    );
-    assert!(folder_circles(&files).is_empty());
 }
 
 fn circles_under(root: &Path) -> (usize, Vec<String>) {

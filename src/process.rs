@@ -7,8 +7,8 @@
 use std::io::Write;
 use std::process::ExitCode;
 
-use super::{logging, signals};
 use crate::cli::{self, Invocation, USAGE};
+use crate::os::{logging, signals};
 use crate::startup::{self, StartupCode};
 
 /// Runs the `ptc` process to its exit code.
