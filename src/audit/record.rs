@@ -7,10 +7,11 @@
 
 use std::time::SystemTime;
 
-use serde_json::{Map, Value};
+use serde::Serialize;
+use serde_json::Value;
 
 use crate::codes::outcome::{Dispatch, Outcome};
-use crate::json::{decode, to_deterministic_string, Limits};
+use crate::json::{decode, to_deterministic_record, to_deterministic_string, Limits};
 
 use super::time;
 
@@ -71,24 +72,48 @@ impl AuditRecord {
 
     /// The line: deterministic JSON and LF. `ended_at` is now, never earlier than `started_at` (a clock
     /// that went backwards yields `started_at`).
+    ///
+    /// A record the encoder cannot write (it cannot happen: every member is a string or a boolean) gives
+    /// an empty line, which the committer refuses as an invalid record, a write failure
+    /// (audit-events.md §2.8), so nothing unaudited passes for audited.
     pub fn encode(&self, now: SystemTime) -> Vec<u8> {
         let ended = if now < self.started_at { self.started_at } else { now };
-        let text = |s: &str| Value::String(s.to_owned());
-        let mut m = Map::new();
-        m.insert("call_id".into(), Value::String(self.call_id.hex()));
-        m.insert("cleanup_status".into(), text(self.cleanup_status()));
-        m.insert("disconnected".into(), Value::Bool(self.disconnected));
-        m.insert("dispatch_state".into(), text(self.dispatch.as_str()));
-        m.insert("ended_at".into(), Value::String(time::format(ended)));
-        m.insert("outcome_code".into(), text(self.outcome.as_str()));
-        m.insert("started_at".into(), Value::String(time::format(self.started_at)));
-        m.insert("tool_name".into(), Value::String(self.tool_name.clone()));
-        // True in every record this version writes: only write tools with dispatch not false are audited.
-        m.insert("write_effects_may_have_occurred".into(), Value::Bool(true));
-        let mut line = to_deterministic_string(&Value::Object(m)).into_bytes();
-        line.push(b'\n');
-        line
+        let line = Line {
+            call_id: self.call_id.hex(),
+            cleanup_status: self.cleanup_status(),
+            disconnected: self.disconnected,
+            dispatch_state: self.dispatch,
+            ended_at: time::format(ended),
+            outcome_code: self.outcome,
+            started_at: time::format(self.started_at),
+            tool_name: &self.tool_name,
+            // True in every record this version writes: only write tools with dispatch not false are
+            // audited.
+            write_effects_may_have_occurred: true,
+        };
+        match to_deterministic_record(&line) {
+            Ok(text) => {
+                let mut line = text.into_bytes();
+                line.push(b'\n');
+                line
+            }
+            Err(_) => Vec::new(),
+        }
     }
+}
+
+/// One record as it is written (audit-events.md §2.3): exactly these nine members.
+#[derive(Serialize)]
+struct Line<'a> {
+    call_id: String,
+    cleanup_status: &'static str,
+    disconnected: bool,
+    dispatch_state: Dispatch,
+    ended_at: String,
+    outcome_code: Outcome,
+    started_at: String,
+    tool_name: &'a str,
+    write_effects_may_have_occurred: bool,
 }
 
 /// The exact key set, in encoding order.

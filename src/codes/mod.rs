@@ -14,6 +14,19 @@
 //! A leaf module: it imports nothing of this crate (only `ptc_actors`, below the whole crate), so every
 //! layer can name these codes without depending on the layer that reports them.
 
+/// Implements `serde::Serialize` for closed codes as their wire spelling (`as_str`), so the records that
+/// carry a code derive their encoding and each spelling stays written once, in its `as_str`.
+macro_rules! serialize_as_str {
+    ($($code:ty),+ $(,)?) => {$(
+        impl serde::Serialize for $code {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                serializer.serialize_str(self.as_str())
+            }
+        }
+    )+};
+}
+pub(crate) use serialize_as_str;
+
 pub mod abnormal;
 pub mod domain;
 pub mod model;

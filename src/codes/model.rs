@@ -129,3 +129,5 @@ mod tests {
         }
     }
 }
+
+super::serialize_as_str!(ModelFailure);

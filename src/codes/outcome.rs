@@ -71,3 +71,5 @@ mod tests {
         assert_eq!(Dispatch::Unknown.as_str(), "unknown");
     }
 }
+
+super::serialize_as_str!(Outcome, Dispatch);

@@ -251,3 +251,5 @@ mod tests {
         }
     }
 }
+
+super::serialize_as_str!(Dispatch, FailureClass);

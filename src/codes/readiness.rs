@@ -80,3 +80,5 @@ mod tests {
         assert_eq!(<NotReadyCause as Code>::from_code(0), None);
     }
 }
+
+super::serialize_as_str!(NotReadyCause);

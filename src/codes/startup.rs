@@ -109,3 +109,5 @@ impl fmt::Display for StartupCode {
 }
 
 impl std::error::Error for StartupCode {}
+
+super::serialize_as_str!(StartupCode);

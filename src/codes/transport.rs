@@ -31,3 +31,5 @@ impl TransportFault {
         }
     }
 }
+
+super::serialize_as_str!(TransportFault);

@@ -15,7 +15,8 @@
 use std::time::SystemTime;
 
 use ptc_actors::StageOutcome;
-use serde_json::{Map, Value};
+use serde::ser::{SerializeStruct, Serializer};
+use serde::Serialize;
 
 use super::time::event_timestamp;
 use crate::codes::model::ModelFailure;
@@ -23,7 +24,7 @@ use crate::codes::provider::{Dispatch, FailureClass};
 use crate::codes::transport::TransportFault;
 use crate::codes::StartupCode;
 use crate::codes::{NotReadyCause, StageId};
-use crate::json::to_deterministic_string;
+use crate::json::to_deterministic_record;
 use crate::storage::AuditReason;
 
 /// The largest count or size a record may carry (audit-events.md §3.4).
@@ -179,6 +180,8 @@ impl CounterKind {
     }
 }
 
+crate::codes::serialize_as_str!(StartupStage, StartupOutcome, ShutdownOutcome, ReasonClass);
+
 /// `readiness.transition` with its cause: `ready` always has cause `startup` (audit-events.md §3.5).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Transition {
@@ -188,7 +191,11 @@ pub enum Transition {
 
 /// One record without its timestamp. `tool`/`provider` pairs are `null` in every kind this version
 /// emits except the per-tool `publication_failed` slot (audit-events.md §3.7).
-#[derive(Clone, Debug, PartialEq, Eq)]
+///
+/// Its encoding is derived: each variant serializes as the kind's own members (audit-events.md §3.5), and
+/// [`Event::to_line`] adds `kind` and `timestamp`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(untagged)]
 pub enum Record {
     EventsLockRecovered,
     StartupStage {
@@ -202,6 +209,7 @@ pub enum Record {
     Readiness(Transition),
     /// `readiness` `not_ready` caused by one acquisition (`provider_runtime_lost`,
     /// `provider_cleanup_failed`): the only readiness records with a non-null pair (audit-events.md §3.5).
+    #[serde(serialize_with = "pair_not_ready")]
     PairNotReady {
         cause: NotReadyCause,
         tool: String,
@@ -229,6 +237,8 @@ pub enum Record {
         truncated: bool,
     },
     Counter {
+        /// The record's `kind` (audit-events.md §3.7), not a member.
+        #[serde(skip)]
         kind: CounterKind,
         tool: Option<String>,
         provider: Option<String>,
@@ -265,96 +275,56 @@ impl Record {
             Record::ShutdownStage { .. } => "shutdown_stage",
         }
     }
-}
 
-fn string(s: &str) -> Value {
-    Value::String(s.to_owned())
-}
-
-fn count(n: u64) -> Option<Value> {
-    (n <= MAX_COUNT).then_some(Value::from(n))
-}
-
-fn tool_value(tool: &Option<String>) -> Value {
-    tool.as_deref().map_or(Value::Null, string)
-}
-
-/// The kind-specific members (audit-events.md §3.5), or `None` if a value is out of its domain.
-fn members(record: &Record, map: &mut Map<String, Value>) -> Option<()> {
-    let mut put = |k: &str, v: Value| {
-        map.insert(k.to_owned(), v);
-    };
-    match record {
-        Record::EventsLockRecovered => {}
-        Record::StartupStage { stage, outcome } => {
-            put("stage", string(stage.as_str()));
-            put("outcome", string(outcome.as_str()));
-        }
-        Record::StartupFailed { code, reason_class } => {
-            put("code", string(code.as_str()));
-            put("reason_class", string(reason_class.as_str()));
-        }
-        Record::Readiness(transition) => {
-            let (transition, cause) = match transition {
-                Transition::Ready => ("ready", "startup"),
-                Transition::NotReady(cause) => ("not_ready", cause.as_str()),
-            };
-            put("transition", string(transition));
-            put("cause", string(cause));
-            put("tool", Value::Null);
-            put("provider", Value::Null);
-        }
-        Record::PairNotReady { cause, tool, provider } => {
-            put("transition", string("not_ready"));
-            put("cause", string(cause.as_str()));
-            put("tool", string(tool));
-            put("provider", string(provider));
-        }
-        Record::Transport { tool, provider, fault, exit_status } => {
-            put("tool", string(tool));
-            put("provider", string(provider));
-            put("fault", string(fault.as_str()));
-            let status = match exit_status {
-                Some(code) if (0..=255).contains(code) => Value::from(*code),
-                Some(_) => return None,
-                None => Value::Null,
-            };
-            put("exit_status", status);
-        }
-        Record::ModelFailure { tool, provider, class, dispatch } => {
-            put("tool", string(tool));
-            put("provider", string(provider));
-            put("class", string(class.as_str()));
-            put("dispatch", string(dispatch.as_str()));
-        }
-        Record::StderrTail { tool, provider, text, truncated } => {
-            put("tool", string(tool));
-            put("provider", string(provider));
-            put("text", string(text));
-            put("truncated", Value::Bool(*truncated));
-        }
-        Record::Counter { kind: _, tool, provider, count: n, interval_ms } => {
-            if *n == 0 || !(1..=1_000).contains(interval_ms) {
-                return None;
+    /// Whether every value is in its domain (audit-events.md §3.4–§3.5): a record that is not is dropped
+    /// and counted, never written.
+    fn is_valid(&self) -> bool {
+        let count = |n: u64| n <= MAX_COUNT;
+        match self {
+            Record::Transport { exit_status: Some(code), .. } => (0..=255).contains(code),
+            Record::Counter { count: n, interval_ms, .. } => {
+                *n != 0 && count(*n) && (1..=1_000).contains(interval_ms)
             }
-            put("tool", tool_value(tool));
-            put("provider", tool_value(provider));
-            put("count", count(*n)?);
-            put("interval_ms", count(*interval_ms)?);
-        }
-        Record::AuditRecovered { removed_bytes, removed_empty_files } => {
-            if *removed_bytes == 0 && *removed_empty_files == 0 {
-                return None;
+            Record::AuditRecovered { removed_bytes, removed_empty_files } => {
+                (*removed_bytes != 0 || *removed_empty_files != 0)
+                    && count(*removed_bytes)
+                    && count(*removed_empty_files)
             }
-            put("removed_bytes", count(*removed_bytes)?);
-            put("removed_empty_files", count(*removed_empty_files)?);
-        }
-        Record::ShutdownStage { stage, outcome } => {
-            put("stage", string(stage));
-            put("outcome", string(outcome.as_str()));
+            _ => true,
         }
     }
-    Some(())
+}
+
+/// `readiness` members of [`Record::PairNotReady`]: always `not_ready`, with the pair.
+fn pair_not_ready<S: Serializer>(
+    cause: &NotReadyCause,
+    tool: &str,
+    provider: &str,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    let mut members = serializer.serialize_struct("PairNotReady", 4)?;
+    members.serialize_field("transition", "not_ready")?;
+    members.serialize_field("cause", cause)?;
+    members.serialize_field("tool", tool)?;
+    members.serialize_field("provider", provider)?;
+    members.end()
+}
+
+/// `readiness` members: `ready` has cause `startup`, and a domain-wide transition has a null pair
+/// (audit-events.md §3.5).
+impl Serialize for Transition {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let (transition, cause) = match self {
+            Transition::Ready => ("ready", "startup"),
+            Transition::NotReady(cause) => ("not_ready", cause.as_str()),
+        };
+        let mut members = serializer.serialize_struct("Transition", 4)?;
+        members.serialize_field("transition", transition)?;
+        members.serialize_field("cause", cause)?;
+        members.serialize_field("tool", &None::<&str>)?;
+        members.serialize_field("provider", &None::<&str>)?;
+        members.end()
+    }
 }
 
 /// The `stderr_tail` text and flag of audit-events.md §3.8 for a ring's `bytes` under `max_file_bytes`.
@@ -384,14 +354,24 @@ impl Event {
     /// The record's line: deterministic JSON (keys in byte order, pins.md §2) and LF; `None` if it does
     /// not validate.
     pub fn to_line(&self) -> Option<String> {
-        let mut map = Map::new();
-        map.insert("kind".to_owned(), string(self.record.kind()));
-        map.insert("timestamp".to_owned(), Value::String(event_timestamp(self.at)?));
-        members(&self.record, &mut map)?;
-        let mut line = to_deterministic_string(&Value::Object(map));
+        if !self.record.is_valid() {
+            return None;
+        }
+        let line =
+            Line { kind: self.record.kind(), timestamp: event_timestamp(self.at)?, record: &self.record };
+        let mut line = to_deterministic_record(&line).ok()?;
         line.push('\n');
         Some(line)
     }
+}
+
+/// What one line holds: the kind, the timestamp and the kind's own members (audit-events.md §3.4).
+#[derive(Serialize)]
+struct Line<'a> {
+    kind: &'static str,
+    timestamp: String,
+    #[serde(flatten)]
+    record: &'a Record,
 }
 
 #[cfg(test)]

@@ -103,6 +103,30 @@ fn exact_lines() {
             ),
         ),
         (
+            Record::Transport {
+                tool: "briefs".into(),
+                provider: "notes".into(),
+                fault: crate::codes::transport::TransportFault::ServerExit,
+                exit_status: None,
+            },
+            format!(
+                "{{\"exit_status\":null,\"fault\":\"server_exit\",\"kind\":\"transport\",\
+                 \"provider\":\"notes\",{TS},\"tool\":\"briefs\"}}"
+            ),
+        ),
+        (
+            Record::ModelFailure {
+                tool: "briefs".into(),
+                provider: "writer".into(),
+                class: crate::codes::model::ModelFailure::Timeout,
+                dispatch: crate::codes::provider::Dispatch::Unknown,
+            },
+            format!(
+                "{{\"class\":\"model_timeout\",\"dispatch\":\"unknown\",\"kind\":\"model_failure\",\
+                 \"provider\":\"writer\",{TS},\"tool\":\"briefs\"}}"
+            ),
+        ),
+        (
             Record::PairNotReady {
                 cause: NotReadyCause::ProviderRuntimeLost,
                 tool: "briefs".into(),
@@ -175,6 +199,13 @@ fn values_outside_their_domain_do_not_validate() {
         counter(1, 0),
         counter(1, 1001),
         Record::AuditRecovered { removed_bytes: 0, removed_empty_files: 0 },
+        Record::AuditRecovered { removed_bytes: MAX_COUNT + 1, removed_empty_files: 0 },
+        Record::Transport {
+            tool: "briefs".into(),
+            provider: "notes".into(),
+            fault: crate::codes::transport::TransportFault::ServerExit,
+            exit_status: Some(256),
+        },
     ];
     for record in table {
         assert_eq!(line(record.clone()), None, "{record:?}");

@@ -6,6 +6,7 @@
 
 use std::fmt::Write as _;
 
+use serde::Serialize;
 use serde_json::{Number, Value};
 
 use super::number::{number_f64, number_integer};
@@ -20,6 +21,16 @@ pub fn to_deterministic_string(value: &Value) -> String {
     let mut out = String::new();
     write_deterministic(&mut out, value);
     out
+}
+
+/// `DJ` of a record type: its derived serialization, written by the one deterministic encoder (pins.md §2),
+/// so a record's bytes do not depend on the order its fields are declared in.
+///
+/// Fails only for a value `serde_json` cannot represent (a map with non-string keys, a failing custom
+/// `Serialize`); the record types of the gateway hold none, and their callers treat the error as a record
+/// that does not validate.
+pub fn to_deterministic_record<T: Serialize + ?Sized>(record: &T) -> Result<String, serde_json::Error> {
+    Ok(to_deterministic_string(&serde_json::to_value(record)?))
 }
 
 /// `DJ(v)` laid out for a person (the published schemas, config.md §9.1): the same tokens and member order,

@@ -21,6 +21,7 @@ pub use canonical::{
 };
 pub use decode::{decode, DecodeError, DecodeErrorKind, Limits};
 pub use encode::{
-    format_float, to_deterministic, to_deterministic_pretty, to_deterministic_string, write_deterministic,
+    format_float, to_deterministic, to_deterministic_pretty, to_deterministic_record,
+    to_deterministic_string, write_deterministic,
 };
 pub use number::{as_float, as_integer, integer_value, number_f64, number_integer};

@@ -56,13 +56,17 @@ impl RunFile {
         self.lock().omitted
     }
 
-    /// Writes one record in one write, or leaves it out under the ceiling (traces.md §6.2).
+    /// Writes one record in one write, or leaves it out under the ceiling (traces.md §6.2); a record that
+    /// could not be encoded is left out and counted the same way.
     pub fn write(&self, draft: Draft, place: Place) {
         let mut state = self.lock();
         if state.file.is_none() {
             return;
         }
-        let line = draft.line(state.seq + 1);
+        let Some(line) = draft.line(state.seq + 1) else {
+            state.omitted += 1;
+            return;
+        };
         let room = if place == Place::Framing { 0 } else { CLOSING_ROOM };
         if state.size + line.len() as u64 + room > self.max_file_bytes {
             state.omitted += 1;

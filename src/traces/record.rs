@@ -1,35 +1,42 @@
 //! The exact trace records (traces.md §5) and their value fields (traces.md §6.1).
 //!
-//! Owns the key sets and value domains of `run_start`, `mission`, `tool_call` and `run_end`, the value
-//! field's two forms, and the encoding of one record as one line. Does not own the file ceiling or when a
-//! record is written (`run.rs`).
+//! Owns the key sets and value domains of `run_start`, `mission`, `tool_call`, `model_call` and `run_end`,
+//! each a `Serialize` type whose fields are its members, the value field's two forms, and the encoding of
+//! one record as one line ([`Draft`]). Does not own the file ceiling (`file.rs`), when a record is written
+//! (`run.rs`), or the inspection file's records (`inspection.rs`).
 
 use std::time::{Duration, SystemTime};
 
+use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::apps::runtime::{MissionEnded, ModelReply, ModelReturned, ToolReply, ToolReturned};
+use crate::codes::model::ModelFailure;
+use crate::codes::provider::{Dispatch, FailureClass};
 use crate::events::time::event_timestamp;
 use crate::json::to_deterministic;
 
 /// traces.md §6.1: the value ceiling of a value field.
 pub const VALUE_CEILING: usize = 4_096;
 
-/// The value field of `value` (traces.md §6.1): `{"value": v}`, or the truncation marker with the length
-/// of the encoding and its first bytes, cut back to a UTF-8 boundary.
-pub fn value_field(value: &Value) -> Value {
+/// The value field of a value (traces.md §6.1): the value whole, or the truncation marker with the length
+/// of its encoding and its first bytes, cut back to a UTF-8 boundary.
+#[derive(Debug, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum ValueField<'a> {
+    Whole { value: &'a Value },
+    Cut { bytes: usize, prefix: String, truncated: bool },
+}
+
+/// The value field of `value`.
+pub fn value_field(value: &Value) -> ValueField<'_> {
     let encoded = to_deterministic(value);
-    let mut field = Map::new();
     if encoded.len() <= VALUE_CEILING {
-        field.insert("value".to_owned(), value.clone());
-        return Value::Object(field);
+        return ValueField::Whole { value };
     }
     let end = char_boundary(&encoded, VALUE_CEILING);
     let prefix = String::from_utf8_lossy(&encoded[..end]).into_owned();
-    field.insert("bytes".to_owned(), Value::from(encoded.len()));
-    field.insert("prefix".to_owned(), Value::String(prefix));
-    field.insert("truncated".to_owned(), Value::Bool(true));
-    Value::Object(field)
+    ValueField::Cut { bytes: encoded.len(), prefix, truncated: true }
 }
 
 /// The length of the longest prefix of `bytes` of at most `ceiling` bytes that does not end inside a
@@ -43,44 +50,62 @@ pub fn char_boundary(bytes: &[u8], ceiling: usize) -> usize {
     cut
 }
 
-fn optional_field(value: Option<&Value>) -> Value {
-    value.map(value_field).unwrap_or(Value::Null)
+/// The `*_at` timestamp (audit-events.md §1.1, 27 characters); `None` (written `null`) for a time the
+/// format cannot hold.
+pub fn timestamp(at: SystemTime) -> Option<String> {
+    event_timestamp(at)
 }
 
-/// The `*_at` timestamp (audit-events.md §1.1, 27 characters); `null` for a time the format cannot hold.
-pub fn timestamp(at: SystemTime) -> Value {
-    event_timestamp(at).map(Value::String).unwrap_or(Value::Null)
+/// A duration in microseconds, saturating at 2^64 − 1 µs (about 584,000 years), the greatest JSON integer
+/// (config.md §2.3).
+fn micros(d: Duration) -> u64 {
+    u64::try_from(d.as_micros()).unwrap_or(u64::MAX)
 }
 
-fn micros(d: Duration) -> Value {
-    // Saturates at 2^64 − 1 µs (about 584,000 years), the greatest JSON integer (config.md §2.3).
-    Value::from(u64::try_from(d.as_micros()).unwrap_or(u64::MAX))
+/// A record of a trace or inspection file: a serializable type with its `kind` (traces.md §5, §8).
+pub trait TraceRecord: Serialize {
+    const KIND: &'static str;
 }
 
-fn text(s: &str) -> Value {
-    Value::String(s.to_owned())
-}
-
-/// A record under construction: its kind-specific members; `kind`, `seq` and `at` are added when written.
+/// A record made and not yet written: its kind-specific members, encoded when made (the run's values
+/// may be gone by the time a held record is written); `kind`, `seq` and `at` are added when written.
 pub struct Draft {
-    pub kind: &'static str,
-    pub at: SystemTime,
-    pub members: Map<String, Value>,
+    kind: &'static str,
+    at: SystemTime,
+    /// `None` for a record the encoder could not represent (none of the types below can give one); it is
+    /// left out and counted like a record over the ceiling.
+    members: Option<Map<String, Value>>,
 }
 
 impl Draft {
+    /// `record`, made at `at`.
+    pub fn new<R: TraceRecord>(record: &R, at: SystemTime) -> Draft {
+        let members = match serde_json::to_value(record) {
+            Ok(Value::Object(members)) => Some(members),
+            _ => None,
+        };
+        Draft { kind: R::KIND, at, members }
+    }
+
+    /// `record`, made now.
+    pub fn now<R: TraceRecord>(record: &R) -> Draft {
+        Draft::new(record, SystemTime::now())
+    }
+
     /// The line: the deterministic encoding with `kind`, `seq` and `at`, and LF (traces.md §5.1).
-    pub fn line(mut self, seq: u64) -> Vec<u8> {
-        self.members.insert("kind".to_owned(), text(self.kind));
-        self.members.insert("seq".to_owned(), Value::from(seq));
-        self.members.insert("at".to_owned(), timestamp(self.at));
-        let mut line = to_deterministic(&Value::Object(self.members));
+    pub fn line(self, seq: u64) -> Option<Vec<u8>> {
+        let mut members = self.members?;
+        members.insert("kind".to_owned(), Value::from(self.kind));
+        members.insert("seq".to_owned(), Value::from(seq));
+        members.insert("at".to_owned(), timestamp(self.at).map_or(Value::Null, Value::String));
+        let mut line = to_deterministic(&Value::Object(members));
         line.push(b'\n');
-        line
+        Some(line)
     }
 }
 
 /// What `run_start` says (traces.md §5.2).
+#[derive(Serialize)]
 pub struct RunStart<'a> {
     pub run_ref: &'a str,
     pub tool: &'a str,
@@ -88,122 +113,167 @@ pub struct RunStart<'a> {
     pub call_id: &'a str,
     pub trace_id: &'a str,
     pub deadline_ms: u64,
+    #[serde(serialize_with = "whole_or_cut")]
     pub input: &'a Value,
 }
 
-pub fn run_start(start: &RunStart<'_>, at: SystemTime) -> Draft {
-    let mut m = Map::new();
-    m.insert("run_ref".to_owned(), text(start.run_ref));
-    m.insert("tool".to_owned(), text(start.tool));
-    m.insert("front".to_owned(), text(start.front));
-    m.insert("call_id".to_owned(), text(start.call_id));
-    m.insert("trace_id".to_owned(), text(start.trace_id));
-    m.insert("deadline_ms".to_owned(), Value::from(start.deadline_ms));
-    m.insert("input".to_owned(), value_field(start.input));
-    Draft { kind: "run_start", at, members: m }
+impl TraceRecord for RunStart<'_> {
+    const KIND: &'static str = "run_start";
 }
 
-pub fn mission(ended: &MissionEnded) -> Draft {
-    let mut m = Map::new();
-    m.insert("mission".to_owned(), text(&ended.mission));
-    m.insert("op".to_owned(), text(ended.op.as_str()));
-    m.insert("target".to_owned(), ended.target.as_deref().map(text).unwrap_or(Value::Null));
-    m.insert("input".to_owned(), optional_field(ended.input.as_ref()));
-    m.insert("started_at".to_owned(), timestamp(ended.started_at));
-    m.insert("duration_us".to_owned(), micros(ended.duration));
-    m.insert("failure".to_owned(), ended.failure.map(|f| text(f.as_str())).unwrap_or(Value::Null));
-    m.insert("result".to_owned(), optional_field(ended.result.as_ref()));
-    Draft { kind: "mission", at: SystemTime::now(), members: m }
+fn whole_or_cut<S: serde::Serializer>(value: &&Value, serializer: S) -> Result<S::Ok, S::Error> {
+    value_field(value).serialize(serializer)
 }
 
-pub fn tool_call(returned: &ToolReturned) -> Draft {
-    let mut m = Map::new();
-    m.insert("mission".to_owned(), text(&returned.mission));
-    m.insert("alias".to_owned(), text(&returned.alias));
-    let request_id = returned.request_id.map(Value::from).unwrap_or(Value::Null);
-    m.insert("request_id".to_owned(), request_id);
-    m.insert("started_at".to_owned(), timestamp(returned.started_at));
-    m.insert("duration_us".to_owned(), micros(returned.duration));
-    m.insert("arguments".to_owned(), optional_field(returned.arguments.as_ref()));
-    let (ok, class, dispatch, value) = match &returned.reply {
-        ToolReply::Ok { value, .. } => (true, Value::Null, "true", optional_field(value.as_ref())),
-        ToolReply::Failed { class, dispatch, .. } => {
-            (false, text(class.as_str()), dispatch.as_str(), Value::Null)
+/// `mission` (traces.md §5.3): one mission invocation that ended.
+#[derive(Serialize)]
+pub struct Mission<'a> {
+    mission: &'a str,
+    op: &'static str,
+    target: Option<&'a str>,
+    input: Option<ValueField<'a>>,
+    started_at: Option<String>,
+    duration_us: u64,
+    failure: Option<&'static str>,
+    result: Option<ValueField<'a>>,
+}
+
+impl TraceRecord for Mission<'_> {
+    const KIND: &'static str = "mission";
+}
+
+impl<'a> Mission<'a> {
+    pub fn of(ended: &'a MissionEnded) -> Mission<'a> {
+        Mission {
+            mission: &ended.mission,
+            op: ended.op.as_str(),
+            target: ended.target.as_deref(),
+            input: ended.input.as_ref().map(value_field),
+            started_at: timestamp(ended.started_at),
+            duration_us: micros(ended.duration),
+            failure: ended.failure.map(|f| f.as_str()),
+            result: ended.result.as_ref().map(value_field),
         }
-    };
-    m.insert("ok".to_owned(), Value::Bool(ok));
-    m.insert("class".to_owned(), class);
-    m.insert("dispatch".to_owned(), text(dispatch));
-    m.insert("value".to_owned(), value);
-    Draft { kind: "tool_call", at: SystemTime::now(), members: m }
+    }
 }
 
-/// traces.md §5.6: one model call that answered the run: classes, numbers and the assistant's message,
-/// never the request, the endpoint or the credential.
-pub fn model_call(returned: &ModelReturned) -> Draft {
-    let mut m = Map::new();
-    m.insert("provider".to_owned(), text(&returned.provider));
-    m.insert("started_at".to_owned(), timestamp(returned.started_at));
-    m.insert("duration_us".to_owned(), micros(returned.duration));
-    let (ok, class, dispatch) = match &returned.reply {
-        ModelReply::Ok { .. } => (true, Value::Null, "true"),
-        ModelReply::Failed { class, dispatch } => (false, text(class.as_str()), dispatch.as_str()),
-    };
-    m.insert("ok".to_owned(), Value::Bool(ok));
-    m.insert("class".to_owned(), class);
-    m.insert("dispatch".to_owned(), text(dispatch));
-    let (finish_reason, usage, message) = match &returned.reply {
-        ModelReply::Ok { message, finish_reason, usage } => (
-            finish_reason.as_deref().map(text).unwrap_or(Value::Null),
-            usage.clone(),
-            optional_field(Some(message)),
-        ),
-        ModelReply::Failed { .. } => (Value::Null, Value::Null, Value::Null),
-    };
-    m.insert("finish_reason".to_owned(), finish_reason);
-    m.insert("usage".to_owned(), usage);
-    m.insert("message".to_owned(), message);
-    Draft { kind: "model_call", at: SystemTime::now(), members: m }
+/// `tool_call` (traces.md §5.4): one `tool()` that returned to the script.
+#[derive(Serialize)]
+pub struct ToolCall<'a> {
+    mission: &'a str,
+    alias: &'a str,
+    request_id: Option<u64>,
+    started_at: Option<String>,
+    duration_us: u64,
+    arguments: Option<ValueField<'a>>,
+    ok: bool,
+    class: Option<FailureClass>,
+    dispatch: Dispatch,
+    value: Option<ValueField<'a>>,
 }
 
-/// What `run_end` says (traces.md §5.5).
+impl TraceRecord for ToolCall<'_> {
+    const KIND: &'static str = "tool_call";
+}
+
+impl<'a> ToolCall<'a> {
+    pub fn of(returned: &'a ToolReturned) -> ToolCall<'a> {
+        let (ok, class, dispatch, value) = match &returned.reply {
+            ToolReply::Ok { value, .. } => (true, None, Dispatch::True, value.as_ref().map(value_field)),
+            ToolReply::Failed { class, dispatch, .. } => (false, Some(*class), *dispatch, None),
+        };
+        ToolCall {
+            mission: &returned.mission,
+            alias: &returned.alias,
+            request_id: returned.request_id,
+            started_at: timestamp(returned.started_at),
+            duration_us: micros(returned.duration),
+            arguments: returned.arguments.as_ref().map(value_field),
+            ok,
+            class,
+            dispatch,
+            value,
+        }
+    }
+}
+
+/// `model_call` (traces.md §5.6): one model call that answered the run: classes, numbers and the
+/// assistant's message, never the request, the endpoint or the credential.
+#[derive(Serialize)]
+pub struct ModelCall<'a> {
+    provider: &'a str,
+    started_at: Option<String>,
+    duration_us: u64,
+    ok: bool,
+    class: Option<ModelFailure>,
+    dispatch: Dispatch,
+    finish_reason: Option<&'a str>,
+    /// `null` for a failed call.
+    usage: &'a Value,
+    message: Option<ValueField<'a>>,
+}
+
+impl TraceRecord for ModelCall<'_> {
+    const KIND: &'static str = "model_call";
+}
+
+impl<'a> ModelCall<'a> {
+    pub fn of(returned: &'a ModelReturned) -> ModelCall<'a> {
+        let (ok, class, dispatch, finish_reason, usage, message) = match &returned.reply {
+            ModelReply::Ok { message, finish_reason, usage } => {
+                (true, None, Dispatch::True, finish_reason.as_deref(), usage, Some(value_field(message)))
+            }
+            ModelReply::Failed { class, dispatch } => {
+                (false, Some(*class), *dispatch, None, &Value::Null, None)
+            }
+        };
+        ModelCall {
+            provider: &returned.provider,
+            started_at: timestamp(returned.started_at),
+            duration_us: micros(returned.duration),
+            ok,
+            class,
+            dispatch,
+            finish_reason,
+            usage,
+            message,
+        }
+    }
+}
+
+/// How the run ended, as the settle path knows it (traces.md §5.5).
 pub struct RunEnd {
     pub outcome: &'static str,
     pub dispatch: &'static str,
     pub disconnected: bool,
 }
 
-pub fn run_end(end: &RunEnd, duration: Duration, omitted: u64) -> Draft {
-    let mut m = Map::new();
-    m.insert("outcome".to_owned(), text(end.outcome));
-    m.insert("dispatch".to_owned(), text(end.dispatch));
-    m.insert("disconnected".to_owned(), Value::Bool(end.disconnected));
-    m.insert("duration_us".to_owned(), micros(duration));
-    m.insert("omitted_records".to_owned(), Value::from(omitted));
-    Draft { kind: "run_end", at: SystemTime::now(), members: m }
+/// `run_end` (traces.md §5.5).
+#[derive(Serialize)]
+pub struct RunEndRecord<'a> {
+    outcome: &'a str,
+    dispatch: &'a str,
+    disconnected: bool,
+    duration_us: u64,
+    omitted_records: u64,
+}
+
+impl TraceRecord for RunEndRecord<'_> {
+    const KIND: &'static str = "run_end";
+}
+
+impl<'a> RunEndRecord<'a> {
+    pub fn of(end: &'a RunEnd, duration: Duration, omitted_records: u64) -> RunEndRecord<'a> {
+        RunEndRecord {
+            outcome: end.outcome,
+            dispatch: end.dispatch,
+            disconnected: end.disconnected,
+            duration_us: micros(duration),
+            omitted_records,
+        }
+    }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::json::to_deterministic_string;
-
-    /// traces.md §6.1 and vector T6: the two exact forms, and the cut on a character boundary.
-    #[test]
-    fn value_fields() {
-        let small = Value::String("x".repeat(4_094));
-        assert_eq!(
-            to_deterministic_string(&value_field(&small)),
-            format!("{{\"value\":\"{}\"}}", "x".repeat(4_094))
-        );
-        let big = Value::String("y".repeat(4_998));
-        let want = format!("{{\"bytes\":5000,\"prefix\":\"\\\"{}\",\"truncated\":true}}", "y".repeat(4_095));
-        assert_eq!(to_deterministic_string(&value_field(&big)), want);
-        // "é" is two bytes: the 4,096th byte would split one, so the prefix stops one byte short.
-        let accents = Value::String("é".repeat(3_000));
-        let field = value_field(&accents);
-        let prefix = field.get("prefix").and_then(Value::as_str).unwrap_or_default();
-        assert_eq!(prefix.len(), 4_095);
-        assert_eq!(field.get("bytes"), Some(&Value::from(6_002)));
-    }
-}
+#[path = "record_tests.rs"]
+mod tests;

@@ -11,7 +11,7 @@ use std::sync::Mutex;
 use std::time::{Instant, SystemTime};
 
 use super::file::{Place, RunFile};
-use super::record::{self, Draft, RunEnd, RunStart};
+use super::record::{Draft, Mission, ModelCall, RunEnd, RunEndRecord, RunStart, ToolCall};
 use crate::apps::runtime::{MissionEnded, ModelReturned, RunObserver, ToolReturned};
 
 /// The trace of one run.
@@ -24,7 +24,7 @@ impl RunTrace {
     /// A trace over the freshly created `file`, beginning with `run_start` (traces.md §5.2).
     pub fn begin(file: File, max_file_bytes: u64, start: &RunStart<'_>) -> RunTrace {
         let trace = RunTrace { file: RunFile::new(file, max_file_bytes), started: Instant::now() };
-        trace.file.write(record::run_start(start, SystemTime::now()), Place::Framing);
+        trace.file.write(Draft::new(start, SystemTime::now()), Place::Framing);
         trace
     }
 
@@ -36,7 +36,7 @@ impl RunTrace {
     /// Ends the trace with `run_end` (traces.md §5.5) and closes the file. True iff every write of the
     /// trace succeeded (a false is counted as `artifact_failed`, traces.md §7).
     pub fn end(&self, end: &RunEnd) -> bool {
-        let draft = record::run_end(end, self.started.elapsed(), self.file.omitted());
+        let draft = Draft::now(&RunEndRecord::of(end, self.started.elapsed(), self.file.omitted()));
         self.file.write(draft, Place::Framing);
         self.file.close()
     }
@@ -52,15 +52,15 @@ impl RunTrace {
 
 impl RunObserver for RunTrace {
     fn mission_ended(&self, ended: MissionEnded) {
-        self.file.write(record::mission(&ended), Place::Between);
+        self.file.write(Draft::now(&Mission::of(&ended)), Place::Between);
     }
 
     fn tool_returned(&self, returned: ToolReturned) {
-        self.file.write(record::tool_call(&returned), Place::Between);
+        self.file.write(Draft::now(&ToolCall::of(&returned)), Place::Between);
     }
 
     fn model_returned(&self, returned: ModelReturned) {
-        self.file.write(record::model_call(&returned), Place::Between);
+        self.file.write(Draft::now(&ModelCall::of(&returned)), Place::Between);
     }
 }
 
@@ -70,14 +70,14 @@ pub struct Held(Mutex<Vec<Draft>>);
 
 impl RunObserver for Held {
     fn mission_ended(&self, ended: MissionEnded) {
-        self.0.lock().unwrap_or_else(|p| p.into_inner()).push(record::mission(&ended));
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).push(Draft::now(&Mission::of(&ended)));
     }
 
     fn tool_returned(&self, returned: ToolReturned) {
-        self.0.lock().unwrap_or_else(|p| p.into_inner()).push(record::tool_call(&returned));
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).push(Draft::now(&ToolCall::of(&returned)));
     }
 
     fn model_returned(&self, returned: ModelReturned) {
-        self.0.lock().unwrap_or_else(|p| p.into_inner()).push(record::model_call(&returned));
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).push(Draft::now(&ModelCall::of(&returned)));
     }
 }
