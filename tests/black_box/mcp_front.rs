@@ -1,5 +1,6 @@
 //! http-mcp.md §5–§11 black-box: the `POST /mcp` front of the real `ptc` binary over loopback TCP with
-//! raw sockets, against the fixture of §12.1, row by row (§12.3 rows 16–21, §12.5–§12.10, §12.11).
+//! raw sockets, against the fixture of §12.1, row by row (§12.3 rows 16–21, §12.5–§12.10, §12.11,
+//! §12.12).
 //! Rows that need a fenced domain or held leases run the same fixture in-process
 //! (`mcp_front/inproc.rs`); the body-read rows of §12.6 are scripted exchanges (`mcp_front/body.rs`).
 //! Rows whose answer is a committed event stream ("SSE ok", "SSE input") are read chunk by chunk and
@@ -116,7 +117,8 @@ fn transport_rows_over_ipv4() {
 #[test]
 fn json_envelope_meta_and_method_rows() {
     let (_running, addr, host) = start("127.0.0.1");
-    for row in rows::json_rows(&host).iter().chain(&rows::meta_rows(&host)) {
+    let earlier = rows::earlier_rows(&host);
+    for row in rows::json_rows(&host).iter().chain(&rows::meta_rows(&host)).chain(&earlier) {
         check(addr, row);
     }
 }
