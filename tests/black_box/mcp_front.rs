@@ -12,6 +12,8 @@ use crate::support;
 mod body;
 #[path = "mcp_front/inproc.rs"]
 mod inproc;
+#[path = "mcp_front/refusal_log.rs"]
+mod refusal_log;
 #[path = "mcp_front/rows.rs"]
 mod rows;
 
@@ -94,8 +96,15 @@ fn check_stream(addr: SocketAddr, row: &Row) {
 
 /// A running fixture; the gateway is reaped before its directory is removed (field order).
 pub struct Running {
-    _gateway: Gateway,
-    _deployment: support::Deployment,
+    gateway: Gateway,
+    deployment: support::Deployment,
+}
+
+impl Running {
+    /// The gateway and its deployment, to stop the gateway first.
+    fn into_parts(self) -> (Gateway, support::Deployment) {
+        (self.gateway, self.deployment)
+    }
 }
 
 fn start(address: &str) -> (Running, SocketAddr, String) {
@@ -103,7 +112,17 @@ fn start(address: &str) -> (Running, SocketAddr, String) {
     let ip: std::net::IpAddr = address.parse().expect("ip");
     let addr = SocketAddr::new(ip, d.port);
     let gateway = Gateway::start(d.command(), addr);
-    (Running { _gateway: gateway, _deployment: d }, addr, support::authority(addr))
+    (Running { gateway, deployment: d }, addr, support::authority(addr))
+}
+
+/// The IPv4 fixture, its command adjusted by `adjust` (an environment variable).
+fn start_with(adjust: impl FnOnce(&mut std::process::Command)) -> (Running, SocketAddr, String) {
+    let d = fixture("127.0.0.1");
+    let addr = SocketAddr::new(std::net::Ipv4Addr::LOCALHOST.into(), d.port);
+    let mut cmd = d.command();
+    adjust(&mut cmd);
+    let gateway = Gateway::start(cmd, addr);
+    (Running { gateway, deployment: d }, addr, support::authority(addr))
 }
 
 #[test]
@@ -277,7 +296,7 @@ fn a_defect_answers_500_with_the_validated_id_and_releases_the_lease() {
     let addr = SocketAddr::new([127, 0, 0, 1].into(), d.port);
     let mut cmd = d.command();
     cmd.env("PTC_FAULT", "mcp_front_defect");
-    let running = Running { _gateway: Gateway::start(cmd, addr), _deployment: d };
+    let running = Running { gateway: Gateway::start(cmd, addr), deployment: d };
     let host = support::authority(addr);
     let internal = |id| support::mcp::rpc_error(-32603, id);
     let mut cases: Vec<Row> = (0..3)
