@@ -58,8 +58,18 @@ mod tests {
         let v = |value: &'static [u8]| ("MCP-Protocol-Version", value);
         type Case<'a> = (&'a [(&'a str, &'a [u8])], &'a str, Option<&'a str>, Option<&'a str>);
         let cases: &[Case] = &[
-            (&[], "initialize", Some(r#"{"protocolVersion":"2025-11-25","capabilities":{}}"#), Some("2025-11-25")),
-            (&[v(b"2025-06-18")], "initialize", Some(r#"{"protocolVersion":"2025-03-26"}"#), Some("2025-03-26")),
+            (
+                &[],
+                "initialize",
+                Some(r#"{"protocolVersion":"2025-11-25","capabilities":{}}"#),
+                Some("2025-11-25"),
+            ),
+            (
+                &[v(b"2025-06-18")],
+                "initialize",
+                Some(r#"{"protocolVersion":"2025-03-26"}"#),
+                Some("2025-03-26"),
+            ),
             (&[], "initialize", Some(r#"{"protocolVersion":20251125}"#), Some("")),
             (&[], "initialize", None, Some("")),
             (&[v(b"2026-07-28")], "initialize", Some("{}"), Some("")),

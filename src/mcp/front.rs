@@ -136,8 +136,10 @@ impl McpFront {
             Ok(Decision::Answer(answer)) => leased::hold_until_written(answer, lease),
             Ok(Decision::Call { tool, arguments, id }) => {
                 let progress = parts.extensions.get::<Arc<WriteProgress>>().cloned();
-                let answer =
-                    self.executor.execute(AdmittedCall { tool, arguments, id, lease, http10, progress }).await;
+                let answer = self
+                    .executor
+                    .execute(AdmittedCall { tool, arguments, id, lease, http10, progress })
+                    .await;
                 log_run_admission(answer.status());
                 answer
             }

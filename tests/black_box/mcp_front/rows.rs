@@ -417,7 +417,8 @@ pub fn earlier_rows(host: &str) -> Vec<Row> {
             .remove("Mcp-Method")
             .body(&format!(r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{params}}}"#))
     };
-    let init_params = r#"{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}"#;
+    let init_params =
+        r#"{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}"#;
     let list_2025 = |version: &str| {
         Req::b_list(host)
             .set("MCP-Protocol-Version", version)
@@ -427,7 +428,8 @@ pub fn earlier_rows(host: &str) -> Vec<Row> {
         row(249, initialize(init_params), 400, unsupported("2025-11-25"), false),
         row(
             250,
-            initialize(&init_params.replace("2025-11-25", "2024-11-05")).add("MCP-Protocol-Version", "2025-06-18"),
+            initialize(&init_params.replace("2025-11-25", "2024-11-05"))
+                .add("MCP-Protocol-Version", "2025-06-18"),
             400,
             unsupported("2024-11-05"),
             false,
@@ -437,7 +439,9 @@ pub fn earlier_rows(host: &str) -> Vec<Row> {
         row(253, list_2025("2025-11-25"), 400, unsupported("2025-11-25"), false),
         row(
             254,
-            list_2025("2025-06-18").remove("Mcp-Method").body(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#),
+            list_2025("2025-06-18")
+                .remove("Mcp-Method")
+                .body(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#),
             400,
             unsupported("2025-06-18"),
             false,
