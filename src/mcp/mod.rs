@@ -25,7 +25,7 @@ pub mod bearer;
 pub mod body;
 pub mod call;
 pub mod consistency;
-pub mod earlier;
+pub(crate) mod earlier;
 pub mod envelope;
 pub mod fields;
 pub mod front;
@@ -38,7 +38,7 @@ pub mod params;
 pub mod refusal;
 pub mod rpc;
 pub mod size;
-pub mod step;
+pub(crate) mod step;
 pub mod tool;
 
 pub use bearer::BearerDigest;
