@@ -134,9 +134,11 @@ mod tests {
         // 192.0.2.1 (TEST-NET-1) is never a local address.
         let error = bind_socket("192.0.2.1:0".parse().unwrap()).unwrap_err();
         assert_eq!(error.step, BindStep::Bind);
+        assert_eq!(error.kind, io::ErrorKind::AddrNotAvailable);
+        let code = error.os_error.expect("bind(2) failed with an errno");
         assert_eq!(
             error.to_string(),
-            format!("listener unavailable: binding the address failed ({:?})", error.kind)
+            format!("binding the address failed: {}", io::Error::from_raw_os_error(code))
         );
     }
 }

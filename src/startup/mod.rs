@@ -191,9 +191,9 @@ pub fn report_failure(code: StartupCode) -> u8 {
     78
 }
 
-/// `ptc pin` and `--print-pins` (lifecycle.md §1.3, pins.md §10): the stderr line of §5.1 for a machine,
-/// then, for the person who ran the command, the refusal explained as `ptc check` explains it (§1.5), then
-/// exit 78.
+/// `ptc pin` and `--print-pins` (lifecycle.md §1.3, pins.md §10.4): the stderr line of lifecycle.md §5.1
+/// for a machine, then, for the person who ran the command, the refusal explained as `ptc check` explains
+/// it (lifecycle.md §1.5), then exit 78.
 pub(crate) fn report_explained_failure(code: StartupCode, facts: &explain::Facts) -> u8 {
     let mut text = code.error_line();
     text.push_str(&check::render(&Err((code, facts.clone()))));
