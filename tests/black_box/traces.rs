@@ -79,7 +79,7 @@ fn deployment(trace: Value) -> Deployment {
         }));
     }
     d.gateway["tools"] = Value::Array(tools);
-    d.gateway["pcc"]["servers"]["briefs"]["tools"] = json!(["echo"]);
+    d.gateway["pcc"]["servers"]["briefs"]["tools"] = json!(["echo", "boom"]);
     d.gateway["artifacts"]["trace"] = trace;
     d.write_documents();
     d
@@ -431,4 +431,30 @@ fn t14_t15_t16_a_failed_run_tells_the_operator_why() {
     for leak in ["secret", "app.luau", "lib.luau", "index nil"] {
         assert!(!events.contains(leak), "the event log: {leak} in {events}");
     }
+}
+
+/// T16 on the PCC front: the answer of a failed run is the fixed text and the outcome (pcc.md §8), with
+/// nothing of the error, while its trace has the message.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn t16_the_pcc_answer_of_a_failed_run_carries_nothing_of_its_error() {
+    use support::pcc_client::{bearer, call as pcc_call, h, initialized, open, In, Out};
+    let d = deployment(json!(true));
+    let gateway = Gateway::start(d.command(), addr(&d));
+    let meta = bearer();
+    let meta: Vec<(&str, &str)> = meta.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let mut conv = open(d.pcc_port, &meta).await.expect("admitted");
+    let mut steps = vec![In::Connect("briefs", "req-1")];
+    steps.extend(h());
+    steps.push(pcc_call(r#""c1""#, "boom", "{}"));
+    for step in &steps {
+        conv.send(step).await;
+    }
+    assert_eq!(conv.next().await, Out::Connected);
+    assert_eq!(conv.next().await, initialized(0, "2025-11-25"));
+    let answer = r#"{"id":"c1","jsonrpc":"2.0","result":{"content":[{"text":"Tool execution failed","type":"text"}],"isError":true,"structuredContent":{"outcome":"execution_failed"}}}"#;
+    assert_eq!(conv.next().await, Out::Json(answer.into()));
+    let found = traces(&d);
+    let end = found[0].1.last().unwrap();
+    assert_eq!(end["error"]["message"], json!("workflow/app (app.luau):2: secret internals"), "{end}");
+    drop(gateway);
 }
