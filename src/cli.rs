@@ -1,8 +1,10 @@
 //! The command line of `ptc` (lifecycle.md §1): parsing only, no file is read here.
 //!
-//! Parsing is total: every argument vector maps to exactly one `Invocation`. A usage error of
-//! `ptc gateway` is the startup code `config_invalid` (stage 0); `--help` and `--version` win over every
-//! other check (lifecycle.md §1.1).
+//! Parsing is total: every argument vector maps to exactly one `Invocation`. A subcommand given no
+//! argument at all is answered with the usage text (lifecycle.md §1.1–§1.6: a person who typed the bare
+//! command wants to know what to type next, not a startup code); any other usage error of `ptc gateway` is
+//! the startup code `config_invalid` (stage 0); `--help` and `--version` win over every other check
+//! (lifecycle.md §1.1).
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -33,8 +35,8 @@ pub enum Invocation {
     Call(Vec<OsString>),
     /// `ptc list …` (lifecycle.md §1.4); its arguments are checked by the client.
     List(Vec<OsString>),
-    /// No subcommand or an unknown one: usage on stderr, exit 2.
-    UnknownSubcommand,
+    /// No subcommand, an unknown one, or a subcommand without any argument: usage on stderr, exit 2.
+    Usage,
 }
 
 /// The arguments of `ptc gateway`, both paths already anchored at the invocation directory (config.md §3.1).
@@ -91,8 +93,12 @@ pub fn parse(args: &[OsString], cwd: &Path) -> Invocation {
         }
     }
     let Some((subcommand, rest)) = args.split_first() else {
-        return Invocation::UnknownSubcommand;
+        return Invocation::Usage;
     };
+    if rest.is_empty() {
+        // The bare subcommand (or an unknown word): every subcommand needs at least one argument.
+        return Invocation::Usage;
+    }
     if subcommand == "gateway" {
         match parse_gateway(rest, cwd) {
             Some(gateway) => Invocation::Gateway(gateway),
@@ -117,7 +123,7 @@ pub fn parse(args: &[OsString], cwd: &Path) -> Invocation {
     } else if subcommand == "list" {
         Invocation::List(rest.to_vec())
     } else {
-        Invocation::UnknownSubcommand
+        Invocation::Usage
     }
 }
 
@@ -210,7 +216,12 @@ mod tests {
                 gateway("/srv/ptc/g.json", Some("/srv/e.env"), Mode::Serve),
             ),
             (&["gateway", "--", "-g.json"], gateway("/srv/ptc/-g.json", None, Mode::Serve)),
-            (&["gateway"], Invocation::GatewayUsageError),
+            (&["gateway"], Invocation::Usage),
+            (&["gateway", "--env-file", "e.env"], Invocation::GatewayUsageError),
+            (&["call"], Invocation::Usage),
+            (&["list"], Invocation::Usage),
+            (&["call", "x"], Invocation::Call(args(&["x"]))),
+            (&["list", "--json"], Invocation::List(args(&["--json"]))),
             (&["gateway", "a.json", "b.json"], Invocation::GatewayUsageError),
             (&["gateway", "g.json", "--verbose"], Invocation::GatewayUsageError),
             (&["gateway", "g.json", "--env-file", "a", "--env-file", "b"], Invocation::GatewayUsageError),
@@ -225,8 +236,9 @@ mod tests {
             (&["gateway", "-V"], Invocation::Version),
             (&["--version"], Invocation::Version),
             (&["-h"], Invocation::Help),
-            (&[], Invocation::UnknownSubcommand),
-            (&["serve"], Invocation::UnknownSubcommand),
+            (&[], Invocation::Usage),
+            (&["serve"], Invocation::Usage),
+            (&["serve", "g.json"], Invocation::Usage),
             (&["gateway", "--", "--help"], gateway("/srv/ptc/--help", None, Mode::Serve)),
             (
                 &["pin", "g.json", "--env-file", "e.env"],
@@ -236,10 +248,12 @@ mod tests {
                     mode: Mode::Discovery,
                 }),
             ),
-            (&["pin"], Invocation::PinUsageError),
+            (&["pin"], Invocation::Usage),
+            (&["pin", "--env-file=e.env"], Invocation::PinUsageError),
             (&["check", "g.json"], check("/srv/ptc/g.json", None)),
             (&["check", "--env-file=e.env", "g.json"], check("/srv/ptc/g.json", Some("/srv/ptc/e.env"))),
-            (&["check"], Invocation::CheckUsageError),
+            (&["check"], Invocation::Usage),
+            (&["check", "--env-file=e.env"], Invocation::CheckUsageError),
             (&["check", "g.json", "--print-pins"], Invocation::CheckUsageError),
             (&["check", "a.json", "b.json"], Invocation::CheckUsageError),
             (&["pin", "g.json", "--print-pins"], Invocation::PinUsageError),

@@ -27,6 +27,9 @@ pub(crate) enum Fact {
     Document,
     /// The tool the refusal concerns.
     Tool,
+    /// A Luau component or a contract file of a tool's application: its path as the manifest names it,
+    /// with the line (and column) of the fault, `file:line[:column]` as compilers print it.
+    Component,
     /// The installation alias (config.md §5.3) or the provider declaration the refusal concerns.
     Installation,
     /// The credential binding name (never its value).
@@ -39,6 +42,11 @@ pub(crate) enum Fact {
     Field,
     /// Why: a fixed sentence of the rule that refused.
     Reason,
+    /// The refused line of a JSON document and a caret under the refused character (two lines), for a
+    /// decode failure of a document that holds no credential (lifecycle.md §1.5).
+    Excerpt,
+    /// Luau's own message for a component that does not compile.
+    Message,
     /// A provider failure class (providers.md §14).
     Class,
     /// The configured value (a digest or pin map).
@@ -47,10 +55,14 @@ pub(crate) enum Fact {
     Computed,
     /// A file or directory of the storage stages.
     Path,
+    /// A listener's address (`<ip>:<port>`).
+    Address,
     /// Numbers of the descriptor budget or a size bound: what is needed.
     Needed,
     /// Numbers of the descriptor budget or a size bound: what is available or allowed.
     Available,
+    /// What to do next, when one thing clearly is.
+    Hint,
 }
 
 impl Fact {
@@ -66,12 +78,17 @@ impl Fact {
             Fact::Pointer => "pointer",
             Fact::Field => "field",
             Fact::Reason => "reason",
+            Fact::Excerpt => "excerpt",
+            Fact::Component => "component",
+            Fact::Message => "message",
             Fact::Class => "class",
             Fact::Expected => "expected",
             Fact::Computed => "computed",
             Fact::Path => "path",
+            Fact::Address => "address",
             Fact::Needed => "needed",
             Fact::Available => "available",
+            Fact::Hint => "hint",
         }
     }
 }

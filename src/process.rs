@@ -42,7 +42,7 @@ async fn async_main(notifier: crate::os::notify::Notifier) -> u8 {
     match cli::parse(&args, &cwd) {
         Invocation::Help => print_stdout(USAGE),
         Invocation::Version => print_stdout(&format!("ptc {}\n", env!("CARGO_PKG_VERSION"))),
-        Invocation::UnknownSubcommand => {
+        Invocation::Usage => {
             let _ = std::io::stderr().write_all(USAGE.as_bytes());
             2
         }

@@ -9,7 +9,7 @@
 use jsonschema::{Draft, Validator};
 use serde_json::{Map, Value};
 
-use super::error::{fail, AppError, AppErrorKind};
+use super::error::{fail, AppDetail, AppError, AppErrorKind};
 use super::schema_walk::{for_each_child, for_each_child_mut};
 use crate::json::{self, to_deterministic_string, Limits};
 
@@ -58,8 +58,20 @@ impl std::fmt::Debug for Contract {
 pub fn load(bytes: &[u8]) -> Result<Contract, AppError> {
     // config.md §2.8: decode failures and duplicate keys of a contract file are `template_invalid`; the
     // byte-bound rules do not apply to contract files.
-    let mut schema = json::decode(bytes, Limits::DOCUMENT)
-        .map_err(|_| AppError::new(AppErrorKind::ContractUndecodable))?;
+    let mut schema = json::decode(bytes, Limits::DOCUMENT).map_err(|e| {
+        let reason = format!(
+            "not strict JSON: {} at byte {} (line {}, column {})",
+            e.kind.as_str(),
+            e.offset,
+            e.line,
+            e.column
+        );
+        let excerpt = crate::config::explained::excerpt(bytes, e.offset, e.column);
+        AppError::with_detail(
+            AppErrorKind::ContractUndecodable,
+            AppDetail::NotJson { file: String::new(), line: e.line, column: e.column, reason, excerpt },
+        )
+    })?;
     check_root(&schema)?;
     check_references(&schema)?;
     normalise(&mut schema);

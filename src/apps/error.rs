@@ -150,20 +150,63 @@ pub enum AppErrorKind {
     CatalogTooLarge,
 }
 
-/// A refusal of stage 5.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// A refusal of stage 5: the rule, and what a person needs to find the fault when the rule concerns one
+/// file of the application.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AppError {
     pub kind: AppErrorKind,
+    /// Boxed: a refusal is rare, and most carry none.
+    pub detail: Option<Box<AppDetail>>,
+}
+
+/// Where in the application a refusal is, for `ptc check` and `ptc pin` (lifecycle.md §1.5). Names the
+/// file as the manifest names it; the texts come from the application's own files (Luau's message quotes
+/// the component's source, the excerpt the contract's line), never from a host document or a credential.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AppDetail {
+    /// A Luau component that does not compile: the line Luau names and its message.
+    Compile { file: String, line: Option<u64>, message: String },
+    /// A contract file that is not strict JSON: the decoder's reason with its position, and the refused
+    /// line with a caret.
+    NotJson { file: String, line: usize, column: usize, reason: String, excerpt: String },
+}
+
+impl AppDetail {
+    /// The file and the place in it, as compilers print it: `file:line` or `file:line:column`.
+    pub fn place(&self) -> String {
+        match self {
+            AppDetail::Compile { file, line: Some(line), .. } => format!("{file}:{line}"),
+            AppDetail::Compile { file, line: None, .. } => file.clone(),
+            AppDetail::NotJson { file, line, column, .. } => format!("{file}:{line}:{column}"),
+        }
+    }
 }
 
 impl AppError {
     /// The refusal for `kind`.
     pub const fn new(kind: AppErrorKind) -> AppError {
-        AppError { kind }
+        AppError { kind, detail: None }
+    }
+
+    /// The refusal for `kind`, with where it is.
+    pub fn with_detail(kind: AppErrorKind, detail: AppDetail) -> AppError {
+        AppError { kind, detail: Some(Box::new(detail)) }
+    }
+
+    /// The same refusal, naming `file` when its detail does not name one yet (a contract is decoded
+    /// from bytes; its caller knows the path).
+    pub fn in_file(mut self, file: &str) -> AppError {
+        if let Some(detail) = self.detail.as_deref_mut() {
+            let (AppDetail::Compile { file: named, .. } | AppDetail::NotJson { file: named, .. }) = detail;
+            if named.is_empty() {
+                file.clone_into(named);
+            }
+        }
+        self
     }
 
     /// The startup code the refusal prints (lifecycle.md §3.2 stage 5).
-    pub fn code(self) -> StartupCode {
+    pub fn code(&self) -> StartupCode {
         use AppErrorKind as K;
         match self.kind {
             K::ContentDigestMismatch => StartupCode::ApplicationContentDigestMismatch,
@@ -178,7 +221,7 @@ impl AppError {
     }
 
     /// A short, stable description of the rule, for logs (never a path or content).
-    pub fn describe(self) -> &'static str {
+    pub fn describe(&self) -> &'static str {
         use AppErrorKind as K;
         match self.kind {
             K::ManifestUnreadable => "the manifest cannot be read",
@@ -243,7 +286,7 @@ impl AppError {
 
 impl From<AppErrorKind> for AppError {
     fn from(kind: AppErrorKind) -> Self {
-        AppError { kind }
+        AppError::new(kind)
     }
 }
 

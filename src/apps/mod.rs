@@ -23,7 +23,7 @@ pub mod schema_walk;
 pub mod selection;
 pub mod template;
 
-pub use error::{AppError, AppErrorKind};
+pub use error::{AppDetail, AppError, AppErrorKind};
 pub use template::{build, build_all, finish, load_manifest, Built, Run, ServedTool, Template};
 
 #[cfg(test)]

@@ -152,7 +152,14 @@ pub fn build(
         Mode::Serve => tool.expected_application_content_digest.as_deref(),
         Mode::Discovery => None,
     };
-    content_pin::compare(&content_pin, expected)?;
+    content_pin::compare(&content_pin, expected).map_err(|mismatch| {
+        // A person who edited a component sees the mismatch first (5d precedes 5e); if the component does
+        // not compile, pinning would not help, and the refusal says so (lifecycle.md §1.5).
+        match unbuildable_file(manifest, &closure) {
+            Some(AppError { detail: Some(detail), .. }) => AppError { detail: Some(detail), ..mismatch },
+            _ => mismatch,
+        }
+    })?;
     // 5e: components and dependencies, the forward target, limits, contracts, Luau.
     luau::check_components(manifest)?;
     let run = match &manifest.workflow {
@@ -172,7 +179,8 @@ pub fn build(
         Some(ms) => ms,
         None => host.run_duration_ms,
     };
-    let contract = |path: &str| contracts::load(closure.bytes(path).unwrap_or_default());
+    let contract =
+        |path: &str| contracts::load(closure.bytes(path).unwrap_or_default()).map_err(|e| e.in_file(path));
     let input = contract(&manifest.contracts.input_schema.path)?;
     let result = contract(&manifest.contracts.result_schema.path)?;
     let luau = luau::build(manifest, &closure, ProbeLimits::for_application(manifest.limits.memory_bytes))?;
@@ -197,6 +205,18 @@ pub fn build(
         memory_bytes: manifest.limits.memory_bytes,
         header_params: Vec::new(),
     })
+}
+
+/// The first file of a changed application that stage 5e would refuse with a detail: a contract that is
+/// not strict JSON, then a component that does not compile. Only on the refusal path of 5d, so a person
+/// is not sent to `ptc pin` for an application it would refuse too (lifecycle.md §1.5).
+fn unbuildable_file(manifest: &Manifest, closure: &closure::Closure) -> Option<AppError> {
+    let contracts = [&manifest.contracts.input_schema.path, &manifest.contracts.result_schema.path];
+    let contract_error = contracts.into_iter().find_map(|path| {
+        let bytes = closure.bytes(path)?;
+        contracts::load(bytes).err().filter(|e| e.detail.is_some()).map(|e| e.in_file(path))
+    });
+    contract_error.or_else(|| luau::first_compile_error(manifest, closure))
 }
 
 /// Stage 5 whole: 5a–5g per tool in ascending byte order of names, the first failure deciding; then 5h

@@ -39,8 +39,13 @@ pub fn run(args: &[OsString], token: Option<OsString>) -> u8 {
                 Err(_) => EXIT_FAILURE,
             }
         }
-        Ok(Outcome::ToolError(text)) => {
-            let _ = writeln!(std::io::stderr().lock(), "{text}");
+        Ok(Outcome::ToolError(texts)) => {
+            // lifecycle.md §1.2: every text item, each on its own line, so the run's message after the
+            // fixed text (execution.md §7.2) reaches the operator as it reaches any other client.
+            let mut err = std::io::stderr().lock();
+            for text in texts {
+                let _ = writeln!(err, "{text}");
+            }
             EXIT_TOOL_ERROR
         }
         Err(failure) => {

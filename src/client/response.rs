@@ -20,8 +20,9 @@ const RESPONSE_LIMITS: Limits = Limits { max_bytes: 8_388_608, max_depth: 256, m
 pub enum Outcome {
     /// `isError: false`: the `structuredContent` object.
     Success(Value),
-    /// `isError: true`: the text of the first `text` content item.
-    ToolError(String),
+    /// `isError: true`: the text of every `text` content item, in order (lifecycle.md §1.2): the fixed text
+    /// and, when the run gave one, its message (execution.md §7.2).
+    ToolError(Vec<String>),
 }
 
 /// The JSON-RPC `result` of a 200 JSON answer to `step` with id `id`.
@@ -118,16 +119,19 @@ pub fn call_outcome(response: &Response) -> Result<Outcome, Failure> {
             _ => Err(malformed("a success without a structuredContent object")),
         },
         Some(true) => {
-            let text = result
+            let texts: Vec<String> = result
                 .get("content")
                 .and_then(Value::as_array)
-                .and_then(|items| {
-                    items.iter().find(|i| i.get("type").and_then(Value::as_str) == Some("text"))
-                })
-                .and_then(|item| item.get("text"))
-                .and_then(Value::as_str)
-                .ok_or(malformed("a tool error without a text content item"))?;
-            Ok(Outcome::ToolError(text.to_owned()))
+                .into_iter()
+                .flatten()
+                .filter(|i| i.get("type").and_then(Value::as_str) == Some("text"))
+                .filter_map(|item| item.get("text").and_then(Value::as_str))
+                .map(str::to_owned)
+                .collect();
+            if texts.is_empty() {
+                return Err(malformed("a tool error without a text content item"));
+            }
+            Ok(Outcome::ToolError(texts))
         }
         None => Err(malformed("no isError member")),
     }
@@ -195,10 +199,15 @@ mod tests {
     #[test]
     fn call_vectors() {
         let success = Outcome::Success(decode(br#"{"a":1}"#, Limits::REQUEST).unwrap());
-        let failed = Outcome::ToolError("Tool execution failed".into());
+        let failed = Outcome::ToolError(vec!["Tool execution failed".into(), "detail".into()]);
+        let fixed_only = Outcome::ToolError(vec!["Tool input did not satisfy its contract".into()]);
+        let input_error = r#"{"id":2,"jsonrpc":"2.0","result":{"content":[{"text":"Tool input did not satisfy its contract","type":"text"}],"isError":true,"resultType":"complete"}}"#;
+        let no_text = r#"{"id":2,"jsonrpc":"2.0","result":{"content":[{"data":"x","type":"image"}],"isError":true,"resultType":"complete"}}"#;
         let cases: Vec<(Response, Result<Outcome, String>)> = vec![
             (stream(&format!(": accepted\n\nevent: message\ndata: {OK}\n\n")), Ok(success)),
             (stream(&format!(": accepted\n\n: heartbeat\n\nevent: message\ndata: {TOOL_ERROR}\n\n")), Ok(failed)),
+            (stream(&format!("event: message\ndata: {input_error}\n\n")), Ok(fixed_only)),
+            (stream(&format!("event: message\ndata: {no_text}\n\n")), Err("malformed tools/call response: a tool error without a text content item".into())),
             (stream(": accepted\n\n"), Err("malformed tools/call response: the event stream has no message event".into())),
             (stream(&format!("event: message\ndata: {OK}")), Err("malformed tools/call response: the event stream has no message event".into())),
             (

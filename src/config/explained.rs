@@ -7,7 +7,7 @@
 
 use crate::codes::StartupCode;
 use crate::config::paths::{ReadError, ReadErrorKind};
-use crate::config::schema::validate::{SchemaError, SchemaErrorKind};
+use crate::config::schema::validate::{Detail, SchemaError, SchemaErrorKind};
 use crate::explain::{self, Fact};
 use crate::json::DecodeError;
 
@@ -25,17 +25,94 @@ pub(crate) fn read(e: ReadError) -> ReadError {
     e
 }
 
-/// A document that is not strict JSON: the decoder's kind and the byte offset, never the bytes.
-pub(crate) fn decode(e: DecodeError) -> DecodeError {
-    explain::note_with(Fact::Reason, || format!("not strict JSON: {} at byte {}", e.kind.as_str(), e.offset));
+/// Whether a document's text may be shown to a person: the host document's may hold literal credentials
+/// (config.md §5.5), so only its position is shown.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Text {
+    Shown,
+    Withheld,
+}
+
+/// A document that is not strict JSON: the decoder's kind and its position (byte, line and column), and,
+/// when `text` allows, the refused line with a caret under the refused character (lifecycle.md §1.5).
+pub(crate) fn decode(bytes: &[u8], e: DecodeError, text: Text) -> DecodeError {
+    explain::note_with(Fact::Reason, || {
+        format!(
+            "not strict JSON: {} at byte {} (line {}, column {})",
+            e.kind.as_str(),
+            e.offset,
+            e.line,
+            e.column
+        )
+    });
+    if text == Text::Shown {
+        explain::note_with(Fact::Excerpt, || excerpt(bytes, e.offset, e.column));
+    }
     e
 }
 
-/// A document that does not satisfy its schema: the pointer and the rule.
+/// The most characters of the refused line shown on each side of the refused one.
+const EXCERPT_REACH: usize = 60;
+
+/// The line holding byte `offset` of `bytes` (LF ends a line) and, below it, a caret under the character
+/// at `column` (1-based, in characters). A long line is cut to [`EXCERPT_REACH`] characters on each side
+/// of the caret, marked with `…`; a tab stays a tab in both lines so the caret lines up; other control
+/// characters and bytes that are not UTF-8 show as U+FFFD.
+pub(crate) fn excerpt(bytes: &[u8], offset: usize, column: usize) -> String {
+    let offset = offset.min(bytes.len());
+    let start = bytes[..offset].iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    let end = bytes[offset..].iter().position(|&b| b == b'\n').map_or(bytes.len(), |i| offset + i);
+    let line: Vec<char> = String::from_utf8_lossy(&bytes[start..end])
+        .chars()
+        .map(|c| if c.is_control() && c != '\t' { '\u{FFFD}' } else { c })
+        .collect();
+    let at = column.saturating_sub(1).min(line.len());
+    let from = at.saturating_sub(EXCERPT_REACH);
+    let to = line.len().min(at + EXCERPT_REACH + 1);
+    let mut shown: String = if from > 0 { "…".to_owned() } else { String::new() };
+    shown.extend(&line[from..to]);
+    if to < line.len() {
+        shown.push('…');
+    }
+    let mut caret: String = if from > 0 { " ".to_owned() } else { String::new() };
+    caret.extend(line[from..at].iter().map(|&c| if c == '\t' { '\t' } else { ' ' }));
+    caret.push('^');
+    format!("{shown}\n{caret}")
+}
+
+/// A document that does not satisfy its schema: the pointer and the rule, with the names the schema
+/// knows (the missing member, the closest declared one, the constant), and the way out for a tool that
+/// has no pins yet.
 pub(crate) fn schema(e: SchemaError) -> SchemaError {
     explain::note(Fact::Pointer, if e.path.is_empty() { "/" } else { &e.path });
-    explain::note(Fact::Reason, schema_reason(e.kind));
+    explain::note_with(Fact::Reason, || match &e.detail {
+        Detail::Missing { member, near: Some(near), .. } => {
+            format!(
+                "the required member \"{member}\" is missing; \"{near}\" is there instead: a misspelling?"
+            )
+        }
+        Detail::Missing { member, near: None, .. } => format!("the required member \"{member}\" is missing"),
+        Detail::Unknown { closest } => {
+            let name = e.path.rsplit('/').next().map(unescape_pointer).unwrap_or_default();
+            match closest {
+                Some(closest) => {
+                    format!("the member \"{name}\" is not allowed here; the closest allowed member is \"{closest}\"")
+                }
+                None => format!("the member \"{name}\" is not allowed here"),
+            }
+        }
+        Detail::Constant(constant) => format!("the value must be \"{constant}\""),
+        Detail::None => schema_reason(e.kind).to_owned(),
+    });
+    if let Detail::Missing { pin: true, .. } = e.detail {
+        explain::note(Fact::Hint, "the tool has no pins yet: run `ptc pin CONFIG` to compute and write them");
+    }
     e
+}
+
+/// A member name from the last segment of a JSON pointer (RFC 6901: `~1` is `/`, `~0` is `~`).
+fn unescape_pointer(segment: &str) -> String {
+    segment.replace("~1", "/").replace("~0", "~")
 }
 
 /// `.map_err(explained::read_as(code))`: notes the read failure and refuses with `code`.
@@ -46,10 +123,14 @@ pub(crate) fn read_as(code: StartupCode) -> impl FnOnce(ReadError) -> StartupCod
     }
 }
 
-/// `.map_err(explained::decode_as(code))`: notes the decode failure and refuses with `code`.
-pub(crate) fn decode_as(code: StartupCode) -> impl FnOnce(DecodeError) -> StartupCode {
+/// `.map_err(explained::decode_as(bytes, text, code))`: notes the decode failure and refuses with `code`.
+pub(crate) fn decode_as(
+    bytes: &[u8],
+    text: Text,
+    code: StartupCode,
+) -> impl FnOnce(DecodeError) -> StartupCode + '_ {
     move |e| {
-        decode(e);
+        decode(bytes, e, text);
         code
     }
 }
@@ -86,5 +167,33 @@ fn schema_reason(kind: SchemaErrorKind) -> &'static str {
         K::UnknownVariant => "the tag names no known shape",
         K::NoVariant => "the value matches none of the allowed shapes",
         K::AmbiguousVariant => "the value matches more than one allowed shape",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// lifecycle.md §1.5: the refused line and a caret under the refused character; a tab stays a tab so
+    /// the caret lines up; a long line is cut around the caret; control characters show as U+FFFD.
+    #[test]
+    fn excerpt_vectors() {
+        let long = format!("{}X{}", "a".repeat(100), "b".repeat(100));
+        let table: Vec<(&[u8], usize, usize, String)> = vec![
+            (b"{\n  \"a\": 1,,\n}", 11, 10, "  \"a\": 1,,\n         ^".to_owned()),
+            (b"{", 1, 2, "{\n ^".to_owned()),
+            (b"\t\"a\" x", 5, 6, "\t\"a\" x\n\t    ^".to_owned()),
+            (b"a\x01b", 2, 3, "a\u{FFFD}b\n  ^".to_owned()),
+            (
+                long.as_bytes(),
+                100,
+                101,
+                format!("…{}X{}…\n {}^", "a".repeat(60), "b".repeat(60), " ".repeat(60)),
+            ),
+            (b"", 0, 1, "\n^".to_owned()),
+        ];
+        for (bytes, offset, column, want) in table {
+            assert_eq!(excerpt(bytes, offset, column), want, "{:?}", String::from_utf8_lossy(bytes));
+        }
     }
 }

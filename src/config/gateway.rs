@@ -221,6 +221,8 @@ pub struct GatewayConfig {
 /// An unreadable or oversized file is `config_unavailable` (config.md §2.8); everything after the read is
 /// [`from_bytes`].
 pub fn load(path: &Path, mode: Mode) -> Result<GatewayConfig, StartupCode> {
+    // Every refusal of the document names it (lifecycle.md §1.5), in `ptc check` and in `ptc pin`.
+    explain::note_with(Fact::Document, || path.display().to_string());
     let bytes = paths::read_document(path, Limits::DOCUMENT.max_bytes)
         .map_err(explained::read_as(StartupCode::ConfigUnavailable))?;
     from_bytes(&bytes, path, mode)
@@ -230,8 +232,8 @@ pub fn load(path: &Path, mode: Mode) -> Result<GatewayConfig, StartupCode> {
 /// strict decoding (decode failure → `config_unavailable`, duplicate key → `duplicate_json_key`), structure
 /// (→ `config_invalid`), the semantic checks of config.md §4.4 in order, then normalisation (config.md §4.3).
 pub fn from_bytes(bytes: &[u8], path: &Path, mode: Mode) -> Result<GatewayConfig, StartupCode> {
-    let mut doc =
-        json::decode(bytes, Limits::DOCUMENT).map_err(|e| decode_failure(explained::decode(e).kind))?;
+    let mut doc = json::decode(bytes, Limits::DOCUMENT)
+        .map_err(|e| decode_failure(explained::decode(bytes, e, explained::Text::Shown).kind))?;
     // config.md §4.1, §4.2, §4.6, §4.8 and the byte-bound rules of config.md §2.8.
     schema::validate(&GATEWAY, &doc, mode).map_err(explained::schema_as(StartupCode::ConfigInvalid))?;
     // Defaults change no semantic check, so the checks can read the filled document.

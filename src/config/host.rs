@@ -336,6 +336,8 @@ impl HostConfig {
 /// Stage 2: read, decode, validate and check the host document at `path` (already anchored).
 /// `bearer_binding` is the gateway document's `authentication.bearer.binding` (config.md §5.7 rule 3).
 pub fn load(path: &Path, bearer_binding: &str) -> Result<HostConfig, StartupCode> {
+    // Every refusal of the document names it (lifecycle.md §1.5), in `ptc check` and in `ptc pin`.
+    explain::note_with(Fact::Document, || path.display().to_string());
     let bytes = paths::read_document(path, Limits::DOCUMENT.max_bytes)
         .map_err(explained::read_as(StartupCode::HostInvalid))?;
     from_bytes(&bytes, path, bearer_binding)
@@ -345,8 +347,11 @@ pub fn load(path: &Path, bearer_binding: &str) -> Result<HostConfig, StartupCode
 /// Every refusal is `host_invalid` (config.md §2.8): decoding, structure, and the semantic checks of
 /// config.md §5.7.
 pub fn from_bytes(bytes: &[u8], path: &Path, bearer_binding: &str) -> Result<HostConfig, StartupCode> {
-    let declared =
-        json::decode(bytes, Limits::DOCUMENT).map_err(explained::decode_as(StartupCode::HostInvalid))?;
+    let declared = json::decode(bytes, Limits::DOCUMENT).map_err(explained::decode_as(
+        bytes,
+        explained::Text::Withheld,
+        StartupCode::HostInvalid,
+    ))?;
     // The host document has no mode-dependent members.
     schema::validate(&HOST, &declared, Mode::Serve)
         .map_err(explained::schema_as(StartupCode::HostInvalid))?;

@@ -179,8 +179,11 @@ impl Manifest {
 /// Stage 5a: decode and validate one manifest's bytes. Every refusal (decoding, duplicate key, structure,
 /// byte bounds) is `template_invalid` (config.md §2.8).
 pub fn parse(bytes: &[u8]) -> Result<Manifest, StartupCode> {
-    let document =
-        json::decode(bytes, Limits::DOCUMENT).map_err(explained::decode_as(StartupCode::TemplateInvalid))?;
+    let document = json::decode(bytes, Limits::DOCUMENT).map_err(explained::decode_as(
+        bytes,
+        explained::Text::Shown,
+        StartupCode::TemplateInvalid,
+    ))?;
     // The manifest has no mode-dependent members.
     schema::validate(&APPLICATION, &document, Mode::Serve)
         .map_err(explained::schema_as(StartupCode::TemplateInvalid))?;

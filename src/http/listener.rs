@@ -124,9 +124,8 @@ impl BoundListener {
     /// ([`BindError::code`]); it converts into `std::io::Error` for callers that only propagate it.
     pub fn bind(addr: SocketAddr, settings: ListenerSettings) -> Result<BoundListener, BindError> {
         let listener = bind_socket(addr)?;
-        let addr = listener
-            .local_addr()
-            .map_err(|e| BindError { step: crate::http::socket::BindStep::Register, kind: e.kind() })?;
+        let addr =
+            listener.local_addr().map_err(|e| BindError::of(crate::http::socket::BindStep::Register, &e))?;
         let authority = match &settings.authority {
             Authority::Configured(authority) => authority.clone(),
             Authority::FromBoundAddress => authority_of(addr),

@@ -37,9 +37,17 @@ pub struct BindError {
     pub step: BindStep,
     /// The OS error's kind (never a message with paths or values).
     pub kind: io::ErrorKind,
+    /// The OS error number, when the failure was a system call's: its message is the reason a person
+    /// reads (`Address already in use`).
+    pub os_error: Option<i32>,
 }
 
 impl BindError {
+    /// The failure of `step` with the system call's `error`.
+    pub fn of(step: BindStep, error: &io::Error) -> BindError {
+        BindError { step, kind: error.kind(), os_error: error.raw_os_error() }
+    }
+
     /// The startup code of every bind failure.
     pub fn code(&self) -> StartupCode {
         StartupCode::ListenerUnavailable
@@ -55,7 +63,10 @@ impl fmt::Display for BindError {
             BindStep::Listen => "listening",
             BindStep::Register => "registering the socket",
         };
-        write!(f, "listener unavailable: {step} failed ({:?})", self.kind)
+        match self.os_error {
+            Some(code) => write!(f, "{step} failed: {}", io::Error::from_raw_os_error(code)),
+            None => write!(f, "{step} failed ({:?})", self.kind),
+        }
     }
 }
 
@@ -71,7 +82,7 @@ impl From<BindError> for io::Error {
 /// one). The socket listens at once (so the kernel completes handshakes into the backlog), but nothing is
 /// accepted until an accept loop runs: binding is stage 11a, accepting stage 12.
 pub fn bind_socket(addr: SocketAddr) -> Result<tokio::net::TcpListener, BindError> {
-    let at = |step: BindStep| move |error: io::Error| BindError { step, kind: error.kind() };
+    let at = |step: BindStep| move |error: io::Error| BindError::of(step, &error);
     let domain = if addr.is_ipv6() { Domain::IPV6 } else { Domain::IPV4 };
     let socket = Socket::new(domain, Type::STREAM, Some(Protocol::TCP)).map_err(at(BindStep::Socket))?;
     socket.set_reuse_address(true).map_err(at(BindStep::Options))?;
@@ -98,10 +109,11 @@ mod tests {
         let second = bind_socket(addr).unwrap_err();
         assert_eq!(
             second,
-            BindError { step: BindStep::Bind, kind: io::ErrorKind::AddrInUse },
+            BindError { step: BindStep::Bind, kind: io::ErrorKind::AddrInUse, os_error: Some(98) },
             "no SO_REUSEPORT"
         );
         assert_eq!(second.code().as_str(), "listener_unavailable");
+        assert_eq!(second.to_string(), "binding the address failed: Address already in use (os error 98)");
         drop(first);
         assert!(bind_socket(addr).is_ok(), "SO_REUSEADDR: the port is free again at once");
     }

@@ -68,7 +68,7 @@ fn chain(headers: &HeaderMap, body: &[u8]) -> Outcome {
     };
     let fail = |error: RpcError| Outcome::Error(error, Some(id.clone()));
     match method_steps(headers, &method, params) {
-        Err(error) => fail(error),
+        Err(refused) => fail(refused.error),
         Ok(Method::Discover) => Outcome::Discover(id),
         Ok(Method::List) => Outcome::List(id),
         Ok(Method::Call { name, arguments }) => {

@@ -32,7 +32,8 @@ use crate::mcp::envelope::{self, Envelope};
 use crate::mcp::method::{self, Method};
 use crate::mcp::refusal::Refusal;
 use crate::mcp::rpc::{RequestId, RpcError, StaticResult, PROTOCOL_VERSION};
-use crate::mcp::{accept, consistency, leased, media, meta, origin, params, size, tool};
+use crate::mcp::step::{self as log, Refused, Step};
+use crate::mcp::{accept, consistency, earlier, leased, media, meta, origin, params, size, tool};
 use crate::support::fault::{self, FaultPoint};
 
 /// Everything the front is built with (fixed at startup).
@@ -92,29 +93,39 @@ impl McpFront {
     /// The whole table for one request.
     async fn serve(&self, request: Request<Incoming>) -> Response<ResponseBody> {
         if let Some(answer) = method_rule(&request) {
+            log::log_fixed(Step::M1, answer.status(), "method_not_allowed");
             return answer;
         }
         let (parts, body) = request.into_parts();
         let declared = !body.is_end_stream();
         if let Err(refusal) = self.check_head(&parts.headers) {
+            log::log_refusal(refusal);
             return refusal.response(declared);
         }
         // Request admission (http-mcp.md §6.8): no id (the body is unread); the connection closes
         // (http-mcp.md §2.5 and the step's rule).
         let lease = match self.settings.requests.try_reserve() {
             Ok(lease) => lease,
-            Err(PoolRefusal::Exhausted) => return RpcError::RequestCapacityExhausted.response(None, true),
-            Err(PoolRefusal::Unavailable | PoolRefusal::Quiescing) => {
-                return RpcError::Unavailable.response(None, true)
+            Err(refusal) => {
+                let error = match refusal {
+                    PoolRefusal::Exhausted => RpcError::RequestCapacityExhausted,
+                    PoolRefusal::Unavailable | PoolRefusal::Quiescing => RpcError::Unavailable,
+                };
+                log::log_rpc(Step::M8, &error);
+                return error.response(None, true);
             }
         };
         // The body read (http-mcp.md §6.9): size, progress, framing.
         let bytes = match body::read(body, BodyLimits::SPEC, parts.extensions.get()).await {
             Ok(bytes) => bytes,
             Err(BodyFailure::Refused(refusal)) => {
-                return leased::hold_until_written(refusal.response(true), lease)
+                log::log_refusal(refusal);
+                return leased::hold_until_written(refusal.response(true), lease);
             }
-            Err(BodyFailure::HalfClosed) => return close_without_response(parts.extensions.get()).await,
+            Err(BodyFailure::HalfClosed) => {
+                log::log_half_closed();
+                return close_without_response(parts.extensions.get()).await;
+            }
         };
         let http10 = parts.version == Version::HTTP_10;
         // http-mcp.md §5: a defect answers 500 `-32603`, with the id once the envelope check
@@ -125,7 +136,12 @@ impl McpFront {
             Ok(Decision::Answer(answer)) => leased::hold_until_written(answer, lease),
             Ok(Decision::Call { tool, arguments, id }) => {
                 let progress = parts.extensions.get::<Arc<WriteProgress>>().cloned();
-                self.executor.execute(AdmittedCall { tool, arguments, id, lease, http10, progress }).await
+                let answer = self
+                    .executor
+                    .execute(AdmittedCall { tool, arguments, id, lease, http10, progress })
+                    .await;
+                log_run_admission(answer.status());
+                answer
             }
             Err(_) => {
                 tracing::error!("defect while validating a /mcp request");
@@ -140,20 +156,27 @@ impl McpFront {
     fn decide(&self, headers: &HeaderMap, body: &[u8], validated: &RefCell<Option<RequestId>>) -> Decision {
         let Envelope { id, method, params } = match envelope::parse(body) {
             Ok(envelope) => envelope,
-            Err(failure) => return Decision::Answer(failure.error.response(failure.id.as_ref(), false)),
+            Err(failure) => {
+                let step = if failure.error == RpcError::ParseError { Step::M10 } else { Step::M11 };
+                log::log_rpc(step, &failure.error);
+                return Decision::Answer(failure.error.response(failure.id.as_ref(), false));
+            }
         };
         validated.replace(Some(id.clone()));
         if fault::injected(FaultPoint::FrontDefect) {
             panic!("injected fault: a defect in the MCP front");
         }
-        let fail = |error: RpcError| Decision::Answer(error.response(Some(&id), false));
+        let fail = |refused: Refused| {
+            log::log_rpc(refused.step, &refused.error);
+            Decision::Answer(refused.error.response(Some(&id), false))
+        };
         let resolved = method_steps(headers, &method, params);
         let ready = self.settings.readiness.is_ready();
         match resolved {
-            Err(error) => fail(error),
+            Err(refused) => fail(refused),
             // http-mcp.md §5: discover is answered whatever the readiness.
             Ok(Method::Discover) => Decision::Answer(self.discover.response(&id)),
-            Ok(Method::List) if !ready => fail(RpcError::Unavailable),
+            Ok(Method::List) if !ready => fail(Refused::new(Step::M17, RpcError::Unavailable)),
             Ok(Method::List) => Decision::Answer(self.listing.response(&id)),
             Ok(Method::Call { name, arguments }) => self.check_call(headers, id, &name, arguments),
         }
@@ -162,16 +185,21 @@ impl McpFront {
     /// The `tools/call` checks: `Mcp-Name`, tool lookup, `Mcp-Param-*` headers, readiness
     /// (http-mcp.md §8.1–§8.4).
     fn check_call(&self, headers: &HeaderMap, id: RequestId, name: &str, arguments: Value) -> Decision {
-        let fail = |error: RpcError| Decision::Answer(error.response(Some(&id), false));
+        let fail = |step: Step, error: RpcError| {
+            log::log_rpc(step, &error);
+            Decision::Answer(error.response(Some(&id), false))
+        };
         if !tool::name_matches(headers, name) {
-            return fail(RpcError::HeaderMismatch);
+            return fail(Step::C1, RpcError::HeaderMismatch);
         }
-        let Some(tool) = tool::find(&self.settings.built, name) else { return fail(RpcError::InvalidParams) };
+        let Some(tool) = tool::find(&self.settings.built, name) else {
+            return fail(Step::C2, RpcError::InvalidParams);
+        };
         if !params::matches(headers, &tool.header_params, &arguments) {
-            return fail(RpcError::HeaderMismatch);
+            return fail(Step::C3, RpcError::HeaderMismatch);
         }
         if !self.settings.readiness.is_ready() {
-            return fail(RpcError::Unavailable);
+            return fail(Step::C4, RpcError::Unavailable);
         }
         Decision::Call { tool, arguments, id }
     }
@@ -201,24 +229,43 @@ pub(crate) fn head_steps(
 }
 
 /// The checks from `_meta` to the method parameters (http-mcp.md §7.3–§7.7) over a request whose envelope
-/// passed: the served method with its validated parameters, or the error of the first step that fails
-/// (readiness for `tools/list`, http-mcp.md §7.8, is the caller's).
+/// passed: the served method with its validated parameters, or the error of the first step that fails and
+/// its row (readiness for `tools/list`, http-mcp.md §7.8, is the caller's).
 pub(crate) fn method_steps(
     headers: &HeaderMap,
     method: &str,
     params: Option<Map<String, Value>>,
-) -> Result<Method, RpcError> {
-    // `params._meta` (http-mcp.md §7.3).
+) -> Result<Method, Refused> {
+    // `params._meta` (http-mcp.md §7.3); a request of an earlier revision is told the served revision
+    // instead (http-mcp.md §7.3.1).
     let Some(version) = meta::check(params.as_ref()).map(str::to_owned) else {
-        return Err(RpcError::InvalidMeta);
+        let error = match earlier::requested(headers, method, params.as_ref()) {
+            Some(requested) => RpcError::UnsupportedProtocolVersion { requested },
+            None => RpcError::InvalidMeta,
+        };
+        return Err(Refused::new(Step::M12, error));
     };
     // Header and body consistency, then the protocol version (http-mcp.md §7.4, §7.5).
     if !consistency::consistent(headers, method, &version) {
-        return Err(RpcError::HeaderMismatch);
+        return Err(Refused::new(Step::M13, RpcError::HeaderMismatch));
     }
-    method::version(&version)?;
+    method::version(&version).map_err(|error| Refused::new(Step::M14, error))?;
     // The method, then its parameters (http-mcp.md §7.6, §7.7).
-    method::resolve(method, params.unwrap_or_default())
+    method::resolve(method, params.unwrap_or_default()).map_err(|error| {
+        let step = if error == RpcError::MethodNotFound { Step::M15 } else { Step::M16 };
+        Refused::new(step, error)
+    })
+}
+
+/// Run admission refuses an admitted call inside the executor (http-mcp.md §8.6); the front sees only the
+/// answer, whose status names the refusal (429 `-31999`, 503 `-31998`). The committed stream is 200.
+fn log_run_admission(status: hyper::StatusCode) {
+    let error = match status.as_u16() {
+        429 => RpcError::RunCapacityExhausted,
+        503 => RpcError::Unavailable,
+        _ => return,
+    };
+    log::log_rpc(Step::C6, &error);
 }
 
 /// http-mcp.md §6.9 half-close: nothing is written; the connection layer closes the socket and drops this

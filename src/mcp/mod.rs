@@ -11,18 +11,21 @@
 //! `crate::http::mcp::method_rule`; header size (M2) [`size`]; authority (M3)
 //! `crate::http::fields::authority_matches`; Origin (M4) [`origin`]; bearer (M5) [`bearer`]; Content-Type
 //! (M6) [`media`]; Accept (M7) [`accept`]; request admission (M8) the request pool (in [`front`]); body
-//! read (M9) [`body`]; strict JSON and envelope (M10–M11) [`envelope`]; `_meta` (M12) [`meta`]; header
+//! read (M9) [`body`]; strict JSON and envelope (M10–M11) [`envelope`]; `_meta` (M12) [`meta`], with the
+//! earlier-revision answer [`earlier`]; header
 //! and body consistency (M13) [`consistency`]; version, method and parameters (M14–M16) [`method`];
 //! `tools/list` readiness (M17, in [`front`]); `Mcp-Name` and tool lookup (C1–C2) [`tool`];
 //! `Mcp-Param-*` headers (C3) [`params`] with `crate::mcp_param`; `tools/call` readiness (C4).
 //! [`front`] sequences them; [`refusal`] and [`rpc`] write the
-//! answers; [`leased`] holds the request lease until a JSON answer is written.
+//! answers; [`step`] names the rows and logs every refusal; [`leased`] holds the request lease until a JSON
+//! answer is written.
 
 pub mod accept;
 pub mod bearer;
 pub mod body;
 pub mod call;
 pub mod consistency;
+pub(crate) mod earlier;
 pub mod envelope;
 pub mod fields;
 pub mod front;
@@ -35,6 +38,7 @@ pub mod params;
 pub mod refusal;
 pub mod rpc;
 pub mod size;
+pub(crate) mod step;
 pub mod tool;
 
 pub use bearer::BearerDigest;

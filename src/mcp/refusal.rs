@@ -50,6 +50,22 @@ impl Refusal {
         }
     }
 
+    /// The closed code inside the body (`unauthorized` for `{"error":"unauthorized"}`), named by the refusal
+    /// line (http-mcp.md §5.1).
+    pub fn code(self) -> &'static str {
+        match self {
+            Refusal::HeadersTooLarge => "request_headers_too_large",
+            Refusal::InvalidAuthority => "invalid_authority",
+            Refusal::OriginForbidden => "origin_forbidden",
+            Refusal::Unauthorized => "unauthorized",
+            Refusal::UnsupportedMediaType => "unsupported_media_type",
+            Refusal::NotAcceptable => "not_acceptable",
+            Refusal::RequestTooLarge => "request_too_large",
+            Refusal::RequestTimeout => "request_timeout",
+            Refusal::RequestInvalid => "request_invalid",
+        }
+    }
+
     /// The exact body (http-mcp.md §5), deterministic JSON.
     pub fn body(self) -> &'static str {
         match self {
@@ -104,6 +120,7 @@ mod tests {
             assert_eq!(refusal.status().as_u16(), status, "{refusal:?}");
             let parsed: serde_json::Value = serde_json::from_str(refusal.body()).unwrap();
             assert_eq!(serde_json::to_string(&parsed).unwrap(), refusal.body());
+            assert_eq!(parsed["error"], refusal.code(), "{refusal:?}");
             let response = refusal.response(false);
             let closes = response.headers().get("connection").is_some();
             assert_eq!(closes, refusal.always_closes(), "{refusal:?}");

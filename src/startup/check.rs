@@ -9,6 +9,7 @@
 //! holding the store locks and the port; refusing for those would make the command useless exactly when
 //! it is needed (docs/decisions.md, "`ptc check`").
 
+use std::net::SocketAddr;
 use std::path::Path;
 
 use crate::cli::GatewayArgs;
@@ -21,7 +22,7 @@ use crate::providers::sites::finish_all;
 use crate::startup::documents::Documents;
 use crate::startup::fault::{self, FaultPoint};
 use crate::startup::providers::{self, Purpose};
-use crate::startup::{budget, templates, StartupCode};
+use crate::startup::{budget, refusal_facts, templates, StartupCode};
 use crate::storage::ancestry::probe_store_dir;
 use crate::storage::artifact_root::{EVENTS_DIR, INSPECTION_DIR, METRICS_DIR, TRACES_DIR};
 use crate::storage::StorageError;
@@ -70,19 +71,39 @@ async fn stages(args: &GatewayArgs) -> Result<Vec<String>, StartupCode> {
     }
     enter("9 warm providers");
     warm_providers(args, &docs, &built).await?;
+    enter("11 listeners");
+    probe_listeners(&docs.gateway).await?;
     Ok(built.templates.iter().map(|t| t.name().to_owned()).collect())
+}
+
+/// How long a connect probe of stage 11 waits: loopback answers at once, so this only bounds a stuck
+/// kernel.
+const CONNECT_PROBE: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Stage 11 without binding: a connect to each listen address (the `/mcp` listener, then PCC's). One that
+/// is accepted means something already listens there, and serving would be `listener_unavailable`. A
+/// refused or failed connect says nothing more, so it passes: a port held by a process of another user
+/// that does not accept is left to serving (lifecycle.md §1.5).
+async fn probe_listeners(gateway: &gateway::GatewayConfig) -> Result<(), StartupCode> {
+    let mut addresses = vec![SocketAddr::new(gateway.listen.address.ip(), gateway.listen.port)];
+    if let Some(pcc) = &gateway.pcc {
+        addresses.push(SocketAddr::new(pcc.address.ip(), pcc.port));
+    }
+    for address in addresses {
+        let connect = tokio::time::timeout(CONNECT_PROBE, tokio::net::TcpStream::connect(address)).await;
+        if let Ok(Ok(_connection)) = connect {
+            explain::note(Fact::Address, address.to_string());
+            explain::note(Fact::Reason, "something already listens on this address");
+            return Err(StartupCode::ListenerUnavailable);
+        }
+    }
+    Ok(())
 }
 
 /// Stages 4 and 7 without creating anything: R-ANC and R-DIR (audit-events.md §1.2–§1.3) on the store
 /// directory and those of its subdirectories that exist.
 fn probe(dir: &Path, subdirs: &[&str]) -> Result<(), StorageError> {
-    explain::note_with(Fact::Path, || dir.display().to_string());
-    probe_store_dir(dir, subdirs).inspect_err(|e| {
-        explain::note_with(Fact::Reason, || match e.errno {
-            Some(errno) => format!("{} ({})", e.kind.describe(), errno.desc()),
-            None => e.kind.describe().to_owned(),
-        });
-    })
+    probe_store_dir(dir, subdirs).inspect_err(|e| refusal_facts::note_store(dir, e))
 }
 
 /// Stage 9 as serving runs it, except provider-call admission (9c, an actor): the environment file and
@@ -131,25 +152,38 @@ pub(crate) fn render(outcome: &Outcome) -> String {
         Ok(tools) => format!("ok: serving would start with {} tool(s): {}\n", tools.len(), tools.join(", ")),
         Err((code, facts)) => {
             let mut text = format!("{}: {}\n", code.as_str(), meaning(*code));
-            text.push_str(&render_facts(facts));
-            if matches!(
+            let pin_mismatch = matches!(
                 code,
                 StartupCode::ApplicationContentDigestMismatch
                     | StartupCode::InstallationPinMismatch
                     | StartupCode::ProviderPinMismatch
-            ) {
-                text.push_str(
-                    "  hint: if the change was intended, `ptc pin CONFIG` writes the computed pins\n",
-                );
+            );
+            if pin_mismatch && !facts.contains_key(&Fact::Hint) {
+                let mut facts = facts.clone();
+                let hint = "if the change was intended, `ptc pin CONFIG` writes the computed pins";
+                facts.insert(Fact::Hint, hint.to_owned());
+                text.push_str(&render_facts(&facts));
+            } else {
+                text.push_str(&render_facts(facts));
             }
             text
         }
     }
 }
 
-/// The facts, one indented `key: value` line each, in the order of [`Fact`].
+/// The facts, one indented `key: value` line each, in the order of [`Fact`]; a value of several lines (an
+/// excerpt and its caret) continues under its first character.
 pub(crate) fn render_facts(facts: &Facts) -> String {
-    facts.iter().map(|(fact, value)| format!("  {}: {}\n", fact.as_str(), value)).collect()
+    let mut text = String::new();
+    for (fact, value) in facts {
+        let key = fact.as_str();
+        let mut lines = value.split('\n');
+        text.push_str(&format!("  {key}: {}\n", lines.next().unwrap_or_default()));
+        for line in lines {
+            text.push_str(&format!("  {:width$}  {line}\n", "", width = key.len()));
+        }
+    }
+    text
 }
 
 /// One sentence per startup code (lifecycle.md §4), for a person reading `ptc check`.

@@ -30,6 +30,14 @@ pub const LISTENERS: &str = "listeners";
 /// The names of the listener actors, in start order; also the names of their accept-loop tasks.
 pub const CHILD_NAMES: [&str; 2] = ["http_listener", "pcc_listener"];
 
+/// A listener that could not be bound (`listener_unavailable`, lifecycle.md §3.2 stage 11): the address
+/// and the failed step with the operating system's reason, for the person reading the refusal.
+#[derive(Debug)]
+pub struct Unbound {
+    pub address: SocketAddr,
+    pub error: http::BindError,
+}
+
 /// Both listeners bound, not yet accepting.
 pub struct Bound {
     http: http::BoundListener,
@@ -44,7 +52,7 @@ pub fn bind(
     pools: &Pools,
     mcp: Arc<dyn McpEndpoint>,
     pcc: Option<Box<dyn FnOnce(watch::Receiver<Drain>) -> PccService>>,
-) -> std::io::Result<Bound> {
+) -> Result<Bound, Unbound> {
     let addr = SocketAddr::new(config.listen.address.ip(), config.listen.port);
     let settings = http::ListenerSettings::new(
         config.listen.authority(),
@@ -56,10 +64,11 @@ pub fn bind(
     // http-mcp.md §2.4: every head is checked against the parser limits before hyper reads it.
     .with_io_layer(std::sync::Arc::new(http::guard::HeadGuard))
     .with_mcp(mcp);
-    let http = http::BoundListener::bind(addr, settings)?;
+    let http = http::BoundListener::bind(addr, settings).map_err(|error| Unbound { address: addr, error })?;
     let pcc = match (&config.pcc, pcc) {
         (Some(config), Some(service)) => {
-            let listener = http::bind_socket(SocketAddr::new(config.address.ip(), config.port))?;
+            let address = SocketAddr::new(config.address.ip(), config.port);
+            let listener = http::bind_socket(address).map_err(|error| Unbound { address, error })?;
             let (drain_tx, drain_rx) = watch::channel(Drain::Serving);
             Some((listener, service(drain_rx), drain_tx))
         }

@@ -15,6 +15,7 @@ pub mod listeners;
 pub mod pin;
 pub mod pools;
 pub mod providers;
+pub(crate) mod refusal_facts;
 pub mod release;
 pub mod serve;
 pub mod shutdown;
@@ -41,15 +42,16 @@ pub async fn run(args: GatewayArgs, mut stop: StopRequest, notifier: Notifier) -
     watchdog::spawn(notifier.clone(), notify::watchdog_interval_from_env(), probe.clone());
     match args.mode {
         Mode::Discovery => {
-            let discovery =
-                futures::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(discovery::run(&args)));
+            let discovery = futures::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(explain::gather(
+                discovery::run(&args),
+            )));
             tokio::select! {
                 biased;
                 // pins.md §10.4 / lifecycle.md §8.4: an interrupted discovery prints nothing and exits 70.
                 _ = stop.requested() => 70,
                 result = discovery => match result {
-                    Ok(Ok(())) => 0,
-                    Ok(Err(code)) => report_failure(code),
+                    Ok((Ok(()), _)) => 0,
+                    Ok((Err(code), facts)) => report_explained_failure(code, &facts),
                     Err(_panic) => report_failure(StartupCode::InternalError),
                 },
             }
@@ -61,17 +63,18 @@ pub async fn run(args: GatewayArgs, mut stop: StopRequest, notifier: Notifier) -
 /// `ptc pin` (lifecycle.md §1.3) to its exit status: 0 with one line per changed pin member, 78 with the
 /// startup line of a refusal (nothing written), 70 when interrupted (nothing written).
 pub async fn run_pin(args: GatewayArgs, mut stop: StopRequest) -> u8 {
-    let pinned = futures::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(pin::run(&args)));
+    let pinned =
+        futures::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(explain::gather(pin::run(&args))));
     tokio::select! {
         biased;
         _ = stop.requested() => 70,
         result = pinned => match result {
-            Ok(Ok(lines)) => {
+            Ok((Ok(lines), _)) => {
                 let mut out = std::io::stdout().lock();
                 let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
                 if out.write_all(text.as_bytes()).and_then(|_| out.flush()).is_ok() { 0 } else { 70 }
             }
-            Ok(Err(code)) => report_failure(code),
+            Ok((Err(code), facts)) => report_explained_failure(code, &facts),
             Err(_panic) => report_failure(StartupCode::InternalError),
         },
     }
@@ -126,7 +129,12 @@ async fn run_serve(
             _ = stop.requested() => None,
             result = startup => Some(match result {
                 Ok((Err(code), facts)) => {
-                    let facts: Vec<String> = facts.iter().map(|(k, v)| format!("{}: {v}", k.as_str())).collect();
+                    // One log line: the excerpt's two lines stay out (the reason has the position).
+                    let facts: Vec<String> = facts
+                        .iter()
+                        .filter(|(k, _)| **k != explain::Fact::Excerpt)
+                        .map(|(k, v)| format!("{}: {v}", k.as_str()))
+                        .collect();
                     tracing::info!(code = code.as_str(), facts = %facts.join("; "), "startup refused");
                     Err(code)
                 }
@@ -180,5 +188,15 @@ async fn run_serve(
 /// lifecycle.md §5.1: the one stderr line, then exit 78.
 pub fn report_failure(code: StartupCode) -> u8 {
     let _ = std::io::stderr().write_all(code.error_line().as_bytes());
+    78
+}
+
+/// `ptc pin` and `--print-pins` (lifecycle.md §1.3, pins.md §10): the stderr line of §5.1 for a machine,
+/// then, for the person who ran the command, the refusal explained as `ptc check` explains it (§1.5), then
+/// exit 78.
+pub(crate) fn report_explained_failure(code: StartupCode, facts: &explain::Facts) -> u8 {
+    let mut text = code.error_line();
+    text.push_str(&check::render(&Err((code, facts.clone()))));
+    let _ = std::io::stderr().write_all(text.as_bytes());
     78
 }

@@ -35,7 +35,7 @@ use crate::startup::pools::Pools;
 use crate::startup::providers::{self, Purpose};
 use crate::startup::release::{Part, ReleaseStack};
 use crate::startup::templates;
-use crate::startup::{credentials_owner, listeners, StartupCode};
+use crate::startup::{credentials_owner, listeners, refusal_facts, StartupCode};
 use crate::storage::artifact_root::ArtifactRoot;
 use crate::storage::start_ref::start_ref;
 use crate::traces::RunArtifacts;
@@ -176,6 +176,7 @@ fn stage_artifact_root(docs: &Documents, held: &mut Startup) -> Result<(), Start
     let start_ref = start_ref().map_err(|_| StartupCode::ArtifactRootUnavailable)?;
     let mut root = ArtifactRoot::open(artifacts, &start_ref).map_err(|e| {
         tracing::debug!(step = e.step.as_str(), "artifact root refused");
+        refusal_facts::note_store(&refusal_facts::artifact_store(&artifacts.root, e.step), &e.cause);
         e.code()
     })?;
     // The log exists from here on (audit-events.md §3.1); earlier failures reach only stderr.
@@ -261,6 +262,7 @@ async fn start_audit(
     let losses = AuditLossGroup::new();
     let audit = Audit::start(audit, &start_ref, audit_owner::loss_callback(&losses)).map_err(|e| {
         tracing::debug!(reason = e.reason.as_str(), "audit refused");
+        refusal_facts::note_store(&audit.directory, &e.cause);
         held.reason = Some(ReasonClass::Audit(e.reason));
         e.code()
     })?;
@@ -427,7 +429,10 @@ fn stage_listeners(
     });
     let front = Arc::new(McpFront::new(settings, Arc::new(executor)));
     let readiness = ctx.readiness().clone();
-    listeners::bind(&docs.gateway, readiness, pools, front, pcc).map_err(|_| StartupCode::ListenerUnavailable)
+    listeners::bind(&docs.gateway, readiness, pools, front, pcc).map_err(|e| {
+        refusal_facts::note_bind(e.address, &e.error);
+        StartupCode::ListenerUnavailable
+    })
 }
 
 /// What the fronts are built from at stage 11.

@@ -4,7 +4,7 @@
 //! there). Tools with `providers.mission` or `providers.workflow` declarations are served: their sites
 //! are acquired, and their model sites made, at stage 9 (`startup::providers`).
 
-use crate::apps::{self, AppError, Built};
+use crate::apps::{self, AppDetail, AppError, AppErrorKind, Built};
 use crate::config::Mode;
 use crate::explain::{self, Fact};
 use crate::startup::documents::Documents;
@@ -16,6 +16,7 @@ pub use crate::apps::Template;
 pub fn build(docs: &Documents, mode: Mode) -> Result<Built, StartupCode> {
     let report = |e: AppError| {
         tracing::debug!(reason = e.describe(), "template refused");
+        note_detail(&e);
         // A deeper site may have noted a sharper reason (a manifest's schema rule) for `ptc check`.
         explain::note_if_absent(Fact::Reason, e.describe());
         e.code()
@@ -33,6 +34,36 @@ pub fn build(docs: &Documents, mode: Mode) -> Result<Built, StartupCode> {
     }
     explain::clear_except(&[Fact::Stage]);
     apps::finish(templates).map_err(report)
+}
+
+/// The file of the application a refusal is about, and what is wrong in it (lifecycle.md §1.5): Luau's
+/// message for a component that does not compile, the position and line of a contract that is not JSON.
+/// A changed application whose component does not compile gets a hint that pinning would not help, in
+/// place of the one that suggests `ptc pin`.
+fn note_detail(e: &AppError) {
+    let Some(detail) = e.detail.as_deref() else { return };
+    explain::note(Fact::Component, detail.place());
+    match detail {
+        AppDetail::Compile { message, .. } => explain::note(Fact::Message, message.as_str()),
+        AppDetail::NotJson { reason, excerpt, .. } => {
+            explain::note(Fact::Reason, reason.as_str());
+            explain::note(Fact::Excerpt, excerpt.as_str());
+        }
+    }
+    if e.kind == AppErrorKind::ContentDigestMismatch {
+        let (reason, hint) = match detail {
+            AppDetail::Compile { .. } => (
+                "the application changed, and a component does not compile",
+                "fix the component first: pinning an application that does not compile would not help",
+            ),
+            AppDetail::NotJson { .. } => (
+                "the application changed, and a contract file is not strict JSON",
+                "fix the contract first: pinning an application with a broken contract would not help",
+            ),
+        };
+        explain::note(Fact::Reason, reason);
+        explain::note(Fact::Hint, hint);
+    }
 }
 
 /// `D` of lifecycle.md §10.1: provider declarations over all served tools, counted per tool.

@@ -105,7 +105,7 @@ const ROWS: &[Row] = &[
         },
         env: &[],
         status: 78,
-        want: "duplicate_json_key: the gateway document repeats a key in one object\n  stage: 1 gateway document\n  document: {dir}/ptc-gateway.json\n  reason: not strict JSON: duplicate_key at byte 15\n",
+        want: "duplicate_json_key: the gateway document repeats a key in one object\n  stage: 1 gateway document\n  document: {dir}/ptc-gateway.json\n  reason: not strict JSON: duplicate_key at byte 15 (line 1, column 16)\n  excerpt: {\"version\": 1, \"version\": 1}\n                          ^\n",
     },
     Row {
         id: "CK4",
@@ -146,7 +146,7 @@ const ROWS: &[Row] = &[
         mutate: |d| d.host["install"]["notes"]["colour"] = json!("blue"),
         env: &[],
         status: 78,
-        want: "host_invalid: the host document is not valid\n  stage: 2 host document\n  document: {dir}/ptc-host.json\n  pointer: /install/notes/colour\n  reason: the member is not allowed here\n",
+        want: "host_invalid: the host document is not valid\n  stage: 2 host document\n  document: {dir}/ptc-host.json\n  pointer: /install/notes/colour\n  reason: the member \"colour\" is not allowed here\n",
     },
     Row {
         id: "CK9",
@@ -426,11 +426,34 @@ fn ck27_a_running_gateway_does_not_fail_the_check_of_its_configuration() {
     let addr = std::net::SocketAddr::from(([127, 0, 0, 1], d.port));
     let _gateway = Gateway::start(d.command(), addr);
     let before = d.tree();
+    // The port in use is found by a connect probe (issue 25), which binds nothing.
     let output = run_with_deadline(d.check_command(), DEADLINE);
+    let want = format!(
+        "listener_unavailable: a listener cannot be bound\n  stage: 11 listeners\n  reason: something already \
+         listens on this address\n  address: 127.0.0.1:{}\n",
+        d.port
+    );
+    assert_eq!(
+        (String::from_utf8_lossy(&output.stdout).into_owned(), output.status.code()),
+        (want, Some(78))
+    );
+    assert_eq!(d.tree(), before, "CK27: creates nothing");
+    // The same stores, locked by the running gateway, on free ports: the locks are not the check's concern.
+    let mut next = d.gateway.clone();
+    let (http, pcc) = (support::hold_free_port("127.0.0.1"), support::hold_free_port("127.0.0.1"));
+    next["listen"]["port"] = json!(http.local_addr().expect("addr").port());
+    next["pcc"]["port"] = json!(pcc.local_addr().expect("addr").port());
+    drop((http, pcc));
+    d.write_file("next.json", &serde_json::to_string_pretty(&next).expect("json"));
+    let before = d.tree();
+    let mut cmd = support::ptc();
+    cmd.current_dir(d.dir.path()).args(["check", "next.json"]).env("GATEWAY_TOKEN", TOKEN);
+    let output = run_with_deadline(cmd, DEADLINE);
     assert_eq!(String::from_utf8_lossy(&output.stdout), "ok: serving would start with 1 tool(s): echo\n");
     assert_eq!(output.status.code(), Some(0));
     assert_eq!(d.tree(), before, "CK27: creates nothing");
-    let mut faulted = d.check_command();
+    let mut faulted = support::ptc();
+    faulted.current_dir(d.dir.path()).args(["check", "next.json"]).env("GATEWAY_TOKEN", TOKEN);
     faulted.env("PTC_FAULT", "provider_admission");
     assert_eq!(run_with_deadline(faulted, DEADLINE).status.code(), Some(0), "CK27: provider admission");
 }
@@ -464,8 +487,12 @@ fn ck32_serve_mode_logs_the_facts_of_its_refusal() {
     let output = run_with_deadline(cmd, DEADLINE);
     let stderr = String::from_utf8_lossy(&output.stderr);
     let lines: Vec<&str> = stderr.lines().collect();
-    let logged = "startup refused code=\"config_invalid\" facts=pointer: /listen/port; reason: the number is outside the allowed range";
+    let logged = format!(
+        "startup refused code=\"config_invalid\" facts=document: {}; pointer: /listen/port; reason: the number is \
+         outside the allowed range",
+        d.config_path().display()
+    );
     assert_eq!(output.status.code(), Some(78));
-    assert_eq!(lines.iter().filter(|l| l.ends_with(logged)).count(), 1, "{stderr}");
+    assert_eq!(lines.iter().filter(|l| l.ends_with(&logged)).count(), 1, "{stderr}");
     assert_eq!(lines.last(), Some(&"{\"error\":\"config_invalid\"}"), "{stderr}");
 }

@@ -18,7 +18,7 @@ use support::vectors::{
     add_audit, add_remote, echo_with, echo_with_mission, private_dir, repin_echo, schema_of_normalised_size,
     set_echo_manifest, seventy_large_tools, tool,
 };
-use support::{assert_startup_error, run_with_deadline, Deployment, Gateway};
+use support::{assert_explained_startup_error, assert_startup_error, run_with_deadline, Deployment, Gateway};
 
 /// What a row expects.
 enum Expect {
@@ -52,7 +52,7 @@ fn check(row: u32, mutate: impl FnOnce(&mut Deployment), expect: Expect) {
             let mut cmd = d.command();
             cmd.arg("--print-pins");
             let output = run_with_deadline(cmd, Duration::from_secs(20));
-            assert_startup_error(&output, code, &context);
+            assert_explained_startup_error(&output, code, &context);
             assert_eq!(d.tree(), before, "{context}: discovery creates nothing");
         }
         Expect::DiscoveryOk => {

@@ -55,15 +55,48 @@ fn version_help_and_unknown_subcommands() {
         assert!(String::from_utf8_lossy(&out.stderr).starts_with("Usage:"), "{argv:?}");
     }
 
-    let missing = run_with_deadline(
+    // Any other usage error of `ptc gateway` stays `config_invalid` (lifecycle.md §1.1).
+    for argv in [&["gateway", "a.json", "b.json"][..], &["gateway", "--env-file", "e.env"][..]] {
+        let out = run_with_deadline(
+            {
+                let mut c = ptc();
+                c.args(argv);
+                c
+            },
+            Duration::from_secs(5),
+        );
+        assert_startup_error(&out, "config_invalid", &format!("{argv:?}"));
+    }
+}
+
+/// lifecycle.md §1.1–§1.6: every subcommand typed with no argument at all prints the usage text (the text
+/// `--help` prints) on stderr, nothing on stdout, and exits 2.
+#[test]
+fn a_bare_subcommand_prints_the_usage() {
+    let help = run_with_deadline(
         {
             let mut c = ptc();
-            c.arg("gateway");
+            c.arg("--help");
             c
         },
         Duration::from_secs(5),
     );
-    assert_startup_error(&missing, "config_invalid", "ptc gateway without CONFIG");
+    let usage = String::from_utf8(help.stdout).expect("UTF-8 usage");
+    let first_lines = "Usage:\n  ptc gateway CONFIG [--env-file FILE] [--print-pins]\n  ptc pin CONFIG [--env-file FILE]\n  ptc check CONFIG [--env-file FILE]\n  ptc call ENDPOINT TOOL [--arguments JSON]\n  ptc list ENDPOINT [--json]\n  ptc --help | --version\n\n";
+    assert!(usage.starts_with(first_lines), "the usage text\n{usage}");
+    for subcommand in ["gateway", "pin", "check", "call", "list"] {
+        let out = run_with_deadline(
+            {
+                let mut c = ptc();
+                c.arg(subcommand).env("PTC_GATEWAY_TOKEN", TOKEN);
+                c
+            },
+            Duration::from_secs(5),
+        );
+        assert_eq!(out.status.code(), Some(2), "ptc {subcommand}");
+        assert!(out.stdout.is_empty(), "ptc {subcommand}: stdout");
+        assert_eq!(String::from_utf8_lossy(&out.stderr), usage, "ptc {subcommand}: stderr");
+    }
 }
 
 fn idle_stop(signal: Signal) {

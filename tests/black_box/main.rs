@@ -13,6 +13,7 @@ mod support;
 mod audit;
 #[cfg(feature = "fault-injection")]
 mod check_command;
+mod check_explains;
 #[cfg(feature = "fault-injection")]
 mod cold_tools;
 mod config_vectors;

@@ -1,5 +1,6 @@
 //! http-mcp.md §5–§11 black-box: the `POST /mcp` front of the real `ptc` binary over loopback TCP with
-//! raw sockets, against the fixture of §12.1, row by row (§12.3 rows 16–21, §12.5–§12.10, §12.11).
+//! raw sockets, against the fixture of §12.1, row by row (§12.3 rows 16–21, §12.5–§12.10, §12.11,
+//! §12.12).
 //! Rows that need a fenced domain or held leases run the same fixture in-process
 //! (`mcp_front/inproc.rs`); the body-read rows of §12.6 are scripted exchanges (`mcp_front/body.rs`).
 //! Rows whose answer is a committed event stream ("SSE ok", "SSE input") are read chunk by chunk and
@@ -11,6 +12,8 @@ use crate::support;
 mod body;
 #[path = "mcp_front/inproc.rs"]
 mod inproc;
+#[path = "mcp_front/refusal_log.rs"]
+mod refusal_log;
 #[path = "mcp_front/rows.rs"]
 mod rows;
 
@@ -93,8 +96,15 @@ fn check_stream(addr: SocketAddr, row: &Row) {
 
 /// A running fixture; the gateway is reaped before its directory is removed (field order).
 pub struct Running {
-    _gateway: Gateway,
-    _deployment: support::Deployment,
+    gateway: Gateway,
+    deployment: support::Deployment,
+}
+
+impl Running {
+    /// The gateway and its deployment, to stop the gateway first.
+    fn into_parts(self) -> (Gateway, support::Deployment) {
+        (self.gateway, self.deployment)
+    }
 }
 
 fn start(address: &str) -> (Running, SocketAddr, String) {
@@ -102,7 +112,17 @@ fn start(address: &str) -> (Running, SocketAddr, String) {
     let ip: std::net::IpAddr = address.parse().expect("ip");
     let addr = SocketAddr::new(ip, d.port);
     let gateway = Gateway::start(d.command(), addr);
-    (Running { _gateway: gateway, _deployment: d }, addr, support::authority(addr))
+    (Running { gateway, deployment: d }, addr, support::authority(addr))
+}
+
+/// The IPv4 fixture, its command adjusted by `adjust` (an environment variable).
+fn start_with(adjust: impl FnOnce(&mut std::process::Command)) -> (Running, SocketAddr, String) {
+    let d = fixture("127.0.0.1");
+    let addr = SocketAddr::new(std::net::Ipv4Addr::LOCALHOST.into(), d.port);
+    let mut cmd = d.command();
+    adjust(&mut cmd);
+    let gateway = Gateway::start(cmd, addr);
+    (Running { gateway, deployment: d }, addr, support::authority(addr))
 }
 
 #[test]
@@ -116,7 +136,8 @@ fn transport_rows_over_ipv4() {
 #[test]
 fn json_envelope_meta_and_method_rows() {
     let (_running, addr, host) = start("127.0.0.1");
-    for row in rows::json_rows(&host).iter().chain(&rows::meta_rows(&host)) {
+    let earlier = rows::earlier_rows(&host);
+    for row in rows::json_rows(&host).iter().chain(&rows::meta_rows(&host)).chain(&earlier) {
         check(addr, row);
     }
 }
@@ -275,7 +296,7 @@ fn a_defect_answers_500_with_the_validated_id_and_releases_the_lease() {
     let addr = SocketAddr::new([127, 0, 0, 1].into(), d.port);
     let mut cmd = d.command();
     cmd.env("PTC_FAULT", "mcp_front_defect");
-    let running = Running { _gateway: Gateway::start(cmd, addr), _deployment: d };
+    let running = Running { gateway: Gateway::start(cmd, addr), deployment: d };
     let host = support::authority(addr);
     let internal = |id| support::mcp::rpc_error(-32603, id);
     let mut cases: Vec<Row> = (0..3)

@@ -75,7 +75,15 @@ fn pc2_a_refusal_writes_nothing() {
     let before = d.tree();
     let text = std::fs::read(d.config_path()).expect("config");
     let out = pin(&d);
-    support::assert_startup_error(&out, "host_invalid", "ptc pin");
+    support::assert_explained_startup_error(&out, "host_invalid", "ptc pin");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!(
+            "{{\"error\":\"host_invalid\"}}\nhost_invalid: the host document is not valid\n  document: {}\n  \
+             pointer: /install/notes/source\n  reason: the tag names no known shape\n",
+            d.path("ptc-host.json").display()
+        )
+    );
     assert_eq!(std::fs::read(d.config_path()).expect("config"), text);
     assert_eq!(d.tree(), before);
 }

@@ -66,7 +66,7 @@ fn the_quickstart_answers_ptc_call_with_the_documented_exit_codes() {
             vec![e, "greet", "--arguments", r#"{"name":"Ada"}"#],
             (Some(0), "{\"greeting\":\"Hello, Ada!\"}\n".into(), String::new()),
         ),
-        // A tool error (the input contract requires `name`): the first text item on stderr, exit 1.
+        // A tool error (the input contract requires `name`): its one text item on stderr, exit 1.
         (
             Some(QUICKSTART_TOKEN),
             vec![e, "greet"],
@@ -143,6 +143,49 @@ fn mcp_param_headers_are_derived_from_the_listed_schema() {
     for (arguments, (code, stdout, stderr)) in rows {
         let got = outcome(&call(Some(TOKEN), &[&endpoint, "weather", "--arguments", arguments]));
         assert_eq!(got, (*code, stdout.to_string(), stderr.to_string()), "{arguments}");
+    }
+}
+
+/// The baseline deployment also serving `refuse`, whose run fails with `fail(input.text)` (execution.md §7.2).
+fn refusing_deployment() -> support::Deployment {
+    let mut d = support::Deployment::baseline();
+    let any = r#"{"type":"object","properties":{"text":{"type":"string"}}}"#;
+    let manifest = serde_json::json!({
+        "version": 1,
+        "effect": "read",
+        "contracts": {"input_schema": {"path": "input.json"}, "result_schema": {"path": "result.json"}},
+        "workflow": {"components": [{"id": "app", "path": "app.luau"}], "entry": "app.run"},
+        "limits": {},
+    });
+    d.write_file("refuse/ptc.json", &serde_json::to_string_pretty(&manifest).unwrap());
+    d.write_file("refuse/app.luau", "local M = {}\nfunction M.run(input) fail(input.text) end\nreturn M\n");
+    d.write_file("refuse/input.json", any);
+    d.write_file("refuse/result.json", any);
+    let refuse = serde_json::json!({
+        "name": "refuse", "title": "refuse", "description": "fixture",
+        "application": {"manifest": "refuse/ptc.json"},
+        "expected_application_content_digest": support::content_pin::of(&d.path("refuse/ptc.json")),
+        "installation_config_pins": {}, "provider_snapshot_pins": {}
+    });
+    d.gateway["tools"].as_array_mut().expect("the baseline's tools").push(refuse);
+    d.write_documents();
+    d
+}
+
+#[test]
+fn a_tool_error_prints_every_text_item() {
+    // lifecycle.md §1.2: the fixed text and the run's message, each on its own line on stderr, exit 1;
+    // without a message, the fixed text alone.
+    let d = refusing_deployment();
+    let _gateway = Gateway::start(d.command(), SocketAddr::from(([127, 0, 0, 1], d.port)));
+    let endpoint = format!("http://127.0.0.1:{}/mcp", d.port);
+    let rows: &[(&str, &str)] = &[
+        (r#"{"text":"clock_now failed"}"#, "Tool execution failed\nclock_now failed\n"),
+        (r#"{"text":""}"#, "Tool execution failed\n"),
+    ];
+    for (arguments, stderr) in rows {
+        let got = outcome(&call(Some(TOKEN), &[&endpoint, "refuse", "--arguments", arguments]));
+        assert_eq!(got, (Some(1), String::new(), stderr.to_string()), "{arguments}");
     }
 }
 

@@ -187,7 +187,7 @@ fn agent_answers_its_readme_call_against_the_fixture() {
     let config = at.join("ptc-gateway.json");
     let mut gateway_doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&config).expect("config")).expect("json");
-    assert_eq!(gateway_doc["listen"]["port"], 8768, "agent listens on 8768, as its README says");
+    assert_eq!(gateway_doc["listen"]["port"], 8770, "agent listens on 8770, as its README says");
     gateway_doc["listen"]["port"] = serde_json::json!(free);
     std::fs::write(&config, serde_json::to_string_pretty(&gateway_doc).expect("json")).expect("write");
     let mut discover = ptc();
@@ -233,7 +233,7 @@ fn agent_answers_its_readme_call_against_the_fixture() {
 /// read-only roots, a file one root lacks, and a path that leaves the `notes` root.
 #[test]
 fn published_briefs_answers_its_readme_call() {
-    let (_dir, _at, _gateway, endpoint) = start("published-briefs", 8769);
+    let (_dir, _at, _gateway, endpoint) = start("published-briefs", 8771);
     let token = "published-briefs-FAKE-token-0000000000";
     let cases = [
         (
@@ -248,5 +248,47 @@ fn published_briefs_answers_its_readme_call() {
     ];
     for (arguments, stdout) in cases {
         assert_eq!(call(&endpoint, "brief", arguments, token), (Some(0), stdout.to_owned()), "{arguments}");
+    }
+}
+
+/// Issue 25: examples run side by side, each on the port its document and README give. The two pairs that
+/// once shared a port (agent and debug/main, published-briefs and debug/analysis) run at once, unmoved,
+/// each from its own copy, and all four are ready together.
+#[test]
+fn examples_run_side_by_side_on_their_own_ports() {
+    let parts = [
+        ("debug", "main", 8768),
+        ("debug", "analysis", 8769),
+        ("agent", "", 8770),
+        ("published-briefs", "", 8771),
+    ];
+    for (_, _, port) in parts {
+        assert!(
+            std::net::TcpListener::bind(("127.0.0.1", port)).is_ok(),
+            "port {port} is taken on this machine; this test needs it free"
+        );
+    }
+    let mut copies = std::collections::BTreeMap::new();
+    let mut running = Vec::new();
+    // In this order: the analysis gateway needs the main gateway's trace directory (traces.md H7).
+    for (example, part, port) in parts {
+        let (_, at) = copies.entry(example).or_insert_with(|| copy_example(example));
+        let at = at.join(part);
+        let doc: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(at.join("ptc-gateway.json")).expect("config"))
+                .expect("json");
+        assert_eq!(doc["listen"]["port"], port, "{example}/{part} listens on {port}, as its README says");
+        let mut cmd = ptc();
+        cmd.current_dir(&at).args(["gateway", "ptc-gateway.json", "--env-file", "credentials.env"]);
+        running.push(Gateway::start(cmd, SocketAddr::from(([127, 0, 0, 1], port))));
+    }
+    for gateway in &running {
+        let ready = support::http_get(gateway.addr, "/health/ready").expect("readiness");
+        assert_eq!(
+            (ready.status, ready.body.as_slice()),
+            (200, &br#"{"status":"ready"}"#[..]),
+            "{}",
+            gateway.addr
+        );
     }
 }

@@ -108,3 +108,39 @@ fn an_editor_validates_every_example_through_its_relative_schema() {
     assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stdout));
     assert!(String::from_utf8_lossy(&out.stdout).contains("surprise"));
 }
+
+/// Issue 25: every example runs beside every other. No two gateway documents under `config-examples/`
+/// listen on the same address and port (the MCP listener and, where configured, the PCC listener), and
+/// no two write state into the same directory (`artifacts.root`, `private_audit.directory`, each anchored
+/// at its document's directory, config.md §3).
+#[test]
+fn no_two_examples_share_a_listen_address_or_a_state_directory() {
+    use std::collections::BTreeMap;
+    let mut listeners: BTreeMap<String, String> = BTreeMap::new();
+    let mut states: BTreeMap<PathBuf, String> = BTreeMap::new();
+    for dir in examples() {
+        let path = dir.join("ptc-gateway.json");
+        let doc: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&path).expect("read")).expect("json");
+        let name = dir.strip_prefix(env!("CARGO_MANIFEST_DIR")).unwrap_or(&dir).display().to_string();
+        for listener in ["listen", "pcc"] {
+            let Some(section) = doc.get(listener) else { continue };
+            let address = section["address"].as_str().unwrap_or_else(|| panic!("{name}: {listener}.address"));
+            let port = section["port"].as_u64().unwrap_or_else(|| panic!("{name}: {listener}.port"));
+            let at = format!("{address}:{port}");
+            let user = format!("{name} ({listener})");
+            if let Some(other) = listeners.insert(at.clone(), user.clone()) {
+                panic!("{other} and {user} both listen on {at}");
+            }
+        }
+        for pointer in ["/artifacts/root", "/private_audit/directory"] {
+            let Some(rel) = doc.pointer(pointer).and_then(serde_json::Value::as_str) else { continue };
+            let state = dir.join(rel);
+            let user = format!("{name} ({pointer})");
+            if let Some(other) = states.insert(state.clone(), user.clone()) {
+                panic!("{other} and {user} both keep state in {}", state.display());
+            }
+        }
+    }
+    assert!(listeners.len() >= 7, "every example's listener was read: {listeners:?}");
+}

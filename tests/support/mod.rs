@@ -257,6 +257,20 @@ pub fn assert_startup_error(output: &Output, code: &str, context: &str) {
     assert!(output.stdout.is_empty(), "{context}: stdout must be empty");
 }
 
+/// Asserts the refusal contract of `ptc pin` and `--print-pins` (lifecycle.md §1.3, pins.md §10): exit 78,
+/// empty stdout, the one error line of §5.1 first, then the refusal explained as `ptc check` explains it
+/// (`<code>: <sentence>` and the facts, lifecycle.md §1.5).
+pub fn assert_explained_startup_error(output: &Output, code: &str, context: &str) {
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let mut lines = stderr.lines();
+    assert_eq!(lines.next(), Some(format!("{{\"error\":\"{code}\"}}").as_str()), "{context}: {stderr}");
+    let explained = lines.next().unwrap_or_default();
+    assert!(explained.starts_with(&format!("{code}: ")), "{context}: {stderr}");
+    assert!(lines.all(|l| l.starts_with("  ")), "{context}: facts are indented: {stderr}");
+    assert_eq!(output.status.code(), Some(78), "{context}: exit status");
+    assert!(output.stdout.is_empty(), "{context}: stdout must be empty");
+}
+
 /// A running gateway, killed and reaped on drop.
 pub struct Gateway {
     pub child: Child,

@@ -2,15 +2,22 @@
 // (`@modelcontextprotocol/client`, pinned in package.json and package-lock.json).
 //
 // Driven by tests/third_party/typescript.rs, which starts the real `ptc` binary and asserts what this
-// prints. It owns only the client side: connect with the version pinned to 2026-07-28 (the SDK's
-// default is the 2025 `initialize` handshake; a pinned mode probes `server/discover` and fails loudly,
-// with no fallback, unless the server offers exactly that revision), list the tools, call them, and print
-// what the SDK parsed. It asserts nothing itself: the Rust test compares the printed JSON with the values
-// the spec fixes (http-mcp.md §10.2/§10.3, execution.md §7/§15.1).
+// prints. It owns only the client side: connect in one of the SDK's version negotiation modes, list the
+// tools, call them, and print what the SDK parsed. It asserts nothing itself: the Rust test compares the
+// printed JSON with the values the spec fixes (http-mcp.md §7.3.1, §10.2/§10.3, execution.md §7/§15.1).
 //
-// Usage: node client.mjs URL, with the bearer in the environment variable PTC_TEST_BEARER (never on argv,
-// so it does not show in process listings). Prints exactly one JSON object on stdout and exits 0, or
-// prints {"error": "<error name>", "detail": "<message>"} and exits 1.
+// Modes (the second argument, `pin` when absent):
+// - `pin`: the version pinned to 2026-07-28 (`versionNegotiation: { mode: { pin: "2026-07-28" } }`): it
+//   probes `server/discover` and fails loudly, with no fallback, unless the server offers that revision;
+// - `auto`: `versionNegotiation: { mode: "auto" }`: it probes `server/discover` and adopts a mutual modern
+//   revision (falling back to the 2025 handshake only when the probe finds none);
+// - `default`: no option at all; the SDK's default (`legacy`) is the 2025 `initialize` handshake, which
+//   the gateway answers with -32022 (http-mcp.md §7.3.1).
+//
+// Usage: node client.mjs URL [MODE], with the bearer in the environment variable PTC_TEST_BEARER (never on
+// argv, so it does not show in process listings). Prints exactly one JSON object on stdout and exits 0,
+// or prints {"error": "<error name>", "code": <code>, "message": "<message>", "data": <data>,
+// "detail": "<stack>"} and exits 1.
 
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 
@@ -27,14 +34,18 @@ const CALLS = [
 // instead of hanging it; the Rust side has its own, longer deadline.
 const TIMEOUT_MS = 20_000;
 
-async function run(url, bearer) {
+// The client options of each mode; `default` passes none.
+const MODES = {
+  pin: { versionNegotiation: { mode: { pin: "2026-07-28" } } },
+  auto: { versionNegotiation: { mode: "auto" } },
+  default: undefined,
+};
+
+async function run(url, bearer, mode) {
   const transport = new StreamableHTTPClientTransport(new URL(url), {
     requestInit: { headers: { Authorization: `Bearer ${bearer}` } },
   });
-  const client = new Client(
-    { name: "ptc-gateway-typescript-test", version: "0.0.0" },
-    { versionNegotiation: { mode: { pin: "2026-07-28" } } },
-  );
+  const client = new Client({ name: "ptc-gateway-typescript-test", version: "0.0.0" }, MODES[mode]);
   await client.connect(transport, { timeout: TIMEOUT_MS });
   try {
     const out = {
@@ -54,19 +65,22 @@ async function run(url, bearer) {
 }
 
 async function main() {
-  if (process.argv.length !== 3) {
-    console.log(JSON.stringify({ error: "usage", detail: "client.mjs URL" }));
+  const mode = process.argv[3] ?? "pin";
+  if (process.argv.length < 3 || process.argv.length > 4 || !Object.hasOwn(MODES, mode)) {
+    console.log(JSON.stringify({ error: "usage", detail: "client.mjs URL [pin|auto|default]" }));
     return 2;
   }
   const bearer = process.env.PTC_TEST_BEARER ?? "";
   try {
     // JSON.stringify is the SDK objects' wire form: members the SDK left undefined are omitted.
-    console.log(JSON.stringify(await run(process.argv[2], bearer)));
+    console.log(JSON.stringify(await run(process.argv[2], bearer, mode)));
     return 0;
   } catch (err) {
     let detail = String(err?.stack ?? err);
     if (bearer) detail = detail.replaceAll(bearer, "<bearer>");
-    console.log(JSON.stringify({ error: err?.name ?? typeof err, detail }));
+    // What the SDK reports: its error class, the protocol code, the message and the error data.
+    const { name, code, message, data } = err ?? {};
+    console.log(JSON.stringify({ error: name ?? typeof err, code, message, data, detail }));
     return 1;
   }
 }

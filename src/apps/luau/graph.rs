@@ -79,11 +79,11 @@ mod tests {
 
     #[test]
     fn graph_vectors() {
-        let ok = Ok(());
+        let ok = || Ok(());
         let table: Vec<(Vec<Component>, Result<(), AppError>)> = vec![
-            (vec![c("app", &[])], ok),
-            (vec![c("app", &["util"]), c("util", &[])], ok),
-            (vec![c("a", &["b", "c"]), c("b", &["c"]), c("c", &[])], ok),
+            (vec![c("app", &[])], ok()),
+            (vec![c("app", &["util"]), c("util", &[])], ok()),
+            (vec![c("a", &["b", "c"]), c("b", &["c"]), c("c", &[])], ok()),
             (vec![c("app", &[]), c("app", &[])], fail(AppErrorKind::ComponentIdDuplicate)),
             (vec![c("app", &["app"])], fail(AppErrorKind::DependencySelf)),
             (vec![c("app", &["nope"])], fail(AppErrorKind::DependencyUnknown)),

@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 use mlua::chunk::Compiler;
 
 use super::closure::Closure;
-use super::error::{fail, AppError, AppErrorKind};
+use super::error::{fail, AppDetail, AppError, AppErrorKind};
 use crate::config::manifest::{Component, Entry, Manifest, Workflow};
 use exports::ExportedFunction;
 
@@ -231,7 +231,7 @@ fn compile_environment(
             // execution.md §12.2: the chunk names the component's file as the manifest writes it, so that
             // an error's `<chunk>:<line>:` and its traceback say which file (traces.md §5.5).
             chunk_name: format!("{} ({})", name.chunk_name(&c.id), c.path),
-            bytecode: compile_source(source)?.into(),
+            bytecode: compile_source(source).map_err(|e| e.in_file(&c.path))?.into(),
             dependencies: c.dependencies.clone(),
             docs,
         };
@@ -241,7 +241,42 @@ fn compile_environment(
     Ok(Environment { name, components: compiled, eval_chunk_name, functions: OnceLock::new() })
 }
 
-/// Compiles one Luau source to bytecode (execution.md §12.7); a syntax error is `template_invalid`.
+/// Compiles one Luau source to bytecode (execution.md §12.7); a syntax error is `template_invalid`, with
+/// Luau's message (its caller names the file).
 pub fn compile_source(source: &[u8]) -> Result<Vec<u8>, AppError> {
-    Compiler::new().compile(source).map_err(|_| AppError::new(AppErrorKind::LuauSyntax))
+    Compiler::new().compile(source).map_err(|error| {
+        let message = match error {
+            mlua::Error::SyntaxError { message, .. } => message,
+            other => other.to_string(),
+        };
+        let (line, message) = luau_message(&message);
+        let detail = AppDetail::Compile { file: String::new(), line, message };
+        AppError::with_detail(AppErrorKind::LuauSyntax, detail)
+    })
+}
+
+/// Luau's compile message split into its line and its text: the chunk prefix it puts before the line
+/// (`[string "?"]:3: …` or `:3: …`) is dropped, since the file shown is the manifest's name.
+fn luau_message(message: &str) -> (Option<u64>, String) {
+    let rest =
+        message.strip_prefix("[string \"").and_then(|r| r.split_once("\"]")).map_or(message, |(_, r)| r);
+    let rest = rest.strip_prefix(':').unwrap_or(rest);
+    match rest.split_once(": ").map(|(line, text)| (line.parse::<u64>(), text)) {
+        Some((Ok(line), text)) => (Some(line), text.trim_end().to_owned()),
+        _ => (None, rest.trim_end().to_owned()),
+    }
+}
+
+/// The first component of `manifest` that does not compile, with its detail; `None` when all compile or a
+/// component cannot be read. Used only after another refusal, to tell a person that pinning would not help.
+pub fn first_compile_error(manifest: &Manifest, closure: &Closure) -> Option<AppError> {
+    let workflow = match &manifest.workflow {
+        Workflow::Luau { components, .. } => components.as_slice(),
+        Workflow::Forward { .. } => &[],
+    };
+    let missions = manifest.missions.values().flat_map(|m| m.components.iter());
+    workflow.iter().chain(missions).find_map(|c| {
+        let source = closure.bytes(&c.path)?;
+        compile_source(source).err().map(|e| e.in_file(&c.path))
+    })
 }

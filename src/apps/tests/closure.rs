@@ -57,11 +57,11 @@ fn path_syntax_vectors() {
 #[test]
 fn confinement_and_kinds() {
     type Setup = fn(&Fixture);
-    let ok = Ok(());
+    let ok = || Ok(());
     let kind = |k| Err(AppError::new(k));
     let table: Vec<(&str, Setup, &str, Result<(), AppError>)> = vec![
-        ("plain file", |_| {}, "app.luau", ok),
-        ("file in a subdirectory", |f| f.write("echo/lib/app.luau", ECHO_APP), "lib/app.luau", ok),
+        ("plain file", |_| {}, "app.luau", ok()),
+        ("file in a subdirectory", |f| f.write("echo/lib/app.luau", ECHO_APP), "lib/app.luau", ok()),
         // config.md §11 row 69.
         (
             "file is a symlink to a copy",
@@ -109,7 +109,12 @@ fn confinement_and_kinds() {
             "fifo",
             kind(AppErrorKind::ClosureNotRegularFile),
         ),
-        ("exactly 1,000,000 bytes", |f| f.write("echo/big.luau", "-".repeat(MAX_FILE_BYTES)), "big.luau", ok),
+        (
+            "exactly 1,000,000 bytes",
+            |f| f.write("echo/big.luau", "-".repeat(MAX_FILE_BYTES)),
+            "big.luau",
+            ok(),
+        ),
         (
             "1,000,001 bytes",
             |f| f.write("echo/big.luau", "-".repeat(MAX_FILE_BYTES + 1)),

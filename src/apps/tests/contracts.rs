@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::apps::contracts::{self, MAX_NORMALISED_BYTES};
-use crate::apps::error::{AppError, AppErrorKind};
+use crate::apps::error::{AppDetail, AppError, AppErrorKind};
 
 fn load(text: &str) -> Result<contracts::Contract, AppError> {
     contracts::load(text.as_bytes())
@@ -115,8 +115,25 @@ fn refusal_vectors() {
         (r#"{"type":"object","properties":7}"#, K::ContractUncompilable),
     ];
     for (source, want) in table {
-        assert_eq!(load(source).map(|_| ()), Err(AppError::new(*want)), "{source}");
+        assert_eq!(load(source).map(|_| ()).map_err(|e| e.kind), Err(*want), "{source}");
     }
+}
+
+/// A contract that is not strict JSON says where (lifecycle.md §1.5): line, column, the decoder's reason
+/// and the refused line with a caret; the file is named by the caller (`in_file`).
+#[test]
+fn a_contract_that_is_not_json_says_where() {
+    let source = "{\n  \"type\": \"object\"\n  \"properties\": {}\n}\n";
+    let error = load(source).map(|_| ()).map_err(|e| e.in_file("input.schema.json"));
+    let detail = AppDetail::NotJson {
+        file: "input.schema.json".to_owned(),
+        line: 3,
+        column: 3,
+        reason: "not strict JSON: syntax at byte 23 (line 3, column 3)".to_owned(),
+        excerpt: "  \"properties\": {}\n  ^".to_owned(),
+    };
+    assert_eq!(error, Err(AppError::with_detail(AppErrorKind::ContractUndecodable, detail.clone())));
+    assert_eq!(detail.place(), "input.schema.json:3:3");
 }
 
 #[test]

@@ -4,7 +4,7 @@ use std::time::{Duration, Instant};
 
 use super::*;
 use crate::apps::closure;
-use crate::apps::error::{AppError, AppErrorKind};
+use crate::apps::error::{AppDetail, AppError, AppErrorKind};
 use crate::apps::luau::budget::{Budget, Exhaustion};
 use crate::apps::luau::sandbox::{Sandbox, SandboxState};
 use crate::apps::luau::vm::{HostGlobals, Role, Vm};
@@ -183,8 +183,26 @@ fn probe_vectors() {
         ),
     ];
     for (what, workflow, entry, want) in table {
-        assert_eq!(build(workflow, entry), *want, "{what}");
+        assert_eq!(build(workflow, entry).map_err(|e| e.kind), want.clone().map_err(|e| e.kind), "{what}");
     }
+}
+
+/// A component that does not compile is named with Luau's line and message (lifecycle.md §1.5), as the
+/// manifest names its file.
+#[test]
+fn a_syntax_error_names_the_component_line_and_message() {
+    let workflow: &[(&str, &str, &[&str])] =
+        &[("app", ECHO_APP, &[]), ("other", "local x = 1\nreturn return", &[])];
+    let detail = AppDetail::Compile {
+        file: "other.luau".to_owned(),
+        line: Some(2),
+        message: "Expected identifier when parsing expression, got 'return'".to_owned(),
+    };
+    assert_eq!(
+        build(workflow, "app.run"),
+        Err(AppError::with_detail(AppErrorKind::LuauSyntax, detail.clone()))
+    );
+    assert_eq!(detail.place(), "other.luau:2");
 }
 
 #[test]

@@ -67,6 +67,25 @@ pub enum SchemaErrorKind {
 pub struct SchemaError {
     pub kind: SchemaErrorKind,
     pub path: String,
+    /// What a person needs beyond the rule, when the schema knows it.
+    pub detail: Detail,
+}
+
+/// What a refusal can say beyond its rule and path: names from the schema and the document, never a
+/// string value of the document (a host document holds credentials).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum Detail {
+    #[default]
+    None,
+    /// The required member that is absent; `near` is a member of the object that the schema does not
+    /// declare and whose name is close to it (a likely misspelling); `pin` when the member is one that
+    /// serving requires and discovery computes (`ptc pin` writes it, pins.md §10).
+    Missing { member: &'static str, near: Option<String>, pin: bool },
+    /// The refused member is not declared; `closest` is the declared member whose name is nearest, when
+    /// one is near.
+    Unknown { closest: Option<&'static str> },
+    /// The value must be exactly this string.
+    Constant(&'static str),
 }
 
 impl fmt::Display for SchemaError {
@@ -80,9 +99,11 @@ impl std::error::Error for SchemaError {}
 
 /// Validates `value` against `schema` in `mode`.
 pub fn validate(schema: &Schema, value: &Value, mode: Mode) -> Result<(), SchemaError> {
-    Walker { mode }
-        .node(schema, value, &Trail::Root)
-        .map_err(|(kind, trail)| SchemaError { kind, path: trail })
+    Walker { mode }.node(schema, value, &Trail::Root).map_err(|failure| SchemaError {
+        kind: failure.kind,
+        path: failure.path,
+        detail: failure.detail,
+    })
 }
 
 /// Whether `value` matches `schema`, without building an error.
@@ -122,10 +143,22 @@ impl Trail<'_> {
     }
 }
 
-type Outcome = Result<(), (SchemaErrorKind, String)>;
+/// A failure found by the walk. Boxed: the walk returns `Ok` on almost every node, and a small `Err` keeps
+/// that path cheap.
+struct Failure {
+    kind: SchemaErrorKind,
+    path: String,
+    detail: Detail,
+}
+
+type Outcome = Result<(), Box<Failure>>;
 
 fn fail(kind: SchemaErrorKind, trail: &Trail<'_>) -> Outcome {
-    Err((kind, trail.render()))
+    fail_with(kind, trail, Detail::None)
+}
+
+fn fail_with(kind: SchemaErrorKind, trail: &Trail<'_>, detail: Detail) -> Outcome {
+    Err(Box::new(Failure { kind, path: trail.render(), detail }))
 }
 
 struct Walker {
@@ -205,7 +238,14 @@ impl Walker {
                 Presence::RequiredToServe => self.mode == Mode::Serve,
             };
             if needed && !map.contains_key(p.name) {
-                return fail(SchemaErrorKind::MissingMember, trail);
+                let undeclared = map.keys().filter(|key| o.property(key).is_none());
+                let near = nearest(p.name, undeclared.map(String::as_str)).map(str::to_owned);
+                let pin = p.presence == Presence::RequiredToServe;
+                return fail_with(
+                    SchemaErrorKind::MissingMember,
+                    trail,
+                    Detail::Missing { member: p.name, near, pin },
+                );
             }
         }
         for (key, member) in map {
@@ -217,7 +257,10 @@ impl Walker {
             }
             match (o.property(key), &o.additional) {
                 (Some(p), _) => self.node(&p.schema, member, &here)?,
-                (None, Additional::Forbidden) => return fail(SchemaErrorKind::UnknownMember, &here),
+                (None, Additional::Forbidden) => {
+                    let closest = nearest(key, o.properties.iter().map(|p| p.name));
+                    return fail_with(SchemaErrorKind::UnknownMember, &here, Detail::Unknown { closest });
+                }
                 (None, Additional::Uninterpreted) => uninterpreted(member, &here)?,
                 (None, Additional::Each(each)) => self.node(each, member, &here)?,
             }
@@ -230,7 +273,10 @@ impl Walker {
             return fail(SchemaErrorKind::Type, trail);
         };
         match map.get(u.tag) {
-            None => fail(SchemaErrorKind::MissingMember, trail),
+            None => {
+                let detail = Detail::Missing { member: u.tag, near: None, pin: false };
+                fail_with(SchemaErrorKind::MissingMember, trail, detail)
+            }
             Some(Value::String(tag)) => match u.variant(tag) {
                 Some(variant) => self.object(&variant.object, map, trail),
                 None => fail(SchemaErrorKind::UnknownVariant, &Trail::Key(u.tag, trail)),
@@ -276,6 +322,11 @@ fn check_number(n: &NumberSchema, value: &Value, trail: &Trail<'_>) -> Outcome {
 
 /// A string against its schema, byte-bound rules first (config.md §2.8).
 fn check_string(s: &StringSchema, text: &str, trail: &Trail<'_>) -> Outcome {
+    // A constant is the sharpest thing to say of a value that differs from it: its length or characters
+    // are wrong only because it is not the constant (`"/tools"` for `/listen/path`).
+    if let Some(constant) = s.constant.filter(|c| *c != text) {
+        return fail_with(SchemaErrorKind::NotConstant, trail, Detail::Constant(constant));
+    }
     if text.bytes().any(|b| b == 0 || b == b'\r' || (b == b'\n' && !s.allow_lf)) {
         return fail(SchemaErrorKind::ForbiddenCharacter, trail);
     }
@@ -284,9 +335,6 @@ fn check_string(s: &StringSchema, text: &str, trail: &Trail<'_>) -> Outcome {
     }
     if text.len() < s.min_bytes {
         return fail(SchemaErrorKind::TooShort, trail);
-    }
-    if s.constant.is_some_and(|c| c != text) {
-        return fail(SchemaErrorKind::NotConstant, trail);
     }
     if s.one_of.is_some_and(|values| !values.contains(&text)) {
         return fail(SchemaErrorKind::NotInEnum, trail);
@@ -300,6 +348,35 @@ fn check_string(s: &StringSchema, text: &str, trail: &Trail<'_>) -> Outcome {
         }
     }
     Ok(())
+}
+
+/// The candidate nearest to `name` when it is near: at most 2 edits away, and at most a third of the longer
+/// name's characters (so `id` is not "near" `to`). Ties go to the first candidate.
+fn nearest<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+    candidates
+        .map(|candidate| (edit_distance(name, candidate), candidate))
+        .filter(|(distance, candidate)| {
+            let longer = name.chars().count().max(candidate.chars().count());
+            *distance <= 2 && *distance * 3 <= longer
+        })
+        .min_by_key(|(distance, _)| *distance)
+        .map(|(_, candidate)| candidate)
+}
+
+/// Levenshtein distance in characters (insertions, deletions, substitutions), one row at a time.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let substitution = diagonal + usize::from(ca != *cb);
+            diagonal = row[j + 1];
+            row[j + 1] = substitution.min(row[j] + 1).min(diagonal + 1);
+        }
+    }
+    row[b.len()]
 }
 
 /// config.md §2.8 on an object key: at most 256 bytes, no NUL, LF or CR.
@@ -431,5 +508,23 @@ mod tests {
         assert_eq!((e.kind, e.path.as_str()), (SchemaErrorKind::ForbiddenCharacter, "/a/b/0"));
         let long = format!(r#"{{"source":"r","a":"{}"}}"#, "x".repeat(4097));
         assert_eq!(validate(&schema, &parse(&long), Mode::Serve).unwrap_err().kind, SchemaErrorKind::TooLong);
+    }
+
+    /// A member near the missing or unknown one is at most 2 edits away and a third of the longer name.
+    #[test]
+    fn nearest_names() {
+        let known = ["max_concurrent_runs", "max_inflight_requests", "allowed_origins", "to"];
+        let table = [
+            ("max_concurent_runs", Some("max_concurrent_runs")),
+            ("allowed_origin", Some("allowed_origins")),
+            ("max_inflight", None),
+            ("id", None),
+            ("", None),
+        ];
+        for (name, want) in table {
+            assert_eq!(nearest(name, known.into_iter()), want, "{name}");
+        }
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(edit_distance("é", "e"), 1);
     }
 }

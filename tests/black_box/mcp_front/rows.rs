@@ -402,6 +402,61 @@ pub fn meta_rows(host: &str) -> Vec<Row> {
     ]
 }
 
+/// §12.12 rows 249–256: requests of an earlier revision (http-mcp.md §7.3.1).
+pub fn earlier_rows(host: &str) -> Vec<Row> {
+    let unsupported = |v: &str| {
+        format!(
+            r#"{{"error":{{"code":-32022,"data":{{"requested":"{v}","supported":["2026-07-28"]}},"message":"Unsupported protocol version"}},"id":1,"jsonrpc":"2.0"}}"#
+        )
+    };
+    let meta_bad = |n, req| row(n, req, 400, rpc_error(-32602, Some("1")), false);
+    // A 2025 `initialize` as an SDK of that revision sends it: no `MCP-Protocol-Version`, no `Mcp-Method`.
+    let initialize = |params: &str| {
+        Req::b_list(host)
+            .remove("MCP-Protocol-Version")
+            .remove("Mcp-Method")
+            .body(&format!(r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{params}}}"#))
+    };
+    let init_params =
+        r#"{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}"#;
+    let list_2025 = |version: &str| {
+        Req::b_list(host)
+            .set("MCP-Protocol-Version", version)
+            .body(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}"#)
+    };
+    vec![
+        row(249, initialize(init_params), 400, unsupported("2025-11-25"), false),
+        row(
+            250,
+            initialize(&init_params.replace("2025-11-25", "2024-11-05"))
+                .add("MCP-Protocol-Version", "2025-06-18"),
+            400,
+            unsupported("2024-11-05"),
+            false,
+        ),
+        row(251, initialize(r#"{"capabilities":{}}"#), 400, unsupported(""), false),
+        row(252, initialize(r#"{"protocolVersion":20251125}"#), 400, unsupported(""), false),
+        row(253, list_2025("2025-11-25"), 400, unsupported("2025-11-25"), false),
+        row(
+            254,
+            list_2025("2025-06-18")
+                .remove("Mcp-Method")
+                .body(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#),
+            400,
+            unsupported("2025-06-18"),
+            false,
+        ),
+        meta_bad(255, list_2025("2025-11-25").add("MCP-Protocol-Version", "2025-11-25")),
+        row(
+            256,
+            versions(Req::b_list(host), "2025-11-25").edit(&format!(",{CAPS}"), ""),
+            400,
+            unsupported("2025-11-25"),
+            false,
+        ),
+    ]
+}
+
 /// §12.9 rows 170–193 and §12.10 rows 194–229 (without the fenced rows 190 and 191).
 pub fn call_rows(host: &str) -> Vec<Row> {
     let c = || Req::b_call(host);
