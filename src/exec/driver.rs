@@ -177,7 +177,13 @@ async fn drive(
             writer.abandon();
             // audit-events.md §3.5: a commit that could not be written counts as publication_failed.
             shared.events.publication_failed(tool.index());
-            trace::end(shared, tool, traced, Outcome::PublicationFailed, Dispatch::False, true);
+            let ended = trace::Ended {
+                outcome: Outcome::PublicationFailed,
+                dispatch: Dispatch::False,
+                disconnected: true,
+                why: None,
+            };
+            trace::end(shared, tool, traced, ended);
             return Settlement {
                 outcome: Outcome::PublicationFailed,
                 dispatch: Dispatch::False,

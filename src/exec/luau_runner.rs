@@ -14,7 +14,7 @@ use std::time::{Instant, SystemTime};
 use serde_json::Value;
 
 use super::borrow::{Borrow, Borrowed};
-use super::runner::{Activation, Ran, Runner};
+use super::runner::{Activation, Ran, Runner, Why};
 use crate::apps::runtime::{
     run_workflow_with, tidy_after_run, try_workflow_here, CallLimits, CancelToken, ModelPort, RunEnd,
     RunObserver, RunPorts, ToolPort, ToolReply, ToolReturned, HERE_SLICE,
@@ -126,10 +126,19 @@ fn luau_run(
         let ran = match end {
             Some(RunEnd::Returned(value)) => Ran::Returned(value),
             Some(RunEnd::NotConvertible) => Ran::NotConvertible,
-            Some(RunEnd::Failed { detail, cause }) => {
-                // The class only: a `fail` detail or an error message may carry the run's data.
-                tracing::debug!(cause = %cause.as_str(), "run failed");
-                Ran::Failed { detail }
+            Some(RunEnd::Failed { detail, cause, error }) => {
+                // execution.md §12.9: the class, and an uncaught error's message and traceback (each one
+                // escaped line, bounded); never a `fail` detail, which is the script's answer to the client.
+                match &error {
+                    Some(e) => tracing::debug!(
+                        cause = %cause.as_str(),
+                        error = ?e.message,
+                        traceback = ?e.traceback.as_deref().unwrap_or(""),
+                        "run failed"
+                    ),
+                    None => tracing::debug!(cause = %cause.as_str(), "run failed"),
+                }
+                Ran::Failed { detail, why: Some(Why { cause, error }) }
             }
             Some(RunEnd::Cancelled) => Ran::Cancelled,
             Some(RunEnd::Unfinished) | None => Ran::Lost,
@@ -170,7 +179,7 @@ struct Forward {
 fn forward_run(borrow: Option<Arc<Borrow>>, token: CancelToken, forward: Forward) -> Settled {
     Box::pin(async move {
         let Forward { mission, alias, input, observer } = forward;
-        let Some(port) = borrow.clone() else { return Ran::Failed { detail: None } };
+        let Some(port) = borrow.clone() else { return Ran::Failed { detail: None, why: None } };
         let (started_at, started) = (SystemTime::now(), std::time::Instant::now());
         let sent = observer.as_ref().map(|_| input.clone());
         let answer = port.call_async(&mission, &alias, Some(input)).await;
@@ -194,7 +203,7 @@ fn forward_run(borrow: Option<Arc<Borrow>>, token: CancelToken, forward: Forward
                 ToolReply::Ok { value: Some(value), .. } => Ran::Returned(value),
                 // No structured value could be derived: `invalid_result`.
                 ToolReply::Ok { value: None, .. } => Ran::NotConvertible,
-                ToolReply::Failed { .. } => Ran::Failed { detail: None },
+                ToolReply::Failed { .. } => Ran::Failed { detail: None, why: None },
             }
         };
         end_borrow(borrow, ran).await

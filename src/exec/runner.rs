@@ -9,6 +9,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::time::Instant;
 
+use crate::apps::runtime::{FailCause, LuauError};
 use crate::apps::ServedTool;
 use crate::providers::trace::TraceId;
 use crate::traces::RunFiles;
@@ -22,8 +23,9 @@ pub enum Ran {
     Returned(Value),
     /// The value could not be converted to JSON or exceeded its bounds: `invalid_result`.
     NotConvertible,
-    /// The application failed: `execution_failed`; `detail` is a `fail` message that may reach the client.
-    Failed { detail: Option<String> },
+    /// The application failed: `execution_failed`; `detail` is a `fail` message that may reach the client;
+    /// `why`, for a Luau run, what the operator's trace says of it (traces.md §5.5), never the client.
+    Failed { detail: Option<String>, why: Option<Why> },
     /// The run stopped because it was cancelled or its deadline passed: `cancelled`.
     Cancelled,
     /// The task executing the run was lost (a panic) before it settled: `internal_error`, dispatch
@@ -32,6 +34,14 @@ pub enum Ran {
     /// The run's provider work did not settle within the settlement deadline (providers.md §10.2):
     /// `cleanup_failed`, dispatch `unknown`; it beats every other condition (execution.md §6.3).
     CleanupFailed,
+}
+
+/// Why a Luau run failed, for its trace (traces.md §5.5): the cause class and, for an uncaught error,
+/// its message and traceback.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Why {
+    pub cause: FailCause,
+    pub error: Option<LuauError>,
 }
 
 /// One started run.

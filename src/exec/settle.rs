@@ -91,6 +91,11 @@ pub(crate) async fn settle(
     render: &dyn Render,
 ) -> Settled {
     let Ending { tool, id, call_id, started_at, traced } = ending;
+    // traces.md §5.5: why a Luau run failed goes to its trace only (taken before the answer is made).
+    let why = match &ran {
+        Ran::Failed { why, .. } => why.clone(),
+        _ => None,
+    };
     let (outcome, dispatch, response) = classify(tool, id, ran, render);
     if outcome == Outcome::InternalError {
         // execution.md §6.2 step 4: a run lost before it settled fences run admission (its owner's loss)
@@ -101,7 +106,12 @@ pub(crate) async fn settle(
     // execution.md §10: a dispatched write call's record is durable before anything is published.
     let audited = audit(shared, tool, call_id, started_at, outcome, dispatch, client.disconnected).await;
     // traces.md §5.5: after the audit record is durable, before the response is published.
-    trace::end(shared, tool, traced, outcome, dispatch, client.disconnected);
+    trace::end(
+        shared,
+        tool,
+        traced,
+        trace::Ended { outcome, dispatch, disconnected: client.disconnected, why },
+    );
     let audit_lost = audited.is_err();
     if audit_lost {
         // execution.md §10 "Audit failure": the slot is never handed to new work.
@@ -132,7 +142,7 @@ fn classify(tool: &ServedTool, id: &RequestId, ran: Ran, render: &dyn Render) ->
             }
         }
         Ran::NotConvertible => fail(Outcome::InvalidResult, Dispatch::True, None),
-        Ran::Failed { detail } => fail(Outcome::ExecutionFailed, Dispatch::True, detail.as_deref()),
+        Ran::Failed { detail, .. } => fail(Outcome::ExecutionFailed, Dispatch::True, detail.as_deref()),
         Ran::Cancelled => fail(Outcome::Cancelled, Dispatch::True, None),
         Ran::Lost => fail(Outcome::InternalError, Dispatch::Unknown, None),
         Ran::CleanupFailed => fail(Outcome::CleanupFailed, Dispatch::Unknown, None),

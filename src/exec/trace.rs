@@ -6,6 +6,7 @@
 
 use serde_json::Value;
 
+use super::runner::Why;
 use super::Shared;
 use crate::apps::ServedTool;
 use crate::audit::CallId;
@@ -64,22 +65,34 @@ pub(crate) fn reserve(shared: &Shared, start: Start<'_>) -> Result<RunFiles, Ref
     }
 }
 
+/// How the call ended, as its `run_end` says (traces.md §5.5).
+pub(crate) struct Ended {
+    pub outcome: Outcome,
+    pub dispatch: Dispatch,
+    pub disconnected: bool,
+    /// Why a Luau run failed; written only when the outcome stayed `execution_failed`.
+    pub why: Option<Why>,
+}
+
 /// traces.md §5.5 and §8: `inspection_end`, then `run_end`; a count when a file failed later
 /// (traces.md §7; a failure already counted at the reservation is not counted again).
-pub(crate) fn end(
-    shared: &Shared,
-    tool: &ServedTool,
-    files: RunFiles,
-    outcome: Outcome,
-    dispatch: Dispatch,
-    disconnected: bool,
-) {
+pub(crate) fn end(shared: &Shared, tool: &ServedTool, files: RunFiles, ended: Ended) {
+    let Ended { outcome, dispatch, disconnected, why } = ended;
     let mut clean = true;
     if let Some(inspection) = files.inspection {
         clean &= inspection.end();
     }
     if let Some(trace) = files.trace {
-        let end = RunEnd { outcome: outcome.as_str(), dispatch: dispatch.as_str(), disconnected };
+        // A client that stopped the call makes it `cancelled` (execution.md §6.3): the failure is then not
+        // what the call's outcome says, and is not recorded.
+        let why = why.as_ref().filter(|_| outcome == Outcome::ExecutionFailed);
+        let end = RunEnd {
+            outcome: outcome.as_str(),
+            dispatch: dispatch.as_str(),
+            disconnected,
+            failure: why.map(|w| w.cause.as_str()),
+            error: why.and_then(|w| w.error.as_ref()),
+        };
         clean &= trace.end(&end);
     }
     if !clean && !files.failed_now {

@@ -10,8 +10,9 @@ use std::sync::{Mutex, MutexGuard};
 
 use super::record::Draft;
 
-/// traces.md §6.2: the room every other record leaves for the closing record.
-const CLOSING_ROOM: u64 = 1_024;
+/// traces.md §6.2: the room every other record leaves for the closing record: `run_end` with the error
+/// field of a failed run (traces.md §5.5) takes at most this much.
+pub(crate) const CLOSING_ROOM: u64 = 4_096;
 
 struct State {
     /// `None` once a write failed (traces.md §7) or the file was closed.

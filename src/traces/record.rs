@@ -1,7 +1,8 @@
 //! The exact trace records (traces.md §5) and their value fields (traces.md §6.1).
 //!
 //! Owns the key sets and value domains of `run_start`, `mission`, `tool_call`, `model_call` and `run_end`,
-//! each a `Serialize` type whose fields are its members, the value field's two forms, and the encoding of
+//! each a `Serialize` type whose fields are its members, the value field's two forms, the error field of a
+//! failed mission or run (bounded by `apps::runtime::failure`, which reads it), and the encoding of
 //! one record as one line ([`Draft`]). Does not own the file ceiling (`file.rs`), when a record is written
 //! (`run.rs`), or the inspection file's records (`inspection.rs`).
 
@@ -10,7 +11,7 @@ use std::time::{Duration, SystemTime};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::apps::runtime::{MissionEnded, ModelReply, ModelReturned, ToolReply, ToolReturned};
+use crate::apps::runtime::{LuauError, MissionEnded, ModelReply, ModelReturned, ToolReply, ToolReturned};
 use crate::codes::model::ModelFailure;
 use crate::codes::provider::{Dispatch, FailureClass};
 use crate::events::time::event_timestamp;
@@ -136,6 +137,7 @@ pub struct Mission<'a> {
     duration_us: u64,
     failure: Option<&'static str>,
     result: Option<ValueField<'a>>,
+    error: Option<ErrorField<'a>>,
 }
 
 impl TraceRecord for Mission<'_> {
@@ -153,6 +155,7 @@ impl<'a> Mission<'a> {
             duration_us: micros(ended.duration),
             failure: ended.failure.map(|f| f.as_str()),
             result: ended.result.as_ref().map(value_field),
+            error: ended.error.as_ref().map(ErrorField::of),
         }
     }
 }
@@ -241,11 +244,29 @@ impl<'a> ModelCall<'a> {
     }
 }
 
+/// The `error` member of `mission` and `run_end` (traces.md §5.3, §5.5): an error's message and traceback,
+/// already bounded when the run read them (`apps::runtime::failure`).
+#[derive(Serialize)]
+pub struct ErrorField<'a> {
+    message: &'a str,
+    traceback: Option<&'a str>,
+}
+
+impl<'a> ErrorField<'a> {
+    pub fn of(error: &'a LuauError) -> ErrorField<'a> {
+        ErrorField { message: &error.message, traceback: error.traceback.as_deref() }
+    }
+}
+
 /// How the run ended, as the settle path knows it (traces.md §5.5).
-pub struct RunEnd {
+pub struct RunEnd<'a> {
     pub outcome: &'static str,
     pub dispatch: &'static str,
     pub disconnected: bool,
+    /// For `execution_failed` of a Luau run, the cause class (`FailCause::as_str`).
+    pub failure: Option<&'static str>,
+    /// For an uncaught error, its message and traceback.
+    pub error: Option<&'a LuauError>,
 }
 
 /// `run_end` (traces.md §5.5).
@@ -256,6 +277,8 @@ pub struct RunEndRecord<'a> {
     disconnected: bool,
     duration_us: u64,
     omitted_records: u64,
+    failure: Option<&'a str>,
+    error: Option<ErrorField<'a>>,
 }
 
 impl TraceRecord for RunEndRecord<'_> {
@@ -263,13 +286,15 @@ impl TraceRecord for RunEndRecord<'_> {
 }
 
 impl<'a> RunEndRecord<'a> {
-    pub fn of(end: &'a RunEnd, duration: Duration, omitted_records: u64) -> RunEndRecord<'a> {
+    pub fn of(end: &'a RunEnd<'a>, duration: Duration, omitted_records: u64) -> RunEndRecord<'a> {
         RunEndRecord {
             outcome: end.outcome,
             dispatch: end.dispatch,
             disconnected: end.disconnected,
             duration_us: micros(duration),
             omitted_records,
+            failure: end.failure,
+            error: end.error.map(ErrorField::of),
         }
     }
 }

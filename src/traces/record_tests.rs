@@ -5,6 +5,7 @@ use std::time::{Duration, UNIX_EPOCH};
 use serde_json::json;
 
 use super::*;
+use crate::apps::runtime::failure::{bounded, MESSAGE_BYTES, TRACEBACK_BYTES};
 use crate::apps::runtime::{MissionFailure, MissionOp};
 use crate::json::to_deterministic_record;
 
@@ -59,6 +60,19 @@ fn exact_lines() {
         duration: Duration::from_micros(1_500),
         failure: Some(MissionFailure::Fail),
         result: None,
+        error: None,
+    };
+    let raised = LuauError {
+        message: "mission/notes/find (notes/find.luau):3: boom".into(),
+        traceback: Some("mission/notes/find (notes/find.luau):3: in function 'find'".into()),
+    };
+    let errored = MissionEnded {
+        op: MissionOp::Eval,
+        target: None,
+        input: Some(json!("error('x')")),
+        failure: Some(MissionFailure::Error),
+        error: Some(LuauError { message: "mission/notes/eval:1: x".into(), traceback: None }),
+        ..mission.clone()
     };
     let ok_call = ToolReturned {
         mission: "notes".into(),
@@ -89,7 +103,15 @@ fn exact_lines() {
         reply: ModelReply::Failed { class: ModelFailure::Timeout, dispatch: Dispatch::Unknown },
         ..answered.clone()
     };
-    let end = RunEnd { outcome: "success", dispatch: "true", disconnected: false };
+    let end =
+        RunEnd { outcome: "success", dispatch: "true", disconnected: false, failure: None, error: None };
+    let failed_end = RunEnd {
+        outcome: "execution_failed",
+        dispatch: "true",
+        disconnected: false,
+        failure: Some("uncaught_error"),
+        error: Some(&raised),
+    };
     let table = [
         (
             Draft::new(&start, at),
@@ -103,9 +125,18 @@ fn exact_lines() {
         (
             Draft::new(&Mission::of(&mission), at),
             format!(
-                "{{\"at\":\"{TS}\",\"duration_us\":1500,\"failure\":\"fail\",\"input\":{{\"value\":[1]}},\
-                 \"kind\":\"mission\",\"mission\":\"notes\",\"op\":\"call\",\"result\":null,\"seq\":1,\
-                 \"started_at\":\"{TS}\",\"target\":\"notes.find\"}}"
+                "{{\"at\":\"{TS}\",\"duration_us\":1500,\"error\":null,\"failure\":\"fail\",\
+                 \"input\":{{\"value\":[1]}},\"kind\":\"mission\",\"mission\":\"notes\",\"op\":\"call\",\
+                 \"result\":null,\"seq\":1,\"started_at\":\"{TS}\",\"target\":\"notes.find\"}}"
+            ),
+        ),
+        (
+            Draft::new(&Mission::of(&errored), at),
+            format!(
+                "{{\"at\":\"{TS}\",\"duration_us\":1500,\
+                 \"error\":{{\"message\":\"mission/notes/eval:1: x\",\"traceback\":null}},\"failure\":\"error\",\
+                 \"input\":{{\"value\":\"error('x')\"}},\"kind\":\"mission\",\"mission\":\"notes\",\
+                 \"op\":\"eval\",\"result\":null,\"seq\":1,\"started_at\":\"{TS}\",\"target\":null}}"
             ),
         ),
         (
@@ -145,7 +176,18 @@ fn exact_lines() {
             Draft::new(&RunEndRecord::of(&end, Duration::from_micros(2_000), 3), at),
             format!(
                 "{{\"at\":\"{TS}\",\"disconnected\":false,\"dispatch\":\"true\",\"duration_us\":2000,\
-                 \"kind\":\"run_end\",\"omitted_records\":3,\"outcome\":\"success\",\"seq\":1}}"
+                 \"error\":null,\"failure\":null,\"kind\":\"run_end\",\"omitted_records\":3,\
+                 \"outcome\":\"success\",\"seq\":1}}"
+            ),
+        ),
+        (
+            Draft::new(&RunEndRecord::of(&failed_end, Duration::from_micros(2_000), 0), at),
+            format!(
+                "{{\"at\":\"{TS}\",\"disconnected\":false,\"dispatch\":\"true\",\"duration_us\":2000,\
+                 \"error\":{{\"message\":\"mission/notes/find (notes/find.luau):3: boom\",\
+                 \"traceback\":\"mission/notes/find (notes/find.luau):3: in function 'find'\"}},\
+                 \"failure\":\"uncaught_error\",\"kind\":\"run_end\",\"omitted_records\":0,\
+                 \"outcome\":\"execution_failed\",\"seq\":1}}"
             ),
         ),
     ];
@@ -158,11 +200,43 @@ fn exact_lines() {
 #[test]
 fn a_time_the_format_cannot_hold_is_null() {
     let early = UNIX_EPOCH - Duration::from_micros(1);
-    let end = RunEnd { outcome: "cancelled", dispatch: "unknown", disconnected: true };
+    let end =
+        RunEnd { outcome: "cancelled", dispatch: "unknown", disconnected: true, failure: None, error: None };
     let got = line(Draft::new(&RunEndRecord::of(&end, Duration::ZERO, 0), early), 4);
     assert_eq!(
         got,
-        "{\"at\":null,\"disconnected\":true,\"dispatch\":\"unknown\",\"duration_us\":0,\"kind\":\"run_end\",\
-         \"omitted_records\":0,\"outcome\":\"cancelled\",\"seq\":4}\n"
+        "{\"at\":null,\"disconnected\":true,\"dispatch\":\"unknown\",\"duration_us\":0,\"error\":null,\
+         \"failure\":null,\"kind\":\"run_end\",\"omitted_records\":0,\"outcome\":\"cancelled\",\"seq\":4}\n"
     );
+}
+
+/// traces.md §5.5: the error texts are cut so that their encoding fits the bound, never inside a character
+/// or an escape; the largest `run_end` stays within the room kept for it (traces.md §6.2).
+#[test]
+fn error_texts_are_bounded_by_their_encoding() {
+    assert_eq!(bounded("abc", 3), "abc");
+    assert_eq!(bounded("abcd", 3), "abc");
+    // "é" is two bytes: one that would cross the bound is left out whole.
+    assert_eq!(bounded("aéé", 4), "aé");
+    // A quote encodes as two bytes, a control character as six: never half an escape.
+    assert_eq!(bounded("a\"b", 2), "a");
+    assert_eq!(bounded("ab\u{1}", 7), "ab");
+    assert_eq!(bounded(&"\u{1}".repeat(400), MESSAGE_BYTES).len(), 170);
+    let worst = LuauError {
+        message: bounded(&"\u{1}".repeat(4_000), MESSAGE_BYTES),
+        traceback: Some(bounded(&"\"".repeat(4_000), TRACEBACK_BYTES)),
+    };
+    let end = RunEnd {
+        outcome: "execution_failed",
+        dispatch: "unknown",
+        disconnected: true,
+        failure: Some("interrupt_budget"),
+        error: Some(&worst),
+    };
+    let early = UNIX_EPOCH + AT;
+    let record = RunEndRecord::of(&end, Duration::from_micros(u64::MAX), u64::MAX);
+    let got = line(Draft::new(&record, early), u64::MAX);
+    assert!(got.len() <= 4_096, "{} bytes", got.len());
+    assert!(got.contains(&format!("\"message\":\"{}\"", "\\u0001".repeat(170))), "{got}");
+    assert!(got.contains(&format!("\"traceback\":\"{}\"", "\\\"".repeat(1_024))), "{got}");
 }

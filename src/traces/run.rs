@@ -35,7 +35,7 @@ impl RunTrace {
 
     /// Ends the trace with `run_end` (traces.md §5.5) and closes the file. True iff every write of the
     /// trace succeeded (a false is counted as `artifact_failed`, traces.md §7).
-    pub fn end(&self, end: &RunEnd) -> bool {
+    pub fn end(&self, end: &RunEnd<'_>) -> bool {
         let draft = Draft::now(&RunEndRecord::of(end, self.started.elapsed(), self.file.omitted()));
         self.file.write(draft, Place::Framing);
         self.file.close()

@@ -228,7 +228,8 @@ fn a_silent_run_gets_a_heartbeat_within_five_and_a_half_seconds() {
     }
 }
 
-/// issue 14: with `PTC_LOG=debug` the log line of a failed run names its cause class, never a value.
+/// issue 14: with `PTC_LOG=debug` the log line of a failed run names its cause class; issue 25: and an
+/// uncaught error's message, never a `fail` detail.
 #[test]
 fn the_debug_log_names_the_cause_class_of_a_failed_run() {
     let d = deployment(4);
@@ -250,7 +251,10 @@ fn the_debug_log_names_the_cause_class_of_a_failed_run() {
         .map(|rest| rest.split_whitespace().next().unwrap_or(""))
         .collect();
     assert_eq!(causes, ["uncaught_error", "fail", "memory"], "{stderr}");
-    assert!(!stderr.contains("secret"), "no value reaches the log: {stderr}");
+    // A `fail` detail is the script's answer to the client and never reaches the log; an uncaught
+    // error's message does, at debug (execution.md §12.9).
+    assert!(!stderr.contains("a secret detail"), "no fail detail reaches the log: {stderr}");
+    assert!(stderr.contains(r#"error="workflow/app (app.luau):2: secret internals""#), "{stderr}");
 }
 
 /// execution.md §12.8 "Fairness": with every run slot executing `while true do end`, `GET /health/live`,

@@ -17,7 +17,7 @@ use support::{content_pin, Deployment, Gateway};
 const ANY: &str = r#"{"type":"object","additionalProperties":true}"#;
 
 /// The mission library of the provider-free mission tools.
-const LIB: &str = "local M = {}\nfunction M.twice(a) return { n = a.n * 2 } end\nfunction M.big() return string.rep('y', 4998) end\nfunction M.kib(i) return string.rep('z', 1024) end\nreturn M\n";
+const LIB: &str = "local M = {}\nfunction M.twice(a) return { n = a.n * 2 } end\nfunction M.big() return string.rep('y', 4998) end\nfunction M.kib(i) return string.rep('z', 1024) end\nfunction M.oops() local t = nil\n  return t.field end\nreturn M\n";
 
 /// (tool, workflow source, manifest `limits`, with the mission `m` over `lib`)
 fn apps() -> Vec<(&'static str, &'static str, Value, bool)> {
@@ -25,6 +25,13 @@ fn apps() -> Vec<(&'static str, &'static str, Value, bool)> {
         ("echo", "local M = {}\nfunction M.run(input) return input end\nreturn M\n", json!({}), false),
         ("boom", "local M = {}\nfunction M.run(input) error('secret internals') end\nreturn M\n", json!({}), false),
         ("spin", "local M = {}\nfunction M.run(input) while true do end end\nreturn M\n", json!({"run_duration_ms": 300}), false),
+        ("nil_index", "local M = {}\nfunction M.run(input)\n  local t = nil\n  return t.x\nend\nreturn M\n", json!({}), false),
+        (
+            "mission_error",
+            "local M = {}\nfunction M.run(input)\n  return mission('m'):call('lib.oops')\nend\nreturn M\n",
+            json!({}),
+            true,
+        ),
         (
             "missions",
             "local M = {}\nfunction M.run(input)\n  local m = mission('m')\n  local a = m:call('lib.twice', { n = 2 })\n  pcall(function() return m:eval(\"error('x')\") end)\n  return { n = a.n }\nend\nreturn M\n",
@@ -72,7 +79,7 @@ fn deployment(trace: Value) -> Deployment {
         }));
     }
     d.gateway["tools"] = Value::Array(tools);
-    d.gateway["pcc"]["servers"]["briefs"]["tools"] = json!(["echo"]);
+    d.gateway["pcc"]["servers"]["briefs"]["tools"] = json!(["echo", "boom"]);
     d.gateway["artifacts"]["trace"] = trace;
     d.write_documents();
     d
@@ -148,7 +155,7 @@ fn t1_t2_t3_one_trace_per_call_with_the_exact_record_sequence() {
             json!({"text": "hi"}),
             vec![
                 r#"{"at":"AT","call_id":"CALL_ID","deadline_ms":30000,"front":"mcp","input":{"value":{"text":"hi"}},"kind":"run_start","run_ref":"RUN_REF","seq":1,"tool":"echo","trace_id":"TRACE_ID"}"#.into(),
-                format!(r#"{{"at":"AT","disconnected":false,"dispatch":"true",{DUR},"kind":"run_end","omitted_records":0,"outcome":"success","seq":2}}"#),
+                format!(r#"{{"at":"AT","disconnected":false,"dispatch":"true",{DUR},"error":null,"failure":null,"kind":"run_end","omitted_records":0,"outcome":"success","seq":2}}"#),
             ],
         ),
         (
@@ -156,7 +163,7 @@ fn t1_t2_t3_one_trace_per_call_with_the_exact_record_sequence() {
             json!({}),
             vec![
                 r#"{"at":"AT","call_id":"CALL_ID","deadline_ms":30000,"front":"mcp","input":{"value":{}},"kind":"run_start","run_ref":"RUN_REF","seq":1,"tool":"boom","trace_id":"TRACE_ID"}"#.into(),
-                format!(r#"{{"at":"AT","disconnected":false,"dispatch":"true",{DUR},"kind":"run_end","omitted_records":0,"outcome":"execution_failed","seq":2}}"#),
+                format!(r#"{{"at":"AT","disconnected":false,"dispatch":"true",{DUR},"error":{{"message":"workflow/app (app.luau):2: secret internals","traceback":"workflow/app (app.luau):2: in function 'run'"}},"failure":"uncaught_error","kind":"run_end","omitted_records":0,"outcome":"execution_failed","seq":2}}"#),
             ],
         ),
         (
@@ -164,7 +171,7 @@ fn t1_t2_t3_one_trace_per_call_with_the_exact_record_sequence() {
             json!({}),
             vec![
                 r#"{"at":"AT","call_id":"CALL_ID","deadline_ms":300,"front":"mcp","input":{"value":{}},"kind":"run_start","run_ref":"RUN_REF","seq":1,"tool":"spin","trace_id":"TRACE_ID"}"#.into(),
-                format!(r#"{{"at":"AT","disconnected":false,"dispatch":"true",{DUR},"kind":"run_end","omitted_records":0,"outcome":"cancelled","seq":2}}"#),
+                format!(r#"{{"at":"AT","disconnected":false,"dispatch":"true",{DUR},"error":null,"failure":null,"kind":"run_end","omitted_records":0,"outcome":"cancelled","seq":2}}"#),
             ],
         ),
         (
@@ -172,9 +179,9 @@ fn t1_t2_t3_one_trace_per_call_with_the_exact_record_sequence() {
             json!({}),
             vec![
                 r#"{"at":"AT","call_id":"CALL_ID","deadline_ms":30000,"front":"mcp","input":{"value":{}},"kind":"run_start","run_ref":"RUN_REF","seq":1,"tool":"missions","trace_id":"TRACE_ID"}"#.into(),
-                format!(r#"{{"at":"AT",{DUR},"failure":null,"input":{{"value":{{"n":2}}}},"kind":"mission","mission":"m","op":"call","result":{{"value":{{"n":4}}}},"seq":2,"started_at":"STARTED_AT","target":"lib.twice"}}"#),
-                format!(r#"{{"at":"AT",{DUR},"failure":"error","input":{{"value":"error('x')"}},"kind":"mission","mission":"m","op":"eval","result":null,"seq":3,"started_at":"STARTED_AT","target":null}}"#),
-                format!(r#"{{"at":"AT","disconnected":false,"dispatch":"true",{DUR},"kind":"run_end","omitted_records":0,"outcome":"success","seq":4}}"#),
+                format!(r#"{{"at":"AT",{DUR},"error":null,"failure":null,"input":{{"value":{{"n":2}}}},"kind":"mission","mission":"m","op":"call","result":{{"value":{{"n":4}}}},"seq":2,"started_at":"STARTED_AT","target":"lib.twice"}}"#),
+                format!(r#"{{"at":"AT",{DUR},"error":{{"message":"mission/m/eval:1: x","traceback":"mission/m/eval:1: in function <mission/m/eval:1>\nworkflow/app (app.luau):5: in function <workflow/app (app.luau):5>\nworkflow/app (app.luau):5: in function 'run'"}},"failure":"error","input":{{"value":"error('x')"}},"kind":"mission","mission":"m","op":"eval","result":null,"seq":3,"started_at":"STARTED_AT","target":null}}"#),
+                format!(r#"{{"at":"AT","disconnected":false,"dispatch":"true",{DUR},"error":null,"failure":null,"kind":"run_end","omitted_records":0,"outcome":"success","seq":4}}"#),
             ],
         ),
     ];
@@ -356,5 +363,98 @@ fn config_rows_124_125_126_143_directories_and_the_traces_lock() {
     cmd.current_dir(d.dir.path()).args(["gateway", "second.json"]).env("GATEWAY_TOKEN", support::TOKEN);
     let out = support::run_with_deadline(cmd, Duration::from_secs(20));
     support::assert_startup_error(&out, "artifact_root_unavailable", "row 143");
+    drop(gateway);
+}
+
+/// traces.md §5.3, §5.5 and vectors T14–T16, execution.md §12.9: a failed run's error message and
+/// traceback (component file and line) are in its trace and its debug log line, and nowhere a client or
+/// the event log reads: the `/mcp` answer is the fixed text, byte for byte.
+#[test]
+fn t14_t15_t16_a_failed_run_tells_the_operator_why() {
+    let d = deployment(json!(true));
+    let mut cmd = d.command();
+    cmd.env("PTC_LOG", "ptc_gateway=debug");
+    let gateway = Gateway::start(cmd, addr(&d));
+    let tb = |line: u32| format!("workflow/app (app.luau):{line}: in function 'run'");
+    let lib = "mission/m/lib (lib.luau):6";
+    let table = [
+        ("boom", "workflow/app (app.luau):2: secret internals".to_owned(), tb(2)),
+        ("nil_index", "workflow/app (app.luau):4: attempt to index nil with 'x'".to_owned(), tb(4)),
+        ("mission_error", "(error object is a table, not a string)".to_owned(), tb(3)),
+    ];
+    for (i, (tool, _, _)) in table.iter().enumerate() {
+        let (status, answer) = call(addr(&d), tool, i + 1, &json!({}));
+        assert_eq!(status, 200, "{tool}");
+        // execution.md §7.2: the client gets the fixed text and nothing of the error.
+        let event = &support::sse::tool_error(i as u64 + 1, &["Tool execution failed"])[12..];
+        assert!(answer.contains(event), "{tool}: {answer}");
+        for leak in ["secret", "app.luau", "lib.luau", "stack traceback", "nil"] {
+            assert!(!answer.contains(leak), "{tool}: {leak} in {answer}");
+        }
+    }
+    let found = traces(&d);
+    assert_eq!(found.len(), table.len());
+    for ((_, records), (tool, message, traceback)) in found.iter().zip(&table) {
+        let end = records.last().unwrap();
+        let want = json!({"message": message, "traceback": traceback});
+        assert_eq!(end["error"], want, "{tool}: {end}");
+        assert_eq!(end["failure"], json!("uncaught_error"), "{tool}");
+        assert_eq!(end["outcome"], json!("execution_failed"), "{tool}");
+    }
+    // The mission's own error is in its `mission` record, with the mission's file and line.
+    let mission = &found[2].1[1];
+    assert_eq!(
+        normalised(mission),
+        format!(
+            r#"{{"at":"AT",{DUR},"error":{{"message":"{lib}: attempt to index nil with 'field'","traceback":"{lib}: in function 'oops'\nworkflow/app (app.luau):3: in function 'run'"}},"failure":"error","input":{{"value":null}},"kind":"mission","mission":"m","op":"call","result":null,"seq":2,"started_at":"STARTED_AT","target":"lib.oops"}}"#
+        )
+    );
+    let events = support::providers::event_records(&d);
+    let (_, _, _, stderr) =
+        gateway.signal_and_wait(nix::sys::signal::Signal::SIGTERM, Duration::from_secs(20));
+    let stderr = String::from_utf8(stderr).unwrap();
+    // The debug line of each failed run, after its timestamp and level: the class, the message and the
+    // traceback, each escaped on the one line.
+    let lines: Vec<&str> = stderr
+        .lines()
+        .filter_map(|l| l.split_once("ptc_gateway::exec::luau_runner: "))
+        .map(|(_, r)| r)
+        .collect();
+    let want: Vec<String> = table
+        .iter()
+        .map(|(_, message, traceback)| {
+            format!("run failed cause=uncaught_error error={message:?} traceback={traceback:?}")
+        })
+        .collect();
+    assert_eq!(lines, want, "{stderr}");
+    let events = serde_json::to_string(&events).unwrap();
+    for leak in ["secret", "app.luau", "lib.luau", "index nil"] {
+        assert!(!events.contains(leak), "the event log: {leak} in {events}");
+    }
+}
+
+/// T16 on the PCC front: the answer of a failed run is the fixed text and the outcome (pcc.md §8), with
+/// nothing of the error, while its trace has the message.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn t16_the_pcc_answer_of_a_failed_run_carries_nothing_of_its_error() {
+    use support::pcc_client::{bearer, call as pcc_call, h, initialized, open, In, Out};
+    let d = deployment(json!(true));
+    let gateway = Gateway::start(d.command(), addr(&d));
+    let meta = bearer();
+    let meta: Vec<(&str, &str)> = meta.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let mut conv = open(d.pcc_port, &meta).await.expect("admitted");
+    let mut steps = vec![In::Connect("briefs", "req-1")];
+    steps.extend(h());
+    steps.push(pcc_call(r#""c1""#, "boom", "{}"));
+    for step in &steps {
+        conv.send(step).await;
+    }
+    assert_eq!(conv.next().await, Out::Connected);
+    assert_eq!(conv.next().await, initialized(0, "2025-11-25"));
+    let answer = r#"{"id":"c1","jsonrpc":"2.0","result":{"content":[{"text":"Tool execution failed","type":"text"}],"isError":true,"structuredContent":{"outcome":"execution_failed"}}}"#;
+    assert_eq!(conv.next().await, Out::Json(answer.into()));
+    let found = traces(&d);
+    let end = found[0].1.last().unwrap();
+    assert_eq!(end["error"]["message"], json!("workflow/app (app.luau):2: secret internals"), "{end}");
     drop(gateway);
 }

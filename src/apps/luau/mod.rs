@@ -63,7 +63,8 @@ impl EnvironmentName {
 /// One compiled component.
 pub struct CompiledComponent {
     pub id: String,
-    /// `workflow/<id>` or `mission/<m>/<id>`.
+    /// `workflow/<id> (<path>)` or `mission/<m>/<id> (<path>)`, `<path>` as the manifest writes it
+    /// (execution.md §12.2).
     pub chunk_name: String,
     /// Luau bytecode, produced once at startup.
     pub bytecode: Arc<[u8]>,
@@ -227,7 +228,9 @@ fn compile_environment(
         };
         let component = CompiledComponent {
             id: c.id.clone(),
-            chunk_name: name.chunk_name(&c.id),
+            // execution.md §12.2: the chunk names the component's file as the manifest writes it, so that
+            // an error's `<chunk>:<line>:` and its traceback say which file (traces.md §5.5).
+            chunk_name: format!("{} ({})", name.chunk_name(&c.id), c.path),
             bytecode: compile_source(source).map_err(|e| e.in_file(&c.path))?.into(),
             dependencies: c.dependencies.clone(),
             docs,

@@ -72,7 +72,7 @@ pub(super) fn run(
     if cancel.is_cancelled() || Instant::now() >= limits.deadline {
         return RunEnd::Cancelled;
     }
-    let unavailable = RunEnd::Failed { detail: None, cause: FailCause::UncaughtError };
+    let unavailable = RunEnd::Failed { detail: None, cause: FailCause::UncaughtError, error: None };
     let (Some(env), Some(entry)) = (&luau.workflow, &luau.entry) else { return unavailable };
     with_state(
         |vm| {

@@ -14,6 +14,7 @@ use std::time::{Instant, SystemTime};
 use mlua::{Function, Lua, Table, Value as LuaValue};
 use serde_json::Value;
 
+use super::failure::LuauError;
 use super::observe::{MissionEnded, MissionFailure, MissionOp};
 use super::outcome::{is_memory_error, message};
 use super::run::{FailSlot, MissionSandbox, Run};
@@ -37,10 +38,25 @@ enum Prepared {
     Eval { source: Vec<u8> },
 }
 
-/// How an invocation did not complete normally (execution.md §12.5).
+/// How an invocation did not complete normally (execution.md §12.5). An error carries the text the
+/// workflow's failure table gets and, for the trace, the error's message and traceback (traces.md §5.3).
 enum Failure {
     Fail(Option<Value>),
-    Error(String),
+    Error(String, LuauError),
+}
+
+impl Failure {
+    /// A failure the gateway raised itself, with no Luau frames.
+    fn error(text: impl Into<String>) -> Failure {
+        let text = text.into();
+        let error = LuauError::text(&text);
+        Failure::Error(text, error)
+    }
+
+    /// A Luau error of the mission's code (or of creating its sandbox).
+    fn luau(error: &mlua::Error) -> Failure {
+        Failure::Error(message(error), LuauError::of(error))
+    }
 }
 
 /// Runs one invocation of mission `name` for the workflow sandbox `workflow`. Returns `(true, value)`
@@ -65,10 +81,10 @@ pub(super) fn invoke(
     // failures.
     run.boundary()?;
     if let (Some(observer), Some((target, input))) = (&run.observer, observed) {
-        let (failure, result) = match &outcome {
-            Ok(value) => (None, Some(value.clone().unwrap_or(Value::Null))),
-            Err(Failure::Fail(_)) => (Some(MissionFailure::Fail), None),
-            Err(Failure::Error(_)) => (Some(MissionFailure::Error), None),
+        let (failure, result, error) = match &outcome {
+            Ok(value) => (None, Some(value.clone().unwrap_or(Value::Null)), None),
+            Err(Failure::Fail(_)) => (Some(MissionFailure::Fail), None, None),
+            Err(Failure::Error(_, error)) => (Some(MissionFailure::Error), None, Some(error.clone())),
         };
         observer.mission_ended(MissionEnded {
             mission: name.to_owned(),
@@ -79,6 +95,7 @@ pub(super) fn invoke(
             duration: started.1.elapsed(),
             failure,
             result,
+            error,
         });
     }
     match outcome {
@@ -106,7 +123,7 @@ fn prepare(workflow: &Lua, invocation: Invocation) -> Result<Prepared, Failure> 
     match invocation {
         Invocation::Call { target, args } => {
             let LuaValue::String(target) = target else {
-                return Err(Failure::Error(":call: the target must be a string".into()));
+                return Err(Failure::error(":call: the target must be a string"));
             };
             let target = target.to_str().map(|t| t.to_owned()).map_err(|_| unknown_target())?;
             // execution.md §12.5: "<component id>.<function name>", split at its only `.`.
@@ -117,18 +134,18 @@ fn prepare(workflow: &Lua, invocation: Invocation) -> Result<Prepared, Failure> 
             let args = match args {
                 LuaValue::Nil => None,
                 other => Some(
-                    to_json(workflow, &other).map_err(|e| Failure::Error(format!(":call arguments: {e}")))?,
+                    to_json(workflow, &other).map_err(|e| Failure::error(format!(":call arguments: {e}")))?,
                 ),
             };
             Ok(Prepared::Call { component: component.to_owned(), function: function.to_owned(), args })
         }
         Invocation::Eval { source } => {
             let LuaValue::String(source) = source else {
-                return Err(Failure::Error(":eval: the source must be a string".into()));
+                return Err(Failure::error(":eval: the source must be a string"));
             };
             let source = source.as_bytes().to_vec();
             if source.len() > MAX_EVAL_SOURCE_BYTES {
-                return Err(Failure::Error(":eval: the source exceeds 262,144 bytes".into()));
+                return Err(Failure::error(":eval: the source exceeds 262,144 bytes"));
             }
             Ok(Prepared::Eval { source })
         }
@@ -136,7 +153,7 @@ fn prepare(workflow: &Lua, invocation: Invocation) -> Result<Prepared, Failure> 
 }
 
 fn unknown_target() -> Failure {
-    Failure::Error(":call: unknown target".into())
+    Failure::error(":call: unknown target")
 }
 
 /// Runs the prepared invocation in the mission's sandbox and collects its fail record. The memory of
@@ -161,7 +178,7 @@ fn in_mission(
     }
     match (failed, result) {
         (Some(value), _) => Err(Failure::Fail(value)),
-        (None, Err(e)) => Err(Failure::Error(message(&e))),
+        (None, Err(e)) => Err(Failure::luau(&e)),
         (None, Ok(value)) => Ok(value),
     }
 }
@@ -198,14 +215,12 @@ fn execute(mission: &MissionSandbox, name: &str, prepared: Prepared) -> mlua::Re
 /// The mission's sandbox in this call: created at the first invocation, reused afterwards
 /// (execution.md §12.6).
 fn sandbox_of(workflow: &Lua, run: &Arc<Run>, name: &str) -> Result<Arc<MissionSandbox>, Failure> {
-    let mut sandboxes =
-        run.sandboxes.lock().map_err(|_| Failure::Error("mission sandboxes unavailable".into()))?;
+    let mut sandboxes = run.sandboxes.lock().map_err(|_| Failure::error("mission sandboxes unavailable"))?;
     if let Some(existing) = sandboxes.get(name) {
         return Ok(existing.clone());
     }
-    let env = run.missions.get(name).ok_or_else(|| Failure::Error("not a declared mission".into()))?;
-    let sandbox =
-        Sandbox::in_call(workflow, env.clone(), Role::Mission).map_err(|e| Failure::Error(message(&e)))?;
+    let env = run.missions.get(name).ok_or_else(|| Failure::error("not a declared mission"))?;
+    let sandbox = Sandbox::in_call(workflow, env.clone(), Role::Mission).map_err(|e| Failure::luau(&e))?;
     let mission = Arc::new(MissionSandbox { sandbox, fail: FailSlot::default() });
     sandboxes.insert(name.to_owned(), mission.clone());
     Ok(mission)
@@ -221,7 +236,7 @@ fn failure_table(workflow: &Lua, failure: Failure) -> mlua::Result<Table> {
                 t.raw_set("value", to_lua(workflow, &value)?)?;
             }
         }
-        Failure::Error(text) => {
+        Failure::Error(text, _) => {
             t.raw_set("kind", "error")?;
             t.raw_set("message", text)?;
         }

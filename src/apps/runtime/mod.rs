@@ -23,6 +23,7 @@
 mod agent;
 mod api;
 mod call;
+pub mod failure;
 mod host;
 mod missions;
 pub mod models;
@@ -32,6 +33,7 @@ mod run;
 pub mod signature;
 pub mod tools;
 
+pub use failure::LuauError;
 pub use models::{ModelPort, ModelReply};
 pub use observe::{MissionEnded, MissionFailure, MissionOp, ModelReturned, RunObserver, ToolReturned};
 pub use tools::{ApiTool, ToolAnswer, ToolPort, ToolReply};
@@ -121,8 +123,10 @@ pub enum RunEnd {
     NotConvertible,
     /// `execution_failed`: uncaught error, `fail` in the workflow, unhandled mission failure, interrupt
     /// budget, uncaught memory error. `detail` is `Some` only for `fail(s)` with a string of 1..=1024 bytes
-    /// of valid UTF-8; `cause` says which of these it was, for the operator's log.
-    Failed { detail: Option<String>, cause: FailCause },
+    /// of valid UTF-8; `cause` says which of these it was, and `error`, for an uncaught error only, its
+    /// message and traceback: both for the operator's debug log and the trace (traces.md §5.5), never for
+    /// a client.
+    Failed { detail: Option<String>, cause: FailCause, error: Option<LuauError> },
     /// The deadline passed or the token was cancelled before the outcome was classified.
     Cancelled,
     /// Only from [`try_workflow_here`]: the slice ended first. Nothing of the run is kept; it is run
@@ -130,8 +134,8 @@ pub enum RunEnd {
     Unfinished,
 }
 
-/// Why a run ended `execution_failed` (execution.md §12.8, §12.5): a class for the operator's debug log,
-/// never a value of the run (a `fail` detail or an error message could carry data).
+/// Why a run ended `execution_failed` (execution.md §12.8, §12.5): a class for the operator's debug log and
+/// the trace's `run_end.failure` (traces.md §5.5), never a value of the run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FailCause {
     /// An allocation over `limits.memory_bytes` that nothing caught.
@@ -145,7 +149,7 @@ pub enum FailCause {
 }
 
 impl FailCause {
-    /// The class as the log writes it.
+    /// The class as the log and the trace write it.
     pub fn as_str(self) -> &'static str {
         match self {
             FailCause::Memory => "memory",

@@ -9,6 +9,7 @@ use std::time::{Duration, SystemTime};
 
 use serde_json::Value;
 
+use super::failure::LuauError;
 use super::models::ModelReply;
 use super::tools::ToolReply;
 
@@ -63,6 +64,8 @@ pub struct MissionEnded {
     pub failure: Option<MissionFailure>,
     /// Its first return value (`Null` for `nil`) when it returned.
     pub result: Option<Value>,
+    /// For an `error` failure, its message and traceback (traces.md §5.3); `None` otherwise.
+    pub error: Option<LuauError>,
 }
 
 /// One `tool(alias, arguments)` that returned to the script (traces.md §5.4).

@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use serde_json::Value;
 
-use super::{FailCause, RunEnd};
+use super::{FailCause, LuauError, RunEnd};
 use crate::apps::luau::budget::{Budget, Exhaustion};
 use crate::apps::luau::convert::NotConvertible;
 
@@ -39,14 +39,20 @@ pub(super) fn classify(
         return RunEnd::Unfinished;
     }
     if exhausted == Some(Exhaustion::Interrupts) {
-        return RunEnd::Failed { detail: None, cause: FailCause::InterruptBudget };
+        return RunEnd::Failed { detail: None, cause: FailCause::InterruptBudget, error: None };
     }
     if let Some(detail) = failed {
-        return RunEnd::Failed { detail, cause: FailCause::Fail };
+        return RunEnd::Failed { detail, cause: FailCause::Fail, error: None };
     }
     match finished {
-        Err(e) if is_memory_error(&e) => RunEnd::Failed { detail: None, cause: FailCause::Memory },
-        Err(_) => RunEnd::Failed { detail: None, cause: FailCause::UncaughtError },
+        Err(e) if is_memory_error(&e) => {
+            RunEnd::Failed { detail: None, cause: FailCause::Memory, error: None }
+        }
+        // traces.md §5.5: only the uncaught error has a message and a traceback; `fail` is the script's
+        // own answer, and memory and the budget are classes with nothing more to say.
+        Err(e) => {
+            RunEnd::Failed { detail: None, cause: FailCause::UncaughtError, error: Some(LuauError::of(&e)) }
+        }
         Ok(Err(_)) => RunEnd::NotConvertible,
         Ok(Ok(value)) => RunEnd::Returned(value),
     }

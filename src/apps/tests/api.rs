@@ -137,7 +137,7 @@ fn api_vectors() {
             "return mission('m'):call('spin.f')",
             spin.to_vec(),
             10_000,
-            Err(RunEnd::Failed { detail: None, cause: FailCause::InterruptBudget }),
+            Err(RunEnd::Failed { detail: None, cause: FailCause::InterruptBudget, error: None }),
         ),
         (
             "API6 extra arguments are ignored; every call gives a fresh table",

@@ -72,7 +72,7 @@ fn echo_compiles_and_probes() {
     let compiled = build_with(&[("app", ECHO_APP, &[])], "app.run", &[], limits()).unwrap();
     let workflow = compiled.workflow.unwrap();
     let app = workflow.component("app").unwrap();
-    assert_eq!(app.chunk_name, "workflow/app");
+    assert_eq!(app.chunk_name, "workflow/app (app.luau)");
     assert!(!app.bytecode.is_empty());
 }
 
@@ -366,12 +366,13 @@ fn sandboxes_are_fresh_and_require_is_restricted() {
         }
     }
     let mission = compiled.missions.get("m").unwrap().clone();
-    assert!(mission.may_require("mission/m/b", "a"));
-    assert!(!mission.may_require("mission/m/a", "b"));
+    assert!(mission.may_require("mission/m/b (m_b.luau)", "a"));
+    assert!(!mission.may_require("mission/m/a (m_a.luau)", "b"));
+    assert!(!mission.may_require("mission/m/b", "a"), "the chunk name carries the file");
     // The `:eval` chunk may require any component of its mission.
     assert!(mission.may_require("mission/m/eval", "b"));
     assert!(!mission.may_require("mission/m/eval", "nope"));
-    assert!(!mission.may_require("workflow/app", "a"));
+    assert!(!mission.may_require("workflow/app (app.luau)", "a"));
     let scope = vm.begin(Budget::new(1_000_000, None), 16_777_216).unwrap();
     let sandbox = Sandbox::new(&scope, mission, Role::Mission).unwrap();
     let _entered = sandbox.enter().unwrap();
@@ -403,7 +404,8 @@ fn load_state_is_visible_to_host_functions() {
     assert!(!run.call::<bool>(()).unwrap());
 }
 
-/// execution.md §12.2: error messages name their chunks (they never reach clients).
+/// execution.md §12.2: error messages name their chunks, with the component's file as the manifest writes
+/// it (they never reach clients).
 #[test]
 fn errors_name_their_chunks() {
     let compiled = build_with(
@@ -418,12 +420,12 @@ fn errors_name_their_chunks() {
     let sandbox = Sandbox::new(&scope, compiled.workflow.unwrap(), Role::Workflow).unwrap();
     let run: mlua::Function = sandbox.require("app").unwrap().get("run").unwrap();
     let message = run.call::<()>(()).unwrap_err().to_string();
-    assert!(message.contains("workflow/app:3: boom"), "{message}");
+    assert!(message.contains("workflow/app (app.luau):3: boom"), "{message}");
     let mission = compiled.missions["m"].clone();
     let sandbox = Sandbox::new(&scope, mission, Role::Mission).unwrap();
     let f: mlua::Function = sandbox.require("files").unwrap().get("f").unwrap();
     let message = f.call::<()>(()).unwrap_err().to_string();
-    assert!(message.contains("mission/m/files:1: deep"), "{message}");
+    assert!(message.contains("mission/m/files (m_files.luau):1: deep"), "{message}");
 }
 
 /// Templates are shared by concurrent calls.

@@ -8,7 +8,7 @@ use super::luau::{build_with, Source};
 use super::*;
 use crate::apps::luau::budget::INTERRUPT_BUDGET;
 use crate::apps::luau::{CompiledLuau, ProbeLimits};
-use crate::apps::runtime::{run_workflow, CallLimits, CancelToken, FailCause, RunEnd};
+use crate::apps::runtime::{run_workflow, CallLimits, CancelToken, FailCause, LuauError, RunEnd};
 
 /// Mission `m`'s component `a`: one function per behaviour under test.
 pub(super) const MISSION_A: &str = r#"
@@ -69,7 +69,16 @@ pub(super) fn limits() -> CallLimits {
 }
 
 pub(super) fn run(app: &CompiledLuau, input: &str) -> RunEnd {
-    run_workflow(app, &parse(input), limits(), &CancelToken::new())
+    bare(run_workflow(app, &parse(input), limits(), &CancelToken::new()))
+}
+
+/// `end` without an uncaught error's message and traceback, which `uncaught_errors_name_file_and_line`
+/// checks exactly: the other tests compare classes.
+pub(super) fn bare(end: RunEnd) -> RunEnd {
+    match end {
+        RunEnd::Failed { detail, cause, .. } => RunEnd::Failed { detail, cause, error: None },
+        other => other,
+    }
 }
 
 pub(super) fn returned(json: &str) -> RunEnd {
@@ -82,11 +91,11 @@ pub(super) fn failed() -> RunEnd {
 }
 
 pub(super) fn failed_by(cause: FailCause) -> RunEnd {
-    RunEnd::Failed { detail: None, cause }
+    RunEnd::Failed { detail: None, cause, error: None }
 }
 
 fn detail(s: &str) -> RunEnd {
-    RunEnd::Failed { detail: Some(s.to_owned()), cause: FailCause::Fail }
+    RunEnd::Failed { detail: Some(s.to_owned()), cause: FailCause::Fail, error: None }
 }
 
 #[test]
@@ -226,7 +235,7 @@ fn fail_detail_vectors() {
         (
             "1024 bytes",
             "fail(string.rep('a', 1024))",
-            RunEnd::Failed { detail: Some("a".repeat(1024)), cause: FailCause::Fail },
+            RunEnd::Failed { detail: Some("a".repeat(1024)), cause: FailCause::Fail, error: None },
         ),
         ("1025 bytes", "fail(string.rep('a', 1025))", failed_by(FailCause::Fail)),
         ("empty", "fail('')", failed_by(FailCause::Fail)),
@@ -533,4 +542,43 @@ fn ten_thousand_alternating_calls_do_not_see_each_other() {
         assert_eq!(run(&tools[i % 2], "{}"), fresh, "call {i}");
         crate::apps::runtime::tidy_after_run();
     }
+}
+
+/// traces.md §5.5 and execution.md §12.9: an uncaught error carries its message and the traceback of the
+/// component frames, each naming the component's file as the manifest writes it and the line; an error
+/// object that is not a string is a fixed description; `fail` carries none.
+#[test]
+fn uncaught_errors_name_file_and_line() {
+    let end = |body: &str| {
+        let source = format!("local M = {{}}\nfunction M.run(input)\n{body}\nend\nreturn M\n");
+        let probe = ProbeLimits::for_application(16_777_216);
+        let app = build_with(&[("app", &source, &[])], "app.run", MISSION, probe).unwrap();
+        run_workflow(&app, &parse("{}"), limits(), &CancelToken::new())
+    };
+    let at = |line: u32| format!("workflow/app (app.luau):{line}: in function 'run'");
+    let table = [
+        ("  error('boom')", "workflow/app (app.luau):3: boom".to_owned(), at(3)),
+        (
+            "  local t = nil\n  return t.x",
+            "workflow/app (app.luau):4: attempt to index nil with 'x'".into(),
+            at(4),
+        ),
+        ("  mission('m'):call('a.err')", "(error object is a table, not a string)".into(), at(3)),
+        ("  error({1, 2})", "(error object is a table, not a string)".into(), at(3)),
+        ("  mission('nope')", "mission: not a declared mission".into(), at(3)),
+        ("  error(string.rep('é', 600))", format!("workflow/app (app.luau):3: {}", "é".repeat(498)), at(3)),
+    ];
+    for (body, message, traceback) in table {
+        let want = LuauError { message, traceback: Some(traceback) };
+        let got = end(body);
+        assert_eq!(
+            got,
+            RunEnd::Failed { detail: None, cause: FailCause::UncaughtError, error: Some(want) },
+            "{body}"
+        );
+    }
+    assert_eq!(
+        end("  fail('x')"),
+        RunEnd::Failed { detail: Some("x".into()), cause: FailCause::Fail, error: None }
+    );
 }

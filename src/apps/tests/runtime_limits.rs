@@ -219,7 +219,7 @@ fn a_run_tried_here_is_abandoned_at_the_end_of_its_slice() {
     assert_eq!(here("return {n = 1}", short), returned(r#"{"n":1}"#));
     assert_eq!(
         here("fail('no')", short),
-        RunEnd::Failed { detail: Some("no".into()), cause: FailCause::Fail }
+        RunEnd::Failed { detail: Some("no".into()), cause: FailCause::Fail, error: None }
     );
     let long = [
         "while true do end",
