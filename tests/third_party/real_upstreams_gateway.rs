@@ -265,7 +265,13 @@ fn mcp_server_time_over_https_is_verified_against_the_trusted_roots() {
     let out = run_with_deadline(cmd, Duration::from_secs(60));
     assert_eq!(out.status.code(), Some(78), "stderr: {}", String::from_utf8_lossy(&out.stderr));
     assert!(out.stdout.is_empty(), "nothing is printed");
-    assert_eq!(String::from_utf8_lossy(&out.stderr).trim(), r#"{"error":"provider_runtime_unavailable"}"#);
+    // The machine line first, then the refusal explained for a person (pins.md §10.4).
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "{\"error\":\"provider_runtime_unavailable\"}\nprovider_runtime_unavailable: an upstream could not be \
+         started\n  tool: fwd\n  installation: up\n  reason: the upstream could not be acquired (started, \
+         initialised and listed)\n  class: mcp_transport_error\n"
+    );
 }
 
 #[test]
