@@ -169,15 +169,20 @@ pub enum AppDetail {
     /// A contract file that is not strict JSON: the decoder's reason with its position, and the refused
     /// line with a caret.
     NotJson { file: String, line: usize, column: usize, reason: String, excerpt: String },
+    /// A component that raised while it loaded (the startup probe, execution.md §12.7): Luau's message,
+    /// which names the component's file and line through its chunk name.
+    Load { message: String },
 }
 
 impl AppDetail {
-    /// The file and the place in it, as compilers print it: `file:line` or `file:line:column`.
-    pub fn place(&self) -> String {
+    /// The file and the place in it, as compilers print it: `file:line` or `file:line:column`; `None` when
+    /// the message itself names them (a load failure).
+    pub fn place(&self) -> Option<String> {
         match self {
-            AppDetail::Compile { file, line: Some(line), .. } => format!("{file}:{line}"),
-            AppDetail::Compile { file, line: None, .. } => file.clone(),
-            AppDetail::NotJson { file, line, column, .. } => format!("{file}:{line}:{column}"),
+            AppDetail::Compile { file, line: Some(line), .. } => Some(format!("{file}:{line}")),
+            AppDetail::Compile { file, line: None, .. } => Some(file.clone()),
+            AppDetail::NotJson { file, line, column, .. } => Some(format!("{file}:{line}:{column}")),
+            AppDetail::Load { .. } => None,
         }
     }
 }
@@ -196,8 +201,9 @@ impl AppError {
     /// The same refusal, naming `file` when its detail does not name one yet (a contract is decoded
     /// from bytes; its caller knows the path).
     pub fn in_file(mut self, file: &str) -> AppError {
-        if let Some(detail) = self.detail.as_deref_mut() {
-            let (AppDetail::Compile { file: named, .. } | AppDetail::NotJson { file: named, .. }) = detail;
+        if let Some(AppDetail::Compile { file: named, .. } | AppDetail::NotJson { file: named, .. }) =
+            self.detail.as_deref_mut()
+        {
             if named.is_empty() {
                 file.clone_into(named);
             }

@@ -42,9 +42,13 @@ pub fn build(docs: &Documents, mode: Mode) -> Result<Built, StartupCode> {
 /// place of the one that suggests `ptc pin`.
 fn note_detail(e: &AppError) {
     let Some(detail) = e.detail.as_deref() else { return };
-    explain::note(Fact::Component, detail.place());
+    if let Some(place) = detail.place() {
+        explain::note(Fact::Component, place);
+    }
     match detail {
-        AppDetail::Compile { message, .. } => explain::note(Fact::Message, message.as_str()),
+        AppDetail::Compile { message, .. } | AppDetail::Load { message } => {
+            explain::note(Fact::Message, message.as_str())
+        }
         AppDetail::NotJson { reason, excerpt, .. } => {
             explain::note(Fact::Reason, reason.as_str());
             explain::note(Fact::Excerpt, excerpt.as_str());
@@ -60,6 +64,8 @@ fn note_detail(e: &AppError) {
                 "the application changed, and a contract file is not strict JSON",
                 "fix the contract first: pinning an application with a broken contract would not help",
             ),
+            // The check of a changed application compiles and decodes; it does not load (probe).
+            AppDetail::Load { .. } => return,
         };
         explain::note(Fact::Reason, reason);
         explain::note(Fact::Hint, hint);

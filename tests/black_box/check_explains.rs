@@ -216,3 +216,16 @@ fn ck42_a_held_lock_names_its_file_and_its_holder() {
     assert_eq!(stderr.lines().last(), Some("{\"error\":\"artifact_root_unavailable\"}"), "{stderr}");
     assert_eq!(output.status.code(), Some(78));
 }
+
+/// CK43: a component that raises while it loads (the startup probe): `ptc pin` gives Luau's message, whose
+/// chunk names the component's file and line.
+#[test]
+fn ck43_a_component_that_fails_to_load_gives_luaus_message() {
+    let mut d = Deployment::baseline();
+    d.write_documents();
+    d.write_file("echo/app.luau", "local missing = nil\nlocal x = missing.field\nreturn {}\n");
+    let explained = "template_invalid: a tool's application is not valid\n  document: {dir}/echo/ptc.json\n  tool: echo\n  \
+                     reason: a component failed to load\n  message: workflow/app (app.luau):2: attempt to index nil \
+                     with 'field'\n";
+    assert_explained(&d, &["pin", "ptc-gateway.json"], "template_invalid", explained, "CK43");
+}

@@ -19,7 +19,7 @@ use super::json_lib;
 use super::sandbox::Sandbox;
 use super::vm::{CallScope, HostGlobals, Role, Vm};
 use super::{CompiledLuau, Environment};
-use crate::apps::error::{fail, AppError, AppErrorKind};
+use crate::apps::error::{fail, AppDetail, AppError, AppErrorKind};
 
 /// Runs the probe over every environment of `app`, in a state of its own.
 pub fn run(app: &CompiledLuau, memory_bytes: usize, budget: &Arc<Budget>) -> Result<(), AppError> {
@@ -43,8 +43,7 @@ pub fn run(app: &CompiledLuau, memory_bytes: usize, budget: &Arc<Budget>) -> Res
 fn probe_all(scope: &CallScope<'_>, app: &CompiledLuau) -> Result<(), AppError> {
     if let (Some(env), Some(entry)) = (&app.workflow, &app.entry) {
         let sandbox = probe_sandbox(scope, env, Role::Workflow)?;
-        let module =
-            sandbox.require(&entry.component).map_err(|_| AppError::new(AppErrorKind::LuauProbeFailed))?;
+        let module = sandbox.require(&entry.component).map_err(|e| load_failed(&e))?;
         // The same lookup a call makes (metamethods included), run under the same budget.
         let function: Value =
             module.get(entry.function.as_str()).map_err(|_| AppError::new(AppErrorKind::LuauProbeFailed))?;
@@ -58,7 +57,7 @@ fn probe_all(scope: &CallScope<'_>, app: &CompiledLuau) -> Result<(), AppError> 
         let sandbox = Sandbox::recording(scope, env.clone(), Role::Mission)
             .map_err(|_| AppError::new(AppErrorKind::LuauSandbox))?;
         for component in env.components() {
-            sandbox.require(&component.id).map_err(|_| AppError::new(AppErrorKind::LuauProbeFailed))?;
+            sandbox.require(&component.id).map_err(|e| load_failed(&e))?;
         }
         let exports = sandbox.recorded_exports().map_err(|_| AppError::new(AppErrorKind::LuauProbeFailed))?;
         let docs = env.components().map(|c| (c.id.as_str(), &c.docs));
@@ -66,6 +65,28 @@ fn probe_all(scope: &CallScope<'_>, app: &CompiledLuau) -> Result<(), AppError> 
     }
     Ok(())
 }
+
+/// A component that raised while it loaded: Luau's message, whose `<chunk>:<line>:` names the component's
+/// file (execution.md §12.2), for `ptc check` and `ptc pin` (lifecycle.md §1.5). Bounded, and only the
+/// first line: the probe runs no host function, so the text holds only what the module's own code had.
+fn load_failed(error: &mlua::Error) -> AppError {
+    let text = match error {
+        mlua::Error::RuntimeError(text) => text.clone(),
+        mlua::Error::CallbackError { cause, .. } => return load_failed(cause),
+        mlua::Error::MemoryError(_) => "not enough memory".to_owned(),
+        other => other.to_string(),
+    };
+    let first = text.lines().next().unwrap_or_default();
+    let mut end = first.len().min(LOAD_MESSAGE_BYTES);
+    while !first.is_char_boundary(end) {
+        end -= 1;
+    }
+    let detail = AppDetail::Load { message: first[..end].to_owned() };
+    AppError::with_detail(AppErrorKind::LuauProbeFailed, detail)
+}
+
+/// The most bytes of a load failure's message that are kept.
+const LOAD_MESSAGE_BYTES: usize = 512;
 
 fn probe_sandbox(scope: &CallScope<'_>, env: &Arc<Environment>, role: Role) -> Result<Sandbox, AppError> {
     Sandbox::new(scope, env.clone(), role).map_err(|_| AppError::new(AppErrorKind::LuauSandbox))

@@ -202,7 +202,7 @@ fn a_syntax_error_names_the_component_line_and_message() {
         build(workflow, "app.run"),
         Err(AppError::with_detail(AppErrorKind::LuauSyntax, detail.clone()))
     );
-    assert_eq!(detail.place(), "other.luau:2");
+    assert_eq!(detail.place().as_deref(), Some("other.luau:2"));
 }
 
 #[test]
@@ -236,8 +236,14 @@ fn missions_are_probed() {
         ),
     ];
     for (what, mission, want) in table {
-        assert_eq!(build_with(ok_app, "app.run", mission, limits()).map(|_| ()), *want, "{what}");
+        let got = build_with(ok_app, "app.run", mission, limits()).map(|_| ()).map_err(|e| e.kind);
+        assert_eq!(got, want.clone().map_err(|e| e.kind), "{what}");
     }
+    // lifecycle.md §1.5: the load failure's message names the component's chunk, file and line.
+    let raising: &[Source] = &[("a", "return {}", &[]), ("b", "error('b')", &[])];
+    let detail = AppDetail::Load { message: "mission/m/b (m_b.luau):1: b".to_owned() };
+    let want = Err(AppError::with_detail(AppErrorKind::LuauProbeFailed, detail));
+    assert_eq!(build_with(ok_app, "app.run", raising, limits()).map(|_| ()), want);
 }
 
 /// execution.md §12.4: what a sandbox holds.
@@ -292,7 +298,9 @@ fn probe_limits() {
         &[],
     )];
     let tight = ProbeLimits { memory_bytes: 1_048_576, ..limits() };
-    assert_eq!(build_with(hog, "app.run", &[], tight).map(|_| ()), err(AppErrorKind::LuauProbeFailed));
+    let detail = AppDetail::Load { message: "not enough memory".to_owned() };
+    let want = Err(AppError::with_detail(AppErrorKind::LuauProbeFailed, detail));
+    assert_eq!(build_with(hog, "app.run", &[], tight).map(|_| ()), want);
 }
 
 /// The spec's own bounds end a non-terminating module too (within the 5,000 ms of execution.md §12.7).
