@@ -59,14 +59,7 @@ pub fn load(bytes: &[u8]) -> Result<Contract, AppError> {
     // config.md §2.8: decode failures and duplicate keys of a contract file are `template_invalid`; the
     // byte-bound rules do not apply to contract files.
     let mut schema = json::decode(bytes, Limits::DOCUMENT).map_err(|e| {
-        let reason = format!(
-            "not strict JSON: {} at byte {} (line {}, column {})",
-            e.kind.as_str(),
-            e.offset,
-            e.line,
-            e.column
-        );
-        let excerpt = crate::config::explained::excerpt(bytes, e.offset, e.column);
+        let (reason, excerpt) = (format!("not {e}"), json::excerpt(bytes, &e));
         AppError::with_detail(
             AppErrorKind::ContractUndecodable,
             AppDetail::NotJson { file: String::new(), line: e.line, column: e.column, reason, excerpt },

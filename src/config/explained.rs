@@ -9,7 +9,7 @@ use crate::codes::StartupCode;
 use crate::config::paths::{ReadError, ReadErrorKind};
 use crate::config::schema::validate::{Detail, SchemaError, SchemaErrorKind};
 use crate::explain::{self, Fact};
-use crate::json::DecodeError;
+use crate::json::{self, DecodeError};
 
 /// A document that could not be read.
 pub(crate) fn read(e: ReadError) -> ReadError {
@@ -36,48 +36,11 @@ pub(crate) enum Text {
 /// A document that is not strict JSON: the decoder's kind and its position (byte, line and column), and,
 /// when `text` allows, the refused line with a caret under the refused character (lifecycle.md §1.5).
 pub(crate) fn decode(bytes: &[u8], e: DecodeError, text: Text) -> DecodeError {
-    explain::note_with(Fact::Reason, || {
-        format!(
-            "not strict JSON: {} at byte {} (line {}, column {})",
-            e.kind.as_str(),
-            e.offset,
-            e.line,
-            e.column
-        )
-    });
+    explain::note_with(Fact::Reason, || format!("not {e}"));
     if text == Text::Shown {
-        explain::note_with(Fact::Excerpt, || excerpt(bytes, e.offset, e.column));
+        explain::note_with(Fact::Excerpt, || json::excerpt(bytes, &e));
     }
     e
-}
-
-/// The most characters of the refused line shown on each side of the refused one.
-const EXCERPT_REACH: usize = 60;
-
-/// The line holding byte `offset` of `bytes` (LF ends a line) and, below it, a caret under the character
-/// at `column` (1-based, in characters). A long line is cut to [`EXCERPT_REACH`] characters on each side
-/// of the caret, marked with `…`; a tab stays a tab in both lines so the caret lines up; other control
-/// characters and bytes that are not UTF-8 show as U+FFFD.
-pub(crate) fn excerpt(bytes: &[u8], offset: usize, column: usize) -> String {
-    let offset = offset.min(bytes.len());
-    let start = bytes[..offset].iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
-    let end = bytes[offset..].iter().position(|&b| b == b'\n').map_or(bytes.len(), |i| offset + i);
-    let line: Vec<char> = String::from_utf8_lossy(&bytes[start..end])
-        .chars()
-        .map(|c| if c.is_control() && c != '\t' { '\u{FFFD}' } else { c })
-        .collect();
-    let at = column.saturating_sub(1).min(line.len());
-    let from = at.saturating_sub(EXCERPT_REACH);
-    let to = line.len().min(at + EXCERPT_REACH + 1);
-    let mut shown: String = if from > 0 { "…".to_owned() } else { String::new() };
-    shown.extend(&line[from..to]);
-    if to < line.len() {
-        shown.push('…');
-    }
-    let mut caret: String = if from > 0 { " ".to_owned() } else { String::new() };
-    caret.extend(line[from..at].iter().map(|&c| if c == '\t' { '\t' } else { ' ' }));
-    caret.push('^');
-    format!("{shown}\n{caret}")
 }
 
 /// A document that does not satisfy its schema: the pointer and the rule, with the names the schema
@@ -167,33 +130,5 @@ fn schema_reason(kind: SchemaErrorKind) -> &'static str {
         K::UnknownVariant => "the tag names no known shape",
         K::NoVariant => "the value matches none of the allowed shapes",
         K::AmbiguousVariant => "the value matches more than one allowed shape",
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// lifecycle.md §1.5: the refused line and a caret under the refused character; a tab stays a tab so
-    /// the caret lines up; a long line is cut around the caret; control characters show as U+FFFD.
-    #[test]
-    fn excerpt_vectors() {
-        let long = format!("{}X{}", "a".repeat(100), "b".repeat(100));
-        let table: Vec<(&[u8], usize, usize, String)> = vec![
-            (b"{\n  \"a\": 1,,\n}", 11, 10, "  \"a\": 1,,\n         ^".to_owned()),
-            (b"{", 1, 2, "{\n ^".to_owned()),
-            (b"\t\"a\" x", 5, 6, "\t\"a\" x\n\t    ^".to_owned()),
-            (b"a\x01b", 2, 3, "a\u{FFFD}b\n  ^".to_owned()),
-            (
-                long.as_bytes(),
-                100,
-                101,
-                format!("…{}X{}…\n {}^", "a".repeat(60), "b".repeat(60), " ".repeat(60)),
-            ),
-            (b"", 0, 1, "\n^".to_owned()),
-        ];
-        for (bytes, offset, column, want) in table {
-            assert_eq!(excerpt(bytes, offset, column), want, "{:?}", String::from_utf8_lossy(bytes));
-        }
     }
 }

@@ -238,7 +238,8 @@ pub fn from_bytes(bytes: &[u8], path: &Path, mode: Mode) -> Result<GatewayConfig
     schema::validate(&GATEWAY, &doc, mode).map_err(explained::schema_as(StartupCode::ConfigInvalid))?;
     // Defaults change no semantic check, so the checks can read the filled document.
     fill_defaults(&GATEWAY, &mut doc);
-    let mut config: GatewayConfig = typed::read(&doc).map_err(|_| StartupCode::ConfigInvalid)?;
+    let mut config: GatewayConfig =
+        typed::read(&doc).map_err(|typed::ShapeMismatch| StartupCode::ConfigInvalid)?;
     config.anchor_paths(paths::document_dir(path));
     check(&config)?;
     // config.md §4.3: tools in ascending byte order of their names (`String`'s order is byte order).

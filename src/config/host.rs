@@ -357,7 +357,8 @@ pub fn from_bytes(bytes: &[u8], path: &Path, bearer_binding: &str) -> Result<Hos
         .map_err(explained::schema_as(StartupCode::HostInvalid))?;
     let mut filled = declared.clone();
     fill_defaults(&HOST, &mut filled);
-    let mut config: HostConfig = typed::read(&filled).map_err(|_| StartupCode::HostInvalid)?;
+    let mut config: HostConfig =
+        typed::read(&filled).map_err(|typed::ShapeMismatch| StartupCode::HostInvalid)?;
     config.keep_declarations(&declared);
     config.anchor_paths(paths::document_dir(path));
     check(&config, bearer_binding)?;

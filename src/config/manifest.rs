@@ -189,7 +189,8 @@ pub fn parse(bytes: &[u8]) -> Result<Manifest, StartupCode> {
         .map_err(explained::schema_as(StartupCode::TemplateInvalid))?;
     let mut filled = document.clone();
     fill_defaults(&APPLICATION, &mut filled);
-    let mut manifest: Manifest = typed::read(&filled).map_err(|_| StartupCode::TemplateInvalid)?;
+    let mut manifest: Manifest =
+        typed::read(&filled).map_err(|typed::ShapeMismatch| StartupCode::TemplateInvalid)?;
     manifest.document = document;
     Ok(manifest)
 }

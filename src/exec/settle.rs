@@ -6,7 +6,7 @@
 //!
 //! Owns that sequence and the audit hook. Each front supplies only its response shapes ([`Render`]) and
 //! what it saw of the client ([`Client`]), and publishes (or withholds) the response itself afterwards:
-//! the `/mcp` driver (`driver`) as the stream's message event, the PCC front (`crate::pcc::call`) as the
+//! the `/mcp` driver (`driver`) as the stream's message event, the PCC front (`pcc::call`) as the
 //! stream's response. Does not own the run (`runner`), the streams, nor the audit's files
 //! (`crate::audit`).
 

@@ -14,6 +14,7 @@
 pub mod canonical;
 pub mod decode;
 pub mod encode;
+mod excerpt;
 mod number;
 
 pub use canonical::{
@@ -24,4 +25,5 @@ pub use encode::{
     format_float, to_deterministic, to_deterministic_pretty, to_deterministic_record,
     to_deterministic_string, write_deterministic,
 };
+pub use excerpt::excerpt;
 pub use number::{as_float, as_integer, integer_value, number_f64, number_integer};

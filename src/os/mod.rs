@@ -2,7 +2,7 @@
 //! manager's readiness protocol (`notify`) and the diagnostics subscriber (`logging`).
 //!
 //! A leaf layer: it imports nothing of the gateway, and any module may use it. The process itself
-//! (`crate::process`, `ptc`'s `main`) is the top of the module graph and stays outside this folder, so
+//! (`src/process.rs`, `ptc`'s `main`) is the top of the module graph and stays outside this folder, so
 //! that the folder is one layer (`tests/repo/layering.rs`).
 
 pub mod logging;

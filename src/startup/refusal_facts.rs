@@ -5,18 +5,12 @@
 //! Owns the wording of those facts. Does not own the rules that refused (`crate::storage`, the listener
 //! binding of `listeners`).
 
-use std::io::Read;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
 use crate::explain::{self, Fact};
+use crate::storage::lock::{holder_pid, LOCK_DIR};
 use crate::storage::{ErrorKind, StorageError};
-
-/// The lock directory of a store (audit-events.md §1.4).
-const LOCK_DIR: &str = ".gateway-lock";
-
-/// The owner line is about 70 bytes (`{"pid":<pid>,"start_ref":"<ref>"}`); a larger file is not one.
-const OWNER_LINE_MAX: u64 = 256;
 
 /// Notes a refusal of the store directory `dir`: its path (the lock's, for a held lock) and the rule with
 /// the system error and the holder's pid when they are known.
@@ -36,16 +30,6 @@ pub(crate) fn note_store(dir: &Path, cause: &StorageError) {
         }
     }
     explain::note(Fact::Reason, reason);
-}
-
-/// The pid in `<lock>/owner`, when the file is readable and holds an owner line (a person may not be
-/// allowed to read another user's lock; then the fact is left out).
-fn holder_pid(lock: &Path) -> Option<u32> {
-    let mut line = String::new();
-    std::fs::File::open(lock.join("owner")).ok()?.take(OWNER_LINE_MAX).read_to_string(&mut line).ok()?;
-    let rest = line.strip_prefix("{\"pid\":")?;
-    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
-    digits.parse().ok()
 }
 
 /// Notes a listener that could not be bound: its address and the failed step with the operating system's

@@ -43,6 +43,17 @@ pub fn owner_line(pid: u32, start_ref: &StartRef) -> String {
     format!("{{\"pid\":{pid},\"start_ref\":\"{start_ref}\"}}\n")
 }
 
+/// The pid an `owner` line names ([`owner_line`]), read from the lock directory `lock` of a store for a
+/// person told that the lock is held; `None` when the file cannot be read (another user's lock) or holds no
+/// owner line. Bounded: an owner line is about 70 bytes.
+pub fn holder_pid(lock: &std::path::Path) -> Option<u32> {
+    use std::io::Read;
+    let mut line = String::new();
+    File::open(lock.join(OWNER)).ok()?.take(256).read_to_string(&mut line).ok()?;
+    let digits: String = line.strip_prefix("{\"pid\":")?.chars().take_while(char::is_ascii_digit).collect();
+    digits.parse().ok()
+}
+
 /// A held store lock. Keep it for the process lifetime and end it with [`StoreLock::release`]. Dropping
 /// it without `release` frees the `flock` but leaves the lock directory behind, exactly as a crash would
 /// (an audit lock then needs an operator, an events lock is taken over by the next start).

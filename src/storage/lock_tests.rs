@@ -204,3 +204,22 @@ fn release_reports_a_failure() {
     let e = lock.release().unwrap_err();
     assert_eq!(e, StorageError::io(Op::Rmdir, Errno::ENOTEMPTY));
 }
+
+/// The holder a person is told of reads back the pid [`owner_line`] wrote; anything else names nobody.
+#[test]
+fn holder_pid_reads_the_owner_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let owner = dir.path().join(OWNER);
+    let table: [(&[u8], Option<u32>); 4] = [
+        (b"{\"pid\":4242,\"start_ref\":\"x\"}\n", Some(4242)),
+        (b"{\"start_ref\":\"x\",\"pid\":4242}\n", None),
+        (b"{\"pid\":}\n", None),
+        (b"", None),
+    ];
+    for (content, want) in table {
+        std::fs::write(&owner, content).unwrap();
+        assert_eq!(holder_pid(dir.path()), want, "{}", String::from_utf8_lossy(content));
+    }
+    std::fs::remove_file(&owner).unwrap();
+    assert_eq!(holder_pid(dir.path()), None, "no owner file");
+}

@@ -2,8 +2,8 @@
 //! inert without the `fault-injection` feature) and the generated-input harness of the property tests
 //! (`prop_support`, only in unit tests).
 //!
-//! A leaf layer: it imports nothing of the gateway. The tests' door to the internals (`crate::testing`)
-//! and the bench's hook (`crate::bench_hooks`) import every layer, so they stay at the top, outside this
+//! A leaf layer: it imports nothing of the gateway. The tests' door to the internals (`src/testing.rs`)
+//! and the bench's hook (`src/bench_hooks.rs`) import every layer, so they stay at the top, outside this
 //! folder (`tests/repo/layering.rs`). Nothing here changes what a release build serves: `fault` compiles
 //! to constant `false` checks.
 

@@ -229,3 +229,41 @@ fn ck43_a_component_that_fails_to_load_gives_luaus_message() {
                      with 'field'\n";
     assert_explained(&d, &["pin", "ptc-gateway.json"], "template_invalid", explained, "CK43");
 }
+
+/// CK44: `ptc check` probes the PCC address too: something listening there (and nothing on the `/mcp`
+/// address) is `listener_unavailable` naming the PCC address.
+#[test]
+fn ck44_check_finds_the_pcc_address_in_use() {
+    let mut d = Deployment::baseline();
+    d.write_documents();
+    let taken = std::net::TcpListener::bind(("127.0.0.1", d.pcc_port)).expect("hold the pcc port");
+    let want = format!(
+        "listener_unavailable: a listener cannot be bound\n  stage: 11 listeners\n  reason: something already \
+         listens on this address\n  address: 127.0.0.1:{}\n",
+        d.pcc_port
+    );
+    assert_check(&d, &want, "CK44");
+    drop(taken);
+}
+
+/// CK45: serve mode's `startup refused` line (at `info`) names the listen address that could not be bound
+/// and the operating system's reason.
+#[test]
+fn ck45_an_unbindable_listener_names_its_address_and_the_os_reason() {
+    let mut d = Deployment::baseline();
+    d.write_documents();
+    let taken = std::net::TcpListener::bind(("127.0.0.1", d.port)).expect("hold the port");
+    let mut cmd = d.command();
+    cmd.env("PTC_LOG", "info");
+    let output = run_with_deadline(cmd, DEADLINE);
+    let stderr = text(&output.stderr);
+    let logged = format!(
+        "startup refused code=\"listener_unavailable\" facts=reason: binding the address failed: Address already \
+         in use (os error 98); address: 127.0.0.1:{}",
+        d.port
+    );
+    assert_eq!(stderr.lines().filter(|l| l.ends_with(&logged)).count(), 1, "{stderr}");
+    assert_eq!(stderr.lines().last(), Some("{\"error\":\"listener_unavailable\"}"), "{stderr}");
+    assert_eq!(output.status.code(), Some(78));
+    drop(taken);
+}
