@@ -1,26 +1,29 @@
-//! Facts about a startup refusal, noted where they are known, for `ptc check` (lifecycle.md §1.5).
+//! What a person is told about a startup refusal (lifecycle.md §1.5): the closed set of fact keys, their
+//! printing order, and [`Refusal`], the value a refused stage returns.
 //!
 //! A startup stage refuses with one closed code (lifecycle.md §4), which is all a machine needs. A person
-//! needs more: which document, which key, which tool, which digests. Those facts are known deep inside the
-//! stage that refused (a schema walk knows the pointer, a pin comparison knows both digests), where
-//! threading a richer error type through every layer would change every signature the tests pin. So a
-//! refusing site *notes* its facts here, and `ptc check` gathers them around its run of the stages.
+//! needs more: which document, which key, which tool, which digests, the operating system's reason. Each
+//! layer's error type keeps that context as values (`config::DocumentError`, `apps::AppError`,
+//! `pins::PinMismatch`, `config::credentials::CredentialError`, the storage and listener errors) and says
+//! what it knows through [`Explain`]; a refusal keeps those facts, and its callers add the context they
+//! own (the tool, the manifest, the stage) without replacing what the refusing site said. The one place that
+//! prints them is `startup::check::render` (and serve mode's `startup refused` log line).
 //!
-//! Owns: the closed set of fact keys, their printing order, and the task-local collection. Does not own
-//! which stages run (`startup::check`) or the refusal codes (`codes::startup`). Outside a [`gather`] scope
-//! (serving, discovery, tests of the stages) a note costs one task-local lookup and is dropped.
+//! Owns: the fact keys and their order, the [`Explain`] contract and [`Refusal`]. Does not own which stages
+//! run (`startup::check`), the refusal codes (`codes::startup`) or any rule.
 //!
 //! **Never a secret.** A fact names things (paths, keys, tool and installation names, digests, classes,
-//! numbers); no site may note a credential value, a bearer, file content or an upstream's text
-//! (lifecycle.md §1.5, the security rule of the README).
+//! numbers, the system's error message); no error may carry a credential value, a bearer, file content
+//! beyond a refused JSON line of a document that holds no credential, or an upstream's text
+//! (lifecycle.md §1.5, and the security rule of the README).
 
-use std::cell::RefCell;
 use std::collections::BTreeMap;
-use std::future::Future;
+
+use crate::codes::StartupCode;
 
 /// One kind of fact. The declaration order is the printing order of lifecycle.md §1.5.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub(crate) enum Fact {
+pub enum Fact {
     /// The startup stage, as `<number> <name>` of lifecycle.md §3.2.
     Stage,
     /// The document that was being read: the gateway or host document, or a tool's manifest.
@@ -93,64 +96,94 @@ impl Fact {
     }
 }
 
-/// The facts noted so far, one value per key (a later note of a key replaces the earlier one, so the
-/// refusing site, which notes last, wins over the context its callers noted).
-pub(crate) type Facts = BTreeMap<Fact, String>;
+/// The facts of one refusal, one value per key, printed in the order of [`Fact`].
+pub type Facts = BTreeMap<Fact, String>;
 
-tokio::task_local! {
-    static FACTS: RefCell<Facts>;
+/// A layer's error as a startup refusal: the closed code it ends as, and the facts it knows.
+pub trait Explain {
+    /// The startup code of lifecycle.md §4 this error ends as.
+    fn code(&self) -> StartupCode;
+    /// Writes the facts this error knows into `facts` (replacing a key already there: the error knows
+    /// more precisely than the context around it).
+    fn explain(&self, facts: &mut Facts);
 }
 
-/// Notes one fact for the surrounding [`gather`], if any.
-pub(crate) fn note(fact: Fact, value: impl Into<String>) {
-    let _ = FACTS.try_with(|facts| facts.borrow_mut().insert(fact, value.into()));
+/// A refused startup stage: its closed code and what a person needs to fix it.
+///
+/// Built from any layer's error through [`Explain`] (`?` converts), or from a bare code where there is
+/// nothing more to say. Callers add their context with [`Refusal::context`], which never replaces a fact
+/// the refusing site gave: the site that refused knows best.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{}", code.as_str())]
+pub struct Refusal {
+    pub code: StartupCode,
+    pub facts: Facts,
 }
 
-/// Notes a fact whose value is costly to build only when someone gathers.
-pub(crate) fn note_with(fact: Fact, value: impl FnOnce() -> String) {
-    let _ = FACTS.try_with(|facts| facts.borrow_mut().insert(fact, value()));
+impl Refusal {
+    /// A refusal with no facts yet.
+    pub(crate) fn new(code: StartupCode) -> Refusal {
+        Refusal { code, facts: Facts::new() }
+    }
+
+    /// A refusal whose cause is an error of the gateway's own machinery (an actor that did not start, the
+    /// process's start reference): the cause's message is the reason. Such messages name parts of the
+    /// gateway, never a value of the configuration.
+    pub(crate) fn because(code: StartupCode, cause: &dyn std::fmt::Display) -> Refusal {
+        Refusal::new(code).with(Fact::Reason, cause.to_string())
+    }
+
+    /// Sets `fact` (replacing an earlier value): for the site that refuses.
+    pub(crate) fn with(mut self, fact: Fact, value: impl Into<String>) -> Refusal {
+        self.facts.insert(fact, value.into());
+        self
+    }
+
+    /// Adds `fact` unless the refusal already has it: for the callers around the refusing site.
+    pub(crate) fn context(mut self, fact: Fact, value: impl Into<String>) -> Refusal {
+        self.facts.entry(fact).or_insert_with(|| value.into());
+        self
+    }
 }
 
-/// Notes a fact unless one of its key is already noted: a general sentence that must not hide the
-/// specific one a deeper site noted first.
-pub(crate) fn note_if_absent(fact: Fact, value: impl Into<String>) {
-    let _ = FACTS.try_with(|facts| {
-        facts.borrow_mut().entry(fact).or_insert_with(|| value.into());
-    });
+impl From<StartupCode> for Refusal {
+    fn from(code: StartupCode) -> Refusal {
+        Refusal::new(code)
+    }
 }
 
-/// Forgets every fact noted so far except `keep`: a stage that passed leaves nothing behind for the next.
-pub(crate) fn clear_except(keep: &[Fact]) {
-    let _ = FACTS.try_with(|facts| facts.borrow_mut().retain(|fact, _| keep.contains(fact)));
-}
-
-/// Runs `work` collecting the facts noted inside it (in its own task; a spawned task notes nothing).
-pub(crate) async fn gather<F: Future>(work: F) -> (F::Output, Facts) {
-    FACTS
-        .scope(RefCell::new(Facts::new()), async move {
-            let output = work.await;
-            let facts = FACTS.try_with(|facts| facts.take()).unwrap_or_default();
-            (output, facts)
-        })
-        .await
+impl<E: Explain> From<E> for Refusal {
+    fn from(error: E) -> Refusal {
+        let mut refusal = Refusal::new(error.code());
+        error.explain(&mut refusal.facts);
+        refusal
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[tokio::test]
-    async fn notes_reach_only_the_surrounding_gather_and_the_last_note_of_a_key_wins() {
-        note(Fact::Tool, "outside");
-        let ((), facts) = gather(async {
-            note(Fact::Tool, "first");
-            note(Fact::Reason, "why");
-            clear_except(&[Fact::Reason]);
-            note(Fact::Tool, "second");
-            note_with(Fact::Pointer, || "/a".to_owned());
-        })
-        .await;
-        let got: Vec<(&str, &str)> = facts.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-        assert_eq!(got, [("tool", "second"), ("pointer", "/a"), ("reason", "why")]);
+    struct Missing;
+
+    impl Explain for Missing {
+        fn code(&self) -> StartupCode {
+            StartupCode::HostInvalid
+        }
+        fn explain(&self, facts: &mut Facts) {
+            facts.insert(Fact::Pointer, "/a".to_owned());
+            facts.insert(Fact::Reason, "why".to_owned());
+        }
+    }
+
+    #[test]
+    fn the_refusing_site_wins_over_the_context_its_callers_add() {
+        let refusal = Refusal::from(Missing)
+            .context(Fact::Reason, "a general sentence")
+            .context(Fact::Tool, "echo")
+            .with(Fact::Hint, "do this");
+        assert_eq!(refusal.code, StartupCode::HostInvalid);
+        let got: Vec<(&str, &str)> = refusal.facts.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        assert_eq!(got, [("tool", "echo"), ("pointer", "/a"), ("reason", "why"), ("hint", "do this")]);
     }
 }

@@ -255,7 +255,9 @@ async fn a_child_that_fails_to_start_is_a_start_error_and_fences_nothing() {
         .start_child(ChildSpec::new("provider_runtime", ChildPolicy::Fence(Cause::ChildGone), Probe, args))
         .await
         .unwrap_err();
-    assert_eq!(err, DomainError::ChildStartFailed { child: "provider_runtime".into() });
+    // The cause is the actor runtime's message, with what the child's `pre_start` returned.
+    let cause = "Actor panicked during startup 'refused to start'".to_owned();
+    assert_eq!(err, DomainError::ChildStartFailed { child: "provider_runtime".into(), cause });
     assert_eq!(err.kind(), "child_start_failed");
     assert!(domain.children().await.unwrap().is_empty());
     assert!(ctx.mark_ready(), "a failed start does not fence");

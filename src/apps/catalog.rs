@@ -7,9 +7,8 @@
 
 use serde_json::{Map, Value};
 
-use super::error::{fail, AppError, AppErrorKind};
+use super::error::{AppDetail, AppError, AppErrorKind};
 use crate::config::manifest::Effect;
-use crate::explain::{self, Fact};
 use crate::json::to_deterministic_string;
 
 /// http-mcp.md §10.3: the encoded `tools` array and the worst-case response are each at most this.
@@ -77,10 +76,10 @@ pub fn entry(tool: &ListingTool<'_>) -> Value {
     Value::Object(e)
 }
 
-/// Notes the bound that refused the listing, for `ptc check` (lifecycle.md §1.5).
-fn note_size(what: &str, bytes: usize) {
-    explain::note(Fact::Needed, format!("{what}: {bytes} bytes"));
-    explain::note(Fact::Available, format!("{MAX_LISTING_BYTES} bytes"));
+/// The bound that refused the listing, with the size it measured (lifecycle.md §1.5).
+fn too_large<T>(what: &'static str, bytes: usize) -> Result<T, AppError> {
+    let detail = AppDetail::Size { what, bytes, limit: MAX_LISTING_BYTES };
+    Err(AppError::with_detail(AppErrorKind::CatalogTooLarge, detail))
 }
 
 /// Builds and bounds the listing. `tools` must already be in ascending byte order of their names (the
@@ -89,8 +88,7 @@ pub fn build(tools: &[ListingTool<'_>]) -> Result<Catalog, AppError> {
     let array = Value::Array(tools.iter().map(entry).collect());
     let encoded_tools = to_deterministic_string(&array);
     if encoded_tools.len() > MAX_LISTING_BYTES {
-        note_size("the encoded tools array", encoded_tools.len());
-        return fail(AppErrorKind::CatalogTooLarge);
+        return too_large("the encoded tools array", encoded_tools.len());
     }
     let mut result = Map::new();
     result.insert("_meta".into(), server_meta());
@@ -101,8 +99,7 @@ pub fn build(tools: &[ListingTool<'_>]) -> Result<Catalog, AppError> {
     let encoded_result = to_deterministic_string(&Value::Object(result));
     let worst_case = encoded_result.len().saturating_add(WORST_CASE_ENVELOPE_BYTES);
     if worst_case > MAX_LISTING_BYTES {
-        note_size("the worst-case tools/list response", worst_case);
-        return fail(AppErrorKind::CatalogTooLarge);
+        return too_large("the worst-case tools/list response", worst_case);
     }
     Ok(Catalog { tools: encoded_tools, result: encoded_result })
 }

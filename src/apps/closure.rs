@@ -87,22 +87,23 @@ pub fn read(manifest_dir: &Path, manifest: &Manifest) -> Result<Closure, AppErro
     }
     // Every path is checked before any file is opened.
     for r in &refs {
-        check_path(r.path)?;
+        check_path(r.path).map_err(|e| e.in_closure_file(r.path))?;
     }
     let root = open(manifest_dir, OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC, Mode::empty())
-        .map_err(|_| AppError::new(AppErrorKind::ClosureUnreadable))?;
+        .map_err(|errno| AppError::os(AppErrorKind::ClosureUnreadable, errno).in_closure_file("."))?;
     let mut closure = Closure::default();
     for r in &refs {
         let bytes = match closure.files.get(r.path) {
             Some(bytes) => bytes.clone(),
             None => {
-                let bytes: Arc<[u8]> = read_confined(&root, r.path)?.into();
+                let bytes: Arc<[u8]> =
+                    read_confined(&root, r.path).map_err(|e| e.in_closure_file(r.path))?.into();
                 closure.files.insert(r.path.to_owned(), bytes.clone());
                 bytes
             }
         };
         if r.component && std::str::from_utf8(&bytes).is_err() {
-            return fail(AppErrorKind::ComponentSourceNotUtf8);
+            return Err(AppError::new(AppErrorKind::ComponentSourceNotUtf8).in_closure_file(r.path));
         }
     }
     Ok(closure)
@@ -141,8 +142,16 @@ fn open_error(errno: Errno) -> AppError {
         Errno::ELOOP | Errno::EMLINK | Errno::ENOTDIR => AppError::new(AppErrorKind::ClosureNotConfined),
         #[cfg(target_vendor = "apple")]
         Errno::EFTYPE => AppError::new(AppErrorKind::ClosureNotConfined),
-        _ => AppError::new(AppErrorKind::ClosureUnreadable),
+        _ => AppError::os(AppErrorKind::ClosureUnreadable, errno),
     }
+}
+
+/// A failed `fstat` or read of an opened closure file.
+fn io_error(error: std::io::Error) -> AppError {
+    AppError::os(
+        AppErrorKind::ClosureUnreadable,
+        error.raw_os_error().map(Errno::from_raw).unwrap_or(Errno::EIO),
+    )
 }
 
 /// Opens `path` below `root` one segment at a time without following any symbolic link, checks that it
@@ -159,14 +168,14 @@ fn read_confined(root: &OwnedFd, path: &str) -> Result<Vec<u8>, AppError> {
     // O_NONBLOCK: a FIFO opens at once instead of blocking startup, and is then refused as not regular.
     let flags = OFlag::O_RDONLY | OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK | OFlag::O_NOCTTY | OFlag::O_CLOEXEC;
     let file = File::from(openat(parent, name, flags, Mode::empty()).map_err(open_error)?);
-    let meta = file.metadata().map_err(|_| AppError::new(AppErrorKind::ClosureUnreadable))?;
+    let meta = file.metadata().map_err(io_error)?;
     if !meta.is_file() {
         return fail(AppErrorKind::ClosureNotRegularFile);
     }
     let cap = u64::try_from(MAX_FILE_BYTES).unwrap_or(u64::MAX).saturating_add(1);
     let hint = usize::try_from(meta.len()).unwrap_or(0).min(MAX_FILE_BYTES.saturating_add(1));
     let mut bytes = Vec::with_capacity(hint);
-    file.take(cap).read_to_end(&mut bytes).map_err(|_| AppError::new(AppErrorKind::ClosureUnreadable))?;
+    file.take(cap).read_to_end(&mut bytes).map_err(io_error)?;
     if bytes.len() > MAX_FILE_BYTES {
         return fail(AppErrorKind::ClosureFileTooLarge);
     }

@@ -10,9 +10,8 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use super::closure::Closure;
-use super::error::{fail, AppError, AppErrorKind};
+use super::error::{fail, AppDetail, AppError, AppErrorKind};
 use crate::config::manifest::{Component, Manifest, Workflow};
-use crate::explain::{self, Fact};
 use crate::json::canonical::LABEL_APPLICATION_CONTENT;
 use crate::json::{qualified, typed_canonical};
 
@@ -154,11 +153,12 @@ pub fn digest(manifest: &Manifest, closure: &Closure) -> Result<String, AppError
 pub fn compare(computed: &str, expected: Option<&str>) -> Result<(), AppError> {
     match expected {
         Some(expected) if expected.as_bytes() != computed.as_bytes() => {
-            // For `ptc check` (lifecycle.md §1.5): both digests are names of content, not content.
-            explain::note(Fact::Field, "expected_application_content_digest");
-            explain::note(Fact::Expected, expected);
-            explain::note(Fact::Computed, computed);
-            fail(AppErrorKind::ContentDigestMismatch)
+            let detail = AppDetail::Digest {
+                expected: expected.to_owned(),
+                computed: computed.to_owned(),
+                broken: None,
+            };
+            Err(AppError::with_detail(AppErrorKind::ContentDigestMismatch, detail))
         }
         _ => Ok(()),
     }

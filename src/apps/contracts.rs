@@ -145,5 +145,10 @@ fn compile(schema: &Value) -> Result<Validator, AppError> {
         .offline()
         .should_validate_formats(false)
         .build(schema)
-        .map_err(|_| AppError::new(AppErrorKind::ContractUncompilable))
+        .map_err(|e| {
+            // jsonschema's message names the keyword and the schema's own text (never a credential):
+            // what a person needs to find the fault (lifecycle.md §1.5).
+            let detail = AppDetail::Compile { file: String::new(), line: None, message: e.to_string() };
+            AppError::with_detail(AppErrorKind::ContractUncompilable, detail)
+        })
 }

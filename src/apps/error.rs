@@ -6,9 +6,9 @@
 //! carries no path, no file content and no credential: it names the rule that failed, nothing more, so it
 //! can be logged as it is.
 
-use std::fmt;
-
 use crate::codes::StartupCode;
+use crate::config::document_error::Problem;
+use crate::explain::{Explain, Fact, Facts};
 
 /// Which rule refused an application. Every variant maps to exactly one startup code ([`AppError::code`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -152,17 +152,21 @@ pub enum AppErrorKind {
 
 /// A refusal of stage 5: the rule, and what a person needs to find the fault when the rule concerns one
 /// file of the application.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error("{}", self.describe())]
 pub struct AppError {
     pub kind: AppErrorKind,
     /// Boxed: a refusal is rare, and most carry none.
     pub detail: Option<Box<AppDetail>>,
+    /// The tool, for a rule checked over every template at once (5h), where the caller that names the
+    /// tool of 5a–5g does not know which one refused.
+    pub tool: Option<String>,
 }
 
 /// Where in the application a refusal is, for `ptc check` and `ptc pin` (lifecycle.md §1.5). Names the
 /// file as the manifest names it; the texts come from the application's own files (Luau's message quotes
 /// the component's source, the excerpt the contract's line), never from a host document or a credential.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum AppDetail {
     /// A Luau component that does not compile: the line Luau names and its message.
     Compile { file: String, line: Option<u64>, message: String },
@@ -172,6 +176,16 @@ pub enum AppDetail {
     /// A component that raised while it loaded (the startup probe, execution.md §12.7): Luau's message,
     /// which names the component's file and line through its chunk name.
     Load { message: String },
+    /// The manifest itself is refused: unreadable, not strict JSON, or against its schema.
+    Manifest(Problem),
+    /// The computed content pin and the configured one (pins.md §9.1), with what the check of the changed
+    /// application found broken in it, if anything (lifecycle.md §1.5).
+    Digest { expected: String, computed: String, broken: Option<Box<AppDetail>> },
+    /// A listing bound (http-mcp.md §10.3): what was measured, its size and the bound, in bytes.
+    Size { what: &'static str, bytes: usize, limit: usize },
+    /// A file of the closure (config.md §6.3) that could not be read as the rules require, with the
+    /// operating system's error when one refused.
+    File { file: String, errno: Option<nix::errno::Errno> },
 }
 
 impl AppDetail {
@@ -182,7 +196,9 @@ impl AppDetail {
             AppDetail::Compile { file, line: Some(line), .. } => Some(format!("{file}:{line}")),
             AppDetail::Compile { file, line: None, .. } => Some(file.clone()),
             AppDetail::NotJson { file, line, column, .. } => Some(format!("{file}:{line}:{column}")),
-            AppDetail::Load { .. } => None,
+            AppDetail::File { file, .. } => Some(file.clone()),
+            AppDetail::Load { .. } | AppDetail::Manifest(_) | AppDetail::Size { .. } => None,
+            AppDetail::Digest { broken, .. } => broken.as_ref().and_then(|b| b.place()),
         }
     }
 }
@@ -190,12 +206,18 @@ impl AppDetail {
 impl AppError {
     /// The refusal for `kind`.
     pub const fn new(kind: AppErrorKind) -> AppError {
-        AppError { kind, detail: None }
+        AppError { kind, detail: None, tool: None }
     }
 
     /// The refusal for `kind`, with where it is.
     pub fn with_detail(kind: AppErrorKind, detail: AppDetail) -> AppError {
-        AppError { kind, detail: Some(Box::new(detail)) }
+        AppError { kind, detail: Some(Box::new(detail)), tool: None }
+    }
+
+    /// The same refusal, naming the tool it concerns.
+    pub fn for_tool(mut self, tool: &str) -> AppError {
+        self.tool = Some(tool.to_owned());
+        self
     }
 
     /// The same refusal, naming `file` when its detail does not name one yet (a contract is decoded
@@ -209,6 +231,22 @@ impl AppError {
             }
         }
         self
+    }
+
+    /// The same refusal of the closure (config.md §6.3), naming the file it concerns.
+    pub(crate) fn in_closure_file(mut self, file: &str) -> AppError {
+        match self.detail.as_deref_mut() {
+            Some(AppDetail::File { file: named, .. }) if named.is_empty() => file.clone_into(named),
+            Some(_) => {}
+            None => self.detail = Some(Box::new(AppDetail::File { file: file.to_owned(), errno: None })),
+        }
+        self
+    }
+
+    /// The refusal `kind` of a closure file the operating system refused with `errno` (the file is named
+    /// by [`AppError::in_closure_file`]).
+    pub(crate) fn os(kind: AppErrorKind, errno: nix::errno::Errno) -> AppError {
+        AppError::with_detail(kind, AppDetail::File { file: String::new(), errno: Some(errno) })
     }
 
     /// The startup code the refusal prints (lifecycle.md §3.2 stage 5).
@@ -296,19 +334,85 @@ impl From<AppErrorKind> for AppError {
     }
 }
 
-impl From<AppError> for StartupCode {
-    fn from(e: AppError) -> Self {
-        e.code()
+impl Explain for AppError {
+    fn code(&self) -> StartupCode {
+        AppError::code(self)
+    }
+
+    /// The facts of lifecycle.md §1.5 for stage 5: the file and place of the fault, Luau's message or the
+    /// refused line, the digests of a changed application, the sizes of a listing bound; otherwise the
+    /// rule's sentence.
+    fn explain(&self, facts: &mut Facts) {
+        if let Some(tool) = &self.tool {
+            facts.insert(Fact::Tool, tool.clone());
+        }
+        facts.insert(Fact::Reason, self.describe().to_owned());
+        if let Some(detail) = self.detail.as_deref() {
+            detail.explain(facts);
+        }
     }
 }
 
-impl fmt::Display for AppError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.describe())
+impl AppDetail {
+    fn explain(&self, facts: &mut Facts) {
+        if let Some(place) = self.place() {
+            facts.insert(Fact::Component, place);
+        }
+        match self {
+            AppDetail::Compile { message, .. } | AppDetail::Load { message } => {
+                facts.insert(Fact::Message, message.clone());
+            }
+            AppDetail::NotJson { reason, excerpt, .. } => {
+                facts.insert(Fact::Reason, reason.clone());
+                facts.insert(Fact::Excerpt, excerpt.clone());
+            }
+            AppDetail::Manifest(problem) => problem.explain(facts),
+            AppDetail::Digest { expected, computed, broken } => {
+                // Both digests are names of content, not content.
+                facts.insert(Fact::Field, "expected_application_content_digest".to_owned());
+                facts.insert(Fact::Expected, expected.clone());
+                facts.insert(Fact::Computed, computed.clone());
+                if let Some(broken) = broken {
+                    broken.explain_changed(facts);
+                }
+            }
+            AppDetail::Size { what, bytes, limit } => {
+                facts.insert(Fact::Needed, format!("{what}: {bytes} bytes"));
+                facts.insert(Fact::Available, format!("{limit} bytes"));
+            }
+            AppDetail::File { errno: Some(errno), .. } => {
+                if let Some(reason) = facts.get_mut(&Fact::Reason) {
+                    reason.push_str(&format!(" ({})", errno.desc()));
+                }
+            }
+            AppDetail::File { errno: None, .. } => {}
+        }
+    }
+
+    /// A changed application that is also broken: what is broken, and a hint that pinning it would not
+    /// help, in place of the one that suggests `ptc pin` (lifecycle.md §1.5).
+    fn explain_changed(&self, facts: &mut Facts) {
+        let (reason, hint) = match self {
+            AppDetail::Compile { .. } => (
+                "the application changed, and a component does not compile",
+                "fix the component first: pinning an application that does not compile would not help",
+            ),
+            AppDetail::NotJson { .. } => (
+                "the application changed, and a contract file is not strict JSON",
+                "fix the contract first: pinning an application with a broken contract would not help",
+            ),
+            // The check of a changed application compiles and decodes; it neither loads nor lists.
+            AppDetail::Load { .. }
+            | AppDetail::Manifest(_)
+            | AppDetail::Digest { .. }
+            | AppDetail::Size { .. }
+            | AppDetail::File { .. } => return,
+        };
+        self.explain(facts);
+        facts.insert(Fact::Reason, reason.to_owned());
+        facts.insert(Fact::Hint, hint.to_owned());
     }
 }
-
-impl std::error::Error for AppError {}
 
 /// Shorthand for `Err(AppError::new(kind))`.
 pub(crate) fn fail<T>(kind: AppErrorKind) -> Result<T, AppError> {

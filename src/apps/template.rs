@@ -12,16 +12,16 @@ use std::sync::Arc;
 
 use super::catalog::{self, Catalog, ListingTool};
 use super::contracts::{self, Contract};
-use super::error::{fail, AppError, AppErrorKind};
+use super::error::{fail, AppDetail, AppError, AppErrorKind};
 use super::header;
 use super::luau::{self, CompiledLuau, ProbeLimits};
 use super::selection::{self, Selections};
 use super::{closure, content_pin};
+use crate::config::document_error::Problem;
 use crate::config::gateway::ToolConfig;
 use crate::config::host::HostConfig;
 use crate::config::manifest::{self, Effect, EventsPolicy, ForwardTarget, Manifest, Workflow};
-use crate::config::{explained, paths, Mode};
-use crate::explain::{self, Fact};
+use crate::config::{paths, Mode};
 use crate::json::Limits;
 use crate::mcp_param::HeaderParam;
 
@@ -126,11 +126,10 @@ impl Deref for ServedTool {
 
 /// Stage 5a: read the manifest (at most 1,000,000 bytes) and decode and validate it → `template_invalid`.
 pub fn load_manifest(path: &Path) -> Result<Manifest, AppError> {
-    let bytes = paths::read_document(path, Limits::DOCUMENT.max_bytes).map_err(|e| {
-        explained::read(e);
-        AppError::new(AppErrorKind::ManifestUnreadable)
-    })?;
-    manifest::parse(&bytes).map_err(|_| AppError::new(AppErrorKind::ManifestInvalid))
+    let refused = |kind, problem| AppError::with_detail(kind, AppDetail::Manifest(problem));
+    let bytes = paths::read_document(path, Limits::DOCUMENT.max_bytes)
+        .map_err(|e| refused(AppErrorKind::ManifestUnreadable, Problem::Unreadable(e)))?;
+    manifest::parse(&bytes).map_err(|problem| refused(AppErrorKind::ManifestInvalid, problem))
 }
 
 /// Stages 5b–5g for one tool whose manifest (at `tool.manifest`) was decoded by 5a.
@@ -152,13 +151,16 @@ pub fn build(
         Mode::Serve => tool.expected_application_content_digest.as_deref(),
         Mode::Discovery => None,
     };
-    content_pin::compare(&content_pin, expected).map_err(|mismatch| {
+    content_pin::compare(&content_pin, expected).map_err(|mut mismatch| {
         // A person who edited a component sees the mismatch first (5d precedes 5e); if the component does
         // not compile, pinning would not help, and the refusal says so (lifecycle.md §1.5).
-        match unbuildable_file(manifest, &closure) {
-            Some(AppError { detail: Some(detail), .. }) => AppError { detail: Some(detail), ..mismatch },
-            _ => mismatch,
+        let broken = unbuildable_file(manifest, &closure).and_then(|e| e.detail);
+        if let (Some(AppDetail::Digest { broken: slot, .. }), Some(broken)) =
+            (mismatch.detail.as_deref_mut(), broken)
+        {
+            *slot = Some(broken);
         }
+        mismatch
     })?;
     // 5e: components and dependencies, the forward target, limits, contracts, Luau.
     luau::check_components(manifest)?;
@@ -214,7 +216,8 @@ fn unbuildable_file(manifest: &Manifest, closure: &closure::Closure) -> Option<A
     let contracts = [&manifest.contracts.input_schema.path, &manifest.contracts.result_schema.path];
     let contract_error = contracts.into_iter().find_map(|path| {
         let bytes = closure.bytes(path)?;
-        contracts::load(bytes).err().filter(|e| e.detail.is_some()).map(|e| e.in_file(path))
+        let not_json = |e: &AppError| matches!(e.detail.as_deref(), Some(AppDetail::NotJson { .. }));
+        contracts::load(bytes).err().filter(not_json).map(|e| e.in_file(path))
     });
     contract_error.or_else(|| luau::first_compile_error(manifest, closure))
 }
@@ -236,11 +239,8 @@ pub fn build_all(tools: &[ToolConfig], host: &HostConfig, mode: Mode) -> Result<
 pub fn finish(mut templates: Vec<Template>) -> Result<Built, AppError> {
     // 5h.
     for t in &mut templates {
-        explain::note(Fact::Tool, t.name.as_str());
-        t.header_params = header::project(t.input.schema())?;
+        t.header_params = header::project(t.input.schema()).map_err(|e| e.for_tool(&t.name))?;
     }
-    // 5i concerns the listing as a whole, not the last tool projected above.
-    explain::clear_except(&[Fact::Stage]);
     // 5i.
     let listing: Vec<ListingTool<'_>> = templates
         .iter()

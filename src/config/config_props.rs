@@ -13,6 +13,7 @@ use proptest::collection::vec;
 use proptest::prelude::*;
 use proptest::sample::select;
 
+use super::document_error::Problem;
 use super::{envfile, gateway, host, manifest, Mode};
 use crate::codes::StartupCode;
 use crate::json::{decode, DecodeErrorKind, Limits};
@@ -57,11 +58,11 @@ fn prop_config_gateway_document() {
         (example(&GATEWAYS), select(vec![Mode::Serve, Mode::Discovery])),
         |((clean, bytes), mode)| {
             let result = gateway::from_bytes(&bytes, Path::new("/nonexistent/ptc-gateway.json"), mode);
-            match (decode_refusal(&bytes), result.as_ref().err()) {
+            match (decode_refusal(&bytes), result.as_ref().err().map(|e| e.code)) {
                 (Some(DecodeErrorKind::DuplicateKey), code) => {
-                    prop_assert_eq!(code, Some(&StartupCode::DuplicateJsonKey))
+                    prop_assert_eq!(code, Some(StartupCode::DuplicateJsonKey))
                 }
-                (Some(_), code) => prop_assert_eq!(code, Some(&StartupCode::ConfigUnavailable)),
+                (Some(_), code) => prop_assert_eq!(code, Some(StartupCode::ConfigUnavailable)),
                 (None, None) => {}
                 (None, Some(code)) => {
                     prop_assert!(!clean, "an example is refused: {code:?}");
@@ -71,7 +72,7 @@ fn prop_config_gateway_document() {
                         StartupCode::OriginInvalid,
                         StartupCode::ToolNameDuplicate,
                     ];
-                    prop_assert!(closed.contains(code), "{code:?}");
+                    prop_assert!(closed.contains(&code), "{code:?}");
                 }
             }
             Ok(())
@@ -83,7 +84,7 @@ fn prop_config_gateway_document() {
 fn prop_config_host_document() {
     check("config_host", 2048, example(&HOSTS), |(_, bytes)| {
         let result = host::from_bytes(&bytes, Path::new("/nonexistent/ptc-host.json"), "PTC_BEARER");
-        if let Err(code) = result {
+        if let Err(code) = result.map_err(|e| e.code) {
             let decode_failed = decode_refusal(&bytes).is_some();
             let closed = if decode_failed {
                 &[StartupCode::HostInvalid][..]
@@ -101,9 +102,10 @@ fn prop_config_manifest_document() {
     check("config_manifest", 2048, example(&MANIFESTS), |(clean, bytes)| {
         match manifest::parse(&bytes) {
             Ok(_) => {}
-            Err(code) => {
+            Err(problem) => {
                 prop_assert!(!clean, "an example is refused");
-                prop_assert_eq!(code, StartupCode::TemplateInvalid);
+                // The schema refuses whatever the typed reading could not read.
+                prop_assert!(!matches!(problem, Problem::Shape), "{problem}");
             }
         }
         Ok(())

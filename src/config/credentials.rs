@@ -19,7 +19,7 @@ use super::envfile::{self, EnvFile, EnvFileError};
 use super::host::{CredentialSource, HeaderScheme, HostConfig, InstallationKind, McpTransport};
 use super::secret::{read_secret_file, FileReadError, Secret};
 use crate::codes::StartupCode;
-use crate::explain::{self, Fact};
+use crate::explain::{Explain, Fact, Facts};
 
 /// The size bound of a `file` credential (config.md §5.2, §8.2).
 pub const MAX_CREDENTIAL_FILE_BYTES: usize = 65_536;
@@ -180,17 +180,22 @@ pub struct CredentialError {
     pub binding: Option<String>,
 }
 
-impl CredentialError {
-    /// The startup code of every capture failure (config.md §7.1, §8; lifecycle.md §3.2 stage 9). Notes the
-    /// binding and the rule for `ptc check` (lifecycle.md §1.5): names and line numbers, never a value.
-    pub fn code(&self) -> StartupCode {
-        if let Some(binding) = &self.binding {
-            explain::note(Fact::Binding, binding.as_str());
-        }
-        explain::note_with(Fact::Reason, || self.reason());
+impl Explain for CredentialError {
+    /// The startup code of every capture failure (config.md §7.1, §8; lifecycle.md §3.2 stage 9).
+    fn code(&self) -> StartupCode {
         StartupCode::CredentialUnavailable
     }
 
+    /// The binding and the rule (lifecycle.md §1.5): names and line numbers, never a value.
+    fn explain(&self, facts: &mut Facts) {
+        if let Some(binding) = &self.binding {
+            facts.insert(Fact::Binding, binding.clone());
+        }
+        facts.insert(Fact::Reason, self.reason());
+    }
+}
+
+impl CredentialError {
     /// The rule that refused, as a sentence.
     fn reason(&self) -> String {
         use CredentialErrorKind as K;
@@ -228,12 +233,6 @@ impl std::fmt::Display for CredentialError {
 }
 
 impl std::error::Error for CredentialError {}
-
-impl From<CredentialError> for StartupCode {
-    fn from(e: CredentialError) -> StartupCode {
-        e.code()
-    }
-}
 
 /// Everything one capture produced: the bearer (serve mode) and each provider binding. Lives for the
 /// process; every value is zeroed when this is dropped. `Debug` shows binding names only.

@@ -16,6 +16,7 @@ const A32: &str = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
 fn host(credentials: Vec<(&str, CredentialSource)>) -> HostConfig {
     HostConfig {
         document_dir: PathBuf::from("/"),
+        document_path: PathBuf::from("/ptc-host.json"),
         schema_reference: None,
         credentials: credentials.into_iter().map(|(k, v)| (k.to_owned(), v)).collect(),
         install: BTreeMap::new(),

@@ -13,10 +13,10 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Deserializer};
 
+use super::document_error::{DocumentError, Problem, Text};
 use super::schema::{self, fill_defaults, GATEWAY};
-use super::{explained, origin, paths, typed, Mode};
+use super::{origin, paths, typed, Mode};
 use crate::codes::StartupCode;
-use crate::explain::{self, Fact};
 use crate::json::{self, DecodeErrorKind, Limits};
 
 /// One of the two literal loopback addresses a listener may bind.
@@ -220,28 +220,28 @@ pub struct GatewayConfig {
 ///
 /// An unreadable or oversized file is `config_unavailable` (config.md §2.8); everything after the read is
 /// [`from_bytes`].
-pub fn load(path: &Path, mode: Mode) -> Result<GatewayConfig, StartupCode> {
-    // Every refusal of the document names it (lifecycle.md §1.5), in `ptc check` and in `ptc pin`.
-    explain::note_with(Fact::Document, || path.display().to_string());
+pub fn load(path: &Path, mode: Mode) -> Result<GatewayConfig, DocumentError> {
     let bytes = paths::read_document(path, Limits::DOCUMENT.max_bytes)
-        .map_err(explained::read_as(StartupCode::ConfigUnavailable))?;
+        .map_err(|e| DocumentError::new(StartupCode::ConfigUnavailable, path, Problem::Unreadable(e)))?;
     from_bytes(&bytes, path, mode)
 }
 
 /// Stage 1 on bytes already read from `path` (which only fixes the document's directory, config.md §3.2):
 /// strict decoding (decode failure → `config_unavailable`, duplicate key → `duplicate_json_key`), structure
 /// (→ `config_invalid`), the semantic checks of config.md §4.4 in order, then normalisation (config.md §4.3).
-pub fn from_bytes(bytes: &[u8], path: &Path, mode: Mode) -> Result<GatewayConfig, StartupCode> {
+pub fn from_bytes(bytes: &[u8], path: &Path, mode: Mode) -> Result<GatewayConfig, DocumentError> {
+    let refuse = |code: StartupCode, problem: Problem| DocumentError::new(code, path, problem);
     let mut doc = json::decode(bytes, Limits::DOCUMENT)
-        .map_err(|e| decode_failure(explained::decode(bytes, e, explained::Text::Shown).kind))?;
+        .map_err(|e| refuse(decode_failure(e.kind), Problem::not_json(bytes, e, Text::Shown)))?;
     // config.md §4.1, §4.2, §4.6, §4.8 and the byte-bound rules of config.md §2.8.
-    schema::validate(&GATEWAY, &doc, mode).map_err(explained::schema_as(StartupCode::ConfigInvalid))?;
+    schema::validate(&GATEWAY, &doc, mode)
+        .map_err(|e| refuse(StartupCode::ConfigInvalid, Problem::Schema(e)))?;
     // Defaults change no semantic check, so the checks can read the filled document.
     fill_defaults(&GATEWAY, &mut doc);
-    let mut config: GatewayConfig =
-        typed::read(&doc).map_err(|typed::ShapeMismatch| StartupCode::ConfigInvalid)?;
+    let mut config: GatewayConfig = typed::read(&doc)
+        .map_err(|typed::ShapeMismatch| refuse(StartupCode::ConfigInvalid, Problem::Shape))?;
     config.anchor_paths(paths::document_dir(path));
-    check(&config)?;
+    check(&config).map_err(|(code, problem)| refuse(code, problem))?;
     // config.md §4.3: tools in ascending byte order of their names (`String`'s order is byte order).
     config.tools.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(config)
@@ -268,12 +268,10 @@ fn decode_failure(kind: DecodeErrorKind) -> StartupCode {
 }
 
 /// The semantic checks of config.md §4.4, in their order; the first failure decides.
-fn check(config: &GatewayConfig) -> Result<(), StartupCode> {
-    // Each refusal notes its pointer and rule for `ptc check` (lifecycle.md §1.5).
-    let refuse = |code: StartupCode, pointer: String, reason: &str| {
-        explain::note(Fact::Pointer, pointer);
-        explain::note(Fact::Reason, reason);
-        Err(code)
+fn check(config: &GatewayConfig) -> Result<(), (StartupCode, Problem)> {
+    // Each refusal names its pointer and rule for a person (lifecycle.md §1.5).
+    let refuse = |code: StartupCode, pointer: String, reason: &'static str| {
+        Err((code, Problem::rule(pointer, reason)))
     };
     // 1. Origins, in array order (config.md §4.5).
     for (i, entry) in config.listen.allowed_origins.iter().enumerate() {
@@ -288,12 +286,13 @@ fn check(config: &GatewayConfig) -> Result<(), StartupCode> {
     if let Some(pair) = names.windows(2).find(|pair| pair.first() == pair.get(1)) {
         let name = pair.first().copied().unwrap_or_default();
         let last = config.tools.iter().rposition(|t| t.name == name).unwrap_or_default();
-        explain::note(Fact::Tool, name);
-        return refuse(
-            StartupCode::ToolNameDuplicate,
-            format!("/tools/{last}/name"),
-            "an earlier tool has this name",
-        );
+        let problem = Problem::Rule {
+            pointer: Some(format!("/tools/{last}/name")),
+            reason: "an earlier tool has this name",
+            tool: Some(name.to_owned()),
+            binding: None,
+        };
+        return Err((StartupCode::ToolNameDuplicate, problem));
     }
     // 3. Audit presence, both directions.
     let writer = config.tools.iter().position(|t| t.allow_write);

@@ -13,10 +13,10 @@ use serde::de::IgnoredAny;
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
+use super::document_error::{DocumentError, Problem, Text};
 use super::schema::{self, fill_defaults, HOST};
-use super::{explained, origin, paths, typed, Mode};
+use super::{origin, paths, typed, Mode};
 use crate::codes::StartupCode;
-use crate::explain::{self, Fact};
 use crate::json::{self, Limits};
 
 /// Where one credential's value comes from (config.md §5.2). A literal's value is a secret and is never
@@ -300,6 +300,10 @@ pub struct HostConfig {
     /// The lexically normalised directory of the document; not a member, set by the loader.
     #[serde(skip)]
     pub document_dir: PathBuf,
+    /// The document's own path as the gateway document names it, anchored; not a member, set by the
+    /// loader, for the refusals that name it (lifecycle.md §1.5).
+    #[serde(skip)]
+    pub document_path: PathBuf,
     /// `$schema`: the editor's hint (config.md §9.7); checked by the schema, not interpreted.
     #[serde(rename = "$schema")]
     pub schema_reference: Option<String>,
@@ -335,33 +339,34 @@ impl HostConfig {
 
 /// Stage 2: read, decode, validate and check the host document at `path` (already anchored).
 /// `bearer_binding` is the gateway document's `authentication.bearer.binding` (config.md §5.7 rule 3).
-pub fn load(path: &Path, bearer_binding: &str) -> Result<HostConfig, StartupCode> {
-    // Every refusal of the document names it (lifecycle.md §1.5), in `ptc check` and in `ptc pin`.
-    explain::note_with(Fact::Document, || path.display().to_string());
+pub fn load(path: &Path, bearer_binding: &str) -> Result<HostConfig, DocumentError> {
     let bytes = paths::read_document(path, Limits::DOCUMENT.max_bytes)
-        .map_err(explained::read_as(StartupCode::HostInvalid))?;
+        .map_err(|e| invalid(path, Problem::Unreadable(e)))?;
     from_bytes(&bytes, path, bearer_binding)
+}
+
+/// Every refusal of the host document is `host_invalid` (config.md §2.8), except stage 3's.
+fn invalid(path: &Path, problem: Problem) -> DocumentError {
+    DocumentError::new(StartupCode::HostInvalid, path, problem)
 }
 
 /// Stage 2 on bytes already read from `path` (which only fixes the document's directory, config.md §3.2).
 /// Every refusal is `host_invalid` (config.md §2.8): decoding, structure, and the semantic checks of
 /// config.md §5.7.
-pub fn from_bytes(bytes: &[u8], path: &Path, bearer_binding: &str) -> Result<HostConfig, StartupCode> {
-    let declared = json::decode(bytes, Limits::DOCUMENT).map_err(explained::decode_as(
-        bytes,
-        explained::Text::Withheld,
-        StartupCode::HostInvalid,
-    ))?;
+pub fn from_bytes(bytes: &[u8], path: &Path, bearer_binding: &str) -> Result<HostConfig, DocumentError> {
+    // The host document's text is never shown: it may hold literal credentials (config.md §5.5).
+    let declared = json::decode(bytes, Limits::DOCUMENT)
+        .map_err(|e| invalid(path, Problem::not_json(bytes, e, Text::Withheld)))?;
     // The host document has no mode-dependent members.
-    schema::validate(&HOST, &declared, Mode::Serve)
-        .map_err(explained::schema_as(StartupCode::HostInvalid))?;
+    schema::validate(&HOST, &declared, Mode::Serve).map_err(|e| invalid(path, Problem::Schema(e)))?;
     let mut filled = declared.clone();
     fill_defaults(&HOST, &mut filled);
     let mut config: HostConfig =
-        typed::read(&filled).map_err(|typed::ShapeMismatch| StartupCode::HostInvalid)?;
+        typed::read(&filled).map_err(|typed::ShapeMismatch| invalid(path, Problem::Shape))?;
     config.keep_declarations(&declared);
     config.anchor_paths(paths::document_dir(path));
-    check(&config, bearer_binding)?;
+    config.document_path = path.to_path_buf();
+    check(&config, bearer_binding).map_err(|problem| invalid(path, problem))?;
     Ok(config)
 }
 
@@ -425,24 +430,18 @@ fn present<'de, D: Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
 }
 
 /// Stage 3, serve mode only (config.md §5.8): the bearer binding exists and is an `env` or `file` credential.
-/// Its value is not read here.
-pub fn check_bearer_binding(host: &HostConfig, binding: &str) -> Result<(), StartupCode> {
-    match host.credentials.get(binding) {
-        Some(CredentialSource::Env(_) | CredentialSource::File(_)) => Ok(()),
+/// Its value is not read here. A refusal is `credential_unavailable` and names the host document
+/// (`host.document_path`) and the binding.
+pub fn check_bearer_binding(host: &HostConfig, binding: &str) -> Result<(), DocumentError> {
+    let reason = match host.credentials.get(binding) {
+        Some(CredentialSource::Env(_) | CredentialSource::File(_)) => return Ok(()),
         Some(CredentialSource::Literal(_)) => {
-            explain::note(Fact::Binding, binding);
-            explain::note(
-                Fact::Reason,
-                "the bearer binding is a literal; the bearer must come from env or file",
-            );
-            Err(StartupCode::CredentialUnavailable)
+            "the bearer binding is a literal; the bearer must come from env or file"
         }
-        None => {
-            explain::note(Fact::Binding, binding);
-            explain::note(Fact::Reason, "the bearer binding is not in the host document's credentials");
-            Err(StartupCode::CredentialUnavailable)
-        }
-    }
+        None => "the bearer binding is not in the host document's credentials",
+    };
+    let problem = Problem::Rule { pointer: None, reason, tool: None, binding: Some(binding.to_owned()) };
+    Err(DocumentError::new(StartupCode::CredentialUnavailable, &host.document_path, problem))
 }
 
 /// The projection `P(a)` of pins.md §7.1: the declaration with every absent default inserted at every
@@ -485,12 +484,10 @@ const RESERVED_HEADERS: &[&str] = &[
 /// The semantic checks of config.md §5.7 over every installation of a defined source; any failure is
 /// `host_invalid`. Rule 1 (one member per credential) is already structural (`minProperties` and
 /// `maxProperties` 1) and is enforced again by [`credential`].
-fn check(config: &HostConfig, bearer_binding: &str) -> Result<(), StartupCode> {
-    // Each refusal names the installation and the rule for `ptc check` (lifecycle.md §1.5).
-    let invalid = |alias: &str, member: &str, reason: &str| {
-        explain::note(Fact::Pointer, format!("/install/{alias}{member}"));
-        explain::note(Fact::Reason, reason);
-        Err(StartupCode::HostInvalid)
+fn check(config: &HostConfig, bearer_binding: &str) -> Result<(), Problem> {
+    // Each refusal names the installation and the rule for a person (lifecycle.md §1.5).
+    let invalid = |alias: &str, member: &str, reason: &'static str| {
+        Err(Problem::rule(format!("/install/{alias}{member}"), reason))
     };
     for (alias, installation) in &config.install {
         for binding in config.bindings_of(alias) {

@@ -11,9 +11,9 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::document_error::{Problem, Text};
 use super::schema::{self, fill_defaults, APPLICATION};
-use super::{explained, typed, Mode};
-use crate::codes::StartupCode;
+use super::{typed, Mode};
 use crate::json::{self, Limits};
 
 /// `effect`.
@@ -177,20 +177,15 @@ impl Manifest {
 }
 
 /// Stage 5a: decode and validate one manifest's bytes. Every refusal (decoding, duplicate key, structure,
-/// byte bounds) is `template_invalid` (config.md §2.8).
-pub fn parse(bytes: &[u8]) -> Result<Manifest, StartupCode> {
-    let document = json::decode(bytes, Limits::DOCUMENT).map_err(explained::decode_as(
-        bytes,
-        explained::Text::Shown,
-        StartupCode::TemplateInvalid,
-    ))?;
+/// byte bounds) is `template_invalid` (config.md §2.8); the caller, which knows the path, names the file.
+pub fn parse(bytes: &[u8]) -> Result<Manifest, Problem> {
+    let document =
+        json::decode(bytes, Limits::DOCUMENT).map_err(|e| Problem::not_json(bytes, e, Text::Shown))?;
     // The manifest has no mode-dependent members.
-    schema::validate(&APPLICATION, &document, Mode::Serve)
-        .map_err(explained::schema_as(StartupCode::TemplateInvalid))?;
+    schema::validate(&APPLICATION, &document, Mode::Serve).map_err(Problem::Schema)?;
     let mut filled = document.clone();
     fill_defaults(&APPLICATION, &mut filled);
-    let mut manifest: Manifest =
-        typed::read(&filled).map_err(|typed::ShapeMismatch| StartupCode::TemplateInvalid)?;
+    let mut manifest: Manifest = typed::read(&filled).map_err(|typed::ShapeMismatch| Problem::Shape)?;
     manifest.document = document;
     Ok(manifest)
 }

@@ -8,8 +8,8 @@
 //! loaders read files.
 
 pub mod credentials;
+pub mod document_error;
 pub mod envfile;
-pub(crate) mod explained;
 pub mod gateway;
 pub mod host;
 pub mod manifest;

@@ -11,6 +11,8 @@ use std::io::Read;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
+use nix::errno::Errno;
+
 /// `anchor(p, base)` of config.md §3.2: `p` itself when absolute, else `base/p`, normalised lexically.
 ///
 /// Normalisation collapses repeated `/`, drops `.` segments, lets `..` remove the preceding segment (`..`
@@ -94,6 +96,8 @@ pub enum ReadErrorKind {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ReadError {
     pub kind: ReadErrorKind,
+    /// The operating system's error, when one refused (not for a size or a file type).
+    pub errno: Option<nix::errno::Errno>,
 }
 
 impl std::fmt::Display for ReadError {
@@ -110,24 +114,32 @@ impl std::fmt::Display for ReadError {
 
 impl std::error::Error for ReadError {}
 
+impl ReadError {
+    /// A read of `kind` refused by the operating system's `error`.
+    pub(crate) fn from_io(kind: ReadErrorKind, error: &std::io::Error) -> ReadError {
+        ReadError { kind, errno: error.raw_os_error().map(Errno::from_raw) }
+    }
+}
+
 /// Reads the whole document at `path`, refusing more than `limit` bytes without reading past limit + 1
 /// (config.md §2.1 rule 1). The file type is checked before opening so that a FIFO cannot block startup.
 pub fn read_document(path: &Path, limit: usize) -> Result<Vec<u8>, ReadError> {
-    let err = |kind| ReadError { kind };
-    let meta = std::fs::metadata(path).map_err(|_| err(ReadErrorKind::Open))?;
+    let os = |kind| move |e: std::io::Error| ReadError::from_io(kind, &e);
+    let refuse = |kind| ReadError { kind, errno: None };
+    let meta = std::fs::metadata(path).map_err(os(ReadErrorKind::Open))?;
     if !meta.is_file() {
-        return Err(err(ReadErrorKind::NotRegularFile));
+        return Err(refuse(ReadErrorKind::NotRegularFile));
     }
-    let file = File::open(path).map_err(|_| err(ReadErrorKind::Open))?;
-    let opened = file.metadata().map_err(|_| err(ReadErrorKind::Io))?;
+    let file = File::open(path).map_err(os(ReadErrorKind::Open))?;
+    let opened = file.metadata().map_err(os(ReadErrorKind::Io))?;
     if !opened.is_file() {
-        return Err(err(ReadErrorKind::NotRegularFile));
+        return Err(refuse(ReadErrorKind::NotRegularFile));
     }
     let cap = u64::try_from(limit).unwrap_or(u64::MAX).saturating_add(1);
     let mut bytes = Vec::with_capacity(usize::try_from(opened.len()).unwrap_or(0).min(limit));
-    file.take(cap).read_to_end(&mut bytes).map_err(|_| err(ReadErrorKind::Io))?;
+    file.take(cap).read_to_end(&mut bytes).map_err(os(ReadErrorKind::Io))?;
     if bytes.len() > limit {
-        return Err(err(ReadErrorKind::TooLarge));
+        return Err(refuse(ReadErrorKind::TooLarge));
     }
     Ok(bytes)
 }

@@ -12,16 +12,50 @@ use serde_json::Value;
 
 use super::PinMap;
 use crate::codes::StartupCode;
-use crate::explain::{self, Fact};
+use crate::explain::{Explain, Fact, Facts};
 use crate::json::to_deterministic_string;
 
-/// Notes a refused pin member for `ptc check` (lifecycle.md §1.5): the member, the configured value and
-/// the computed one, each as deterministic JSON. Pins are digests and names, never secrets.
-fn note_mismatch(field: &str, why: &str, configured: Option<&PinMap>, computed: Value) {
-    explain::note(Fact::Field, field);
-    explain::note(Fact::Reason, why);
-    explain::note_with(Fact::Expected, || to_deterministic_string(&map_value(configured)));
-    explain::note_with(Fact::Computed, || to_deterministic_string(&computed));
+/// A configured pin member that differs from what startup computed (pins.md §9.2–§9.3): the member, the
+/// rule, and both values as deterministic JSON (lifecycle.md §1.5). Pins are digests and names, never
+/// secrets.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{field}: {reason}")]
+pub struct PinMismatch {
+    /// `installation_pin_mismatch` or `provider_pin_mismatch`.
+    pub code: StartupCode,
+    /// The pin member of the gateway document's tool entry.
+    pub field: &'static str,
+    pub reason: String,
+    /// The configured value and the computed one, when the rule compares values (not for a configured key
+    /// that names no site).
+    pub values: Option<(String, String)>,
+}
+
+impl Explain for PinMismatch {
+    fn code(&self) -> StartupCode {
+        self.code
+    }
+
+    fn explain(&self, facts: &mut Facts) {
+        facts.insert(Fact::Field, self.field.to_owned());
+        facts.insert(Fact::Reason, self.reason.clone());
+        if let Some((expected, computed)) = &self.values {
+            facts.insert(Fact::Expected, expected.clone());
+            facts.insert(Fact::Computed, computed.clone());
+        }
+    }
+}
+
+/// A mismatch of `field`: the configured map against the computed value.
+fn mismatch(
+    code: StartupCode,
+    field: &'static str,
+    why: &str,
+    configured: Option<&PinMap>,
+    computed: Value,
+) -> PinMismatch {
+    let values = (to_deterministic_string(&map_value(configured)), to_deterministic_string(&computed));
+    PinMismatch { code, field, reason: why.to_owned(), values: Some(values) }
 }
 
 fn map_value(map: Option<&PinMap>) -> Value {
@@ -37,15 +71,14 @@ fn or_empty(map: Option<&PinMap>) -> impl Iterator<Item = (&String, &String)> {
 pub fn check_provider_free(
     installation: Option<&PinMap>,
     snapshot: Option<&PinMap>,
-) -> Result<(), StartupCode> {
+) -> Result<(), PinMismatch> {
     let why = "a tool without provider declarations has both pin maps {}";
+    let code = StartupCode::ProviderPinMismatch;
     if or_empty(installation).next().is_some() {
-        note_mismatch("installation_config_pins", why, installation, map_value(None));
-        return Err(StartupCode::ProviderPinMismatch);
+        return Err(mismatch(code, "installation_config_pins", why, installation, map_value(None)));
     }
     if or_empty(snapshot).next().is_some() {
-        note_mismatch("provider_snapshot_pins", why, snapshot, map_value(None));
-        return Err(StartupCode::ProviderPinMismatch);
+        return Err(mismatch(code, "provider_snapshot_pins", why, snapshot, map_value(None)));
     }
     Ok(())
 }
@@ -53,7 +86,7 @@ pub fn check_provider_free(
 /// pins.md §9.3 step 1 for a provider-bearing tool: the configured `installation_config_pins` has exactly the
 /// expected key set and, for every key, the same qualified string (pins.md §4.3). A missing key, an extra key
 /// or a different value is `installation_pin_mismatch`; so is `{}` where something is expected.
-pub fn check_installation_pins(configured: Option<&PinMap>, expected: &PinMap) -> Result<(), StartupCode> {
+pub fn check_installation_pins(configured: Option<&PinMap>, expected: &PinMap) -> Result<(), PinMismatch> {
     let matches = match configured {
         Some(configured) => configured == expected,
         None => expected.is_empty(),
@@ -62,8 +95,8 @@ pub fn check_installation_pins(configured: Option<&PinMap>, expected: &PinMap) -
         Ok(())
     } else {
         let why = "the configured installation pins differ from the installations' digests";
-        note_mismatch("installation_config_pins", why, configured, map_value(Some(expected)));
-        Err(StartupCode::InstallationPinMismatch)
+        let field = "installation_config_pins";
+        Err(mismatch(StartupCode::InstallationPinMismatch, field, why, configured, map_value(Some(expected))))
     }
 }
 
@@ -74,7 +107,7 @@ pub fn check_tool_first_pass(
     installation: Option<&PinMap>,
     snapshot: Option<&PinMap>,
     expected: &PinMap,
-) -> Result<(), StartupCode> {
+) -> Result<(), PinMismatch> {
     if expected.is_empty() {
         check_provider_free(installation, snapshot)
     } else {
@@ -88,7 +121,7 @@ pub fn check_site_snapshot(
     configured: Option<&PinMap>,
     site_key: &str,
     actual_pin: &str,
-) -> Result<(), StartupCode> {
+) -> Result<(), PinMismatch> {
     match configured.and_then(|map| map.get(site_key)) {
         Some(pin) if pin.as_bytes() == actual_pin.as_bytes() => Ok(()),
         _ => {
@@ -100,8 +133,8 @@ pub fn check_site_snapshot(
                 .map(|(k, v)| (k.clone(), v.clone()))
                 .into_iter()
                 .collect();
-            note_mismatch("provider_snapshot_pins", why, Some(&configured_entry), computed);
-            Err(StartupCode::ProviderPinMismatch)
+            let field = "provider_snapshot_pins";
+            Err(mismatch(StartupCode::ProviderPinMismatch, field, why, Some(&configured_entry), computed))
         }
     }
 }
@@ -111,12 +144,15 @@ pub fn check_site_snapshot(
 pub fn check_no_extra_sites<'a>(
     configured: Option<&PinMap>,
     actual_keys: impl IntoIterator<Item = &'a str>,
-) -> Result<(), StartupCode> {
+) -> Result<(), PinMismatch> {
     let actual: std::collections::BTreeSet<&str> = actual_keys.into_iter().collect();
     if let Some((key, _)) = or_empty(configured).find(|(key, _)| !actual.contains(key.as_str())) {
-        explain::note(Fact::Field, "provider_snapshot_pins");
-        explain::note(Fact::Reason, format!("the configured key {key:?} names no provider site of the tool"));
-        return Err(StartupCode::ProviderPinMismatch);
+        return Err(PinMismatch {
+            code: StartupCode::ProviderPinMismatch,
+            field: "provider_snapshot_pins",
+            reason: format!("the configured key {key:?} names no provider site of the tool"),
+            values: None,
+        });
     }
     Ok(())
 }

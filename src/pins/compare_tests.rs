@@ -77,7 +77,8 @@ fn first_pass() {
         ("key renamed", Some(map(&[("files", A)])), None, notes.clone(), Err(InstallationPinMismatch)),
     ];
     for (row, installation, snapshot, expected, want) in rows {
-        let got = check_tool_first_pass(installation.as_ref(), snapshot.as_ref(), &expected);
+        let got =
+            check_tool_first_pass(installation.as_ref(), snapshot.as_ref(), &expected).map_err(|e| e.code);
         assert_eq!(got, want, "{row}");
     }
 }
@@ -100,7 +101,7 @@ fn sites() {
         ("absent map", None, "mission/notes", B, Err(ProviderPinMismatch)),
     ];
     for (row, configured, key, pin, want) in rows {
-        assert_eq!(check_site_snapshot(configured, key, pin), want, "{row}");
+        assert_eq!(check_site_snapshot(configured, key, pin).map_err(|e| e.code), want, "{row}");
     }
     let rows: [(&str, &[&str], Outcome); 4] = [
         ("same keys", &["mission/notes", "mission/time"], Ok(())),
@@ -113,7 +114,11 @@ fn sites() {
         ("no sites", &[], Err(ProviderPinMismatch)),
     ];
     for (row, actual, want) in rows {
-        assert_eq!(check_no_extra_sites(Some(&configured), actual.iter().copied()), want, "{row}");
+        assert_eq!(
+            check_no_extra_sites(Some(&configured), actual.iter().copied()).map_err(|e| e.code),
+            want,
+            "{row}"
+        );
     }
     assert_eq!(check_no_extra_sites(None, ["mission/notes"]), Ok(()));
     assert_eq!(check_no_extra_sites(Some(&map(&[])), std::iter::empty()), Ok(()));

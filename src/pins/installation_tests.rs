@@ -268,5 +268,8 @@ fn expected_map() {
     assert_eq!(map, want);
     assert_eq!(map["notes"], PIN_NOTES);
     assert_eq!(expected_installation_map(["nope"], &host), Err(PinError::UnknownInstallation));
-    assert_eq!(PinError::UnknownInstallation.code(), crate::codes::StartupCode::InternalError);
+    assert_eq!(
+        crate::explain::Explain::code(&PinError::UnknownInstallation),
+        crate::codes::StartupCode::InternalError
+    );
 }

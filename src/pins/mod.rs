@@ -13,6 +13,7 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value};
 
 use crate::codes::StartupCode;
+use crate::explain::{Explain, Fact, Facts};
 
 pub mod compare;
 pub mod installation;
@@ -21,7 +22,7 @@ pub mod snapshot;
 
 pub use compare::{
     check_installation_pins, check_no_extra_sites, check_provider_free, check_site_snapshot,
-    check_tool_first_pass,
+    check_tool_first_pass, PinMismatch,
 };
 pub use installation::{expected_installation_map, installation_pin, selected_aliases};
 pub use snapshot::{granted_upstream_names, identity, site_key, snapshot_pin};
@@ -31,41 +32,40 @@ pub use snapshot::{granted_upstream_names, identity, site_key, snapshot_pin};
 pub type PinMap = BTreeMap<String, String>;
 
 /// Why a pin could not be computed. Closed; each maps onto one startup code (lifecycle.md §4).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum PinError {
     /// A selected alias names no installation of the host document. Stage 5 (config.md §6.5 rule S1) refuses
     /// such a manifest first, so reaching this is a defect of the caller.
+    #[error("a selected alias names no installation")]
     UnknownInstallation,
     /// The facts document is not the shape providers.md §7.4 records (a missing or mistyped member, a
     /// tool without `name` or `input_schema`, a name listed twice): no identity (pins.md §9.3 step 3).
+    #[error("the upstream's listing does not have the recorded shape")]
     FactsMalformed,
     /// A stdio site without a qualified executable digest (pins.md §8.5).
+    #[error("the stdio command's executable has no digest")]
     ExecutableDigestMissing,
     /// A granted upstream tool is not among the facts' tools (pins.md §8.4). Acquisition refuses this
     /// first (`provider_runtime_unavailable`); here it can only mean the facts and grants disagree.
+    #[error("a granted upstream tool is not in the upstream's listing")]
     GrantedToolMissing,
 }
 
-impl PinError {
-    /// The startup code this failure ends as: a site that cannot produce an identity is
-    /// `provider_pin_unavailable` (pins.md §9.3 step 3); an unknown alias is an internal defect.
-    pub fn code(self) -> StartupCode {
-        // lifecycle.md §1.5: the rule, for `ptc check`.
-        crate::explain::note(
-            crate::explain::Fact::Reason,
-            match self {
-                PinError::UnknownInstallation => "a selected alias names no installation",
-                PinError::FactsMalformed => "the upstream's listing does not have the recorded shape",
-                PinError::ExecutableDigestMissing => "the stdio command's executable has no digest",
-                PinError::GrantedToolMissing => "a granted upstream tool is not in the upstream's listing",
-            },
-        );
+impl Explain for PinError {
+    /// A site that cannot produce an identity is `provider_pin_unavailable` (pins.md §9.3 step 3); an
+    /// unknown alias is an internal defect.
+    fn code(&self) -> StartupCode {
         match self {
             PinError::UnknownInstallation => StartupCode::InternalError,
             PinError::FactsMalformed | PinError::ExecutableDigestMissing | PinError::GrantedToolMissing => {
                 StartupCode::ProviderPinUnavailable
             }
         }
+    }
+
+    /// The rule, as a sentence (lifecycle.md §1.5).
+    fn explain(&self, facts: &mut Facts) {
+        facts.insert(Fact::Reason, self.to_string());
     }
 }
 

@@ -221,7 +221,7 @@ fn facts_without_an_identity() {
         let mut changed = facts();
         edit(&mut changed);
         assert_eq!(identity(&changed, &granted(grant)), Err(error), "{row}");
-        assert_eq!(error.code(), ProviderPinUnavailable, "{row}");
+        assert_eq!(crate::explain::Explain::code(&error), ProviderPinUnavailable, "{row}");
     }
 }
 

@@ -196,7 +196,11 @@ fn spawn_here(spec: &LaunchSpec, resolved: &Path) -> Result<(Child, Pipes), Fail
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
-    let mut process = command.spawn().map_err(|_| FailureClass::McpStdioLauncherUnavailable)?;
+    let mut process = command.spawn().map_err(|error| {
+        // The operator's cause (the OS's reason, never the command's environment) for the failure class.
+        tracing::debug!(%error, "the stdio command could not be spawned");
+        FailureClass::McpStdioLauncherUnavailable
+    })?;
     let pid = process.id().and_then(|p| i32::try_from(p).ok());
     let (Some(pid), Some(stdin), Some(stdout), Some(stderr)) =
         (pid, process.stdin.take(), process.stdout.take(), process.stderr.take())

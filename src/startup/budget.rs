@@ -7,7 +7,7 @@
 use serde_json::{Map, Value};
 
 use crate::apps::Built;
-use crate::explain::{self, Fact};
+use crate::explain::{Explain, Fact, Facts};
 use crate::startup::documents::Documents;
 use crate::startup::fault::{self, FaultPoint};
 use crate::startup::{templates, StartupCode};
@@ -71,26 +71,19 @@ impl BudgetInputs {
     }
 
     /// The check of lifecycle.md §10.1 against a soft limit (`None`: `getrlimit` failed).
-    pub fn check(&self, soft_limit: Option<SoftLimit>) -> Result<ListenerPolicy, StartupCode> {
-        let Some(soft_limit) = soft_limit else {
-            explain::note(Fact::Reason, "the soft RLIMIT_NOFILE could not be read");
-            return Err(StartupCode::ListenerCapacityUnavailable);
-        };
+    pub fn check(&self, soft_limit: Option<SoftLimit>) -> Result<ListenerPolicy, CapacityError> {
+        let soft_limit = soft_limit.ok_or(CapacityError::LimitUnreadable)?;
         let budget = self.descriptor_budget();
         if let SoftLimit::Finite(limit) = soft_limit {
             if budget > limit {
                 // lifecycle.md §1.5: the formula's terms, so an operator sees which setting to lower.
-                explain::note(Fact::Reason, "the descriptor budget exceeds the soft RLIMIT_NOFILE");
-                explain::note_with(Fact::Needed, || {
-                    format!(
-                        "descriptor_budget {budget} (handler_ceiling {}, descriptor_reserve {}, pcc {})",
-                        self.handler_ceiling(),
-                        self.descriptor_reserve(),
-                        self.pcc
-                    )
-                });
-                explain::note(Fact::Available, format!("soft RLIMIT_NOFILE {limit}"));
-                return Err(StartupCode::ListenerCapacityExceeded);
+                let terms = format!(
+                    "descriptor_budget {budget} (handler_ceiling {}, descriptor_reserve {}, pcc {})",
+                    self.handler_ceiling(),
+                    self.descriptor_reserve(),
+                    self.pcc
+                );
+                return Err(CapacityError::Exceeded { terms, limit });
             }
         }
         Ok(ListenerPolicy {
@@ -103,9 +96,38 @@ impl BudgetInputs {
     }
 }
 
+/// Why stage 6 refused (lifecycle.md §10.1).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum CapacityError {
+    /// `getrlimit` failed: `listener_capacity_unavailable`.
+    #[error("the soft RLIMIT_NOFILE could not be read")]
+    LimitUnreadable,
+    /// The budget is above the soft limit: `listener_capacity_exceeded`. `terms` is the budget with the
+    /// terms of its formula.
+    #[error("the descriptor budget exceeds the soft RLIMIT_NOFILE")]
+    Exceeded { terms: String, limit: u64 },
+}
+
+impl Explain for CapacityError {
+    fn code(&self) -> StartupCode {
+        match self {
+            CapacityError::LimitUnreadable => StartupCode::ListenerCapacityUnavailable,
+            CapacityError::Exceeded { .. } => StartupCode::ListenerCapacityExceeded,
+        }
+    }
+
+    fn explain(&self, facts: &mut Facts) {
+        facts.insert(Fact::Reason, self.to_string());
+        if let CapacityError::Exceeded { terms, limit } = self {
+            facts.insert(Fact::Needed, terms.clone());
+            facts.insert(Fact::Available, format!("soft RLIMIT_NOFILE {limit}"));
+        }
+    }
+}
+
 /// Stage 6 for the documents and templates: the inputs of lifecycle.md §10.1 checked against the soft
 /// limit read now (shared by serving and `ptc check`).
-pub fn stage(docs: &Documents, built: &Built) -> Result<ListenerPolicy, StartupCode> {
+pub fn stage(docs: &Documents, built: &Built) -> Result<ListenerPolicy, CapacityError> {
     let admission = &docs.gateway.admission;
     let inputs = BudgetInputs {
         max_inflight_requests: u64::from(admission.max_inflight_requests),
@@ -203,10 +225,13 @@ mod tests {
 
     #[test]
     fn soft_limit_check() {
-        assert_eq!(BASELINE.check(Some(SoftLimit::Finite(233))), Err(StartupCode::ListenerCapacityExceeded));
+        assert_eq!(
+            BASELINE.check(Some(SoftLimit::Finite(233))).map_err(|e| e.code()),
+            Err(StartupCode::ListenerCapacityExceeded)
+        );
         assert!(BASELINE.check(Some(SoftLimit::Finite(234))).is_ok());
         assert!(BASELINE.check(Some(SoftLimit::Unlimited)).is_ok());
-        assert_eq!(BASELINE.check(None), Err(StartupCode::ListenerCapacityUnavailable));
+        assert_eq!(BASELINE.check(None).map_err(|e| e.code()), Err(StartupCode::ListenerCapacityUnavailable));
     }
 
     #[test]

@@ -3,7 +3,8 @@
 //!
 //! Owns: which stages run and in which order (those of serve mode, lifecycle.md §3.2, minus the actors,
 //! the locks and the listeners), the stage names, the one sentence per startup code, and the printed text.
-//! Does not own the stages' rules (each stage's own module) or the facts they note (`crate::explain`).
+//! Does not own the stages' rules (each stage's own module) or the facts of a refusal (each layer's error,
+//! through `crate::explain`).
 //!
 //! Why no lock and no port: an operator checks a changed configuration while the old gateway still runs,
 //! holding the store locks and the port; refusing for those would make the command useless exactly when
@@ -14,10 +15,9 @@ use std::path::Path;
 
 use crate::cli::GatewayArgs;
 use crate::config::credentials;
-use crate::config::host::CredentialSource;
 use crate::config::{gateway, host, Mode};
 use crate::events::EventLog;
-use crate::explain::{self, Fact, Facts};
+use crate::explain::{Fact, Facts, Refusal};
 use crate::providers::sites::finish_all;
 use crate::startup::documents::Documents;
 use crate::startup::fault::{self, FaultPoint};
@@ -25,54 +25,40 @@ use crate::startup::providers::{self, Purpose};
 use crate::startup::{budget, refusal_facts, templates, StartupCode};
 use crate::storage::ancestry::probe_store_dir;
 use crate::storage::artifact_root::{EVENTS_DIR, INSPECTION_DIR, METRICS_DIR, TRACES_DIR};
-use crate::storage::StorageError;
 
-/// What `ptc check` ends with: the names of the tools that would be served, or the refusal and its facts.
-pub(crate) type Outcome = Result<Vec<String>, (StartupCode, Facts)>;
+/// What `ptc check` ends with: the names of the tools that would be served, or the first refusal.
+pub(crate) type Outcome = Result<Vec<String>, Refusal>;
 
-/// Runs the checks, gathering the facts of the first refusal.
+/// Runs the checks to the first refusal.
 pub(crate) async fn run(args: &GatewayArgs) -> Outcome {
-    let (result, facts) = explain::gather(stages(args)).await;
-    result.map_err(|code| (code, facts))
+    stages(args).await
 }
 
-/// Marks the start of a stage: the facts of the stages before it passed and are forgotten.
-fn enter(stage: &str) {
-    explain::clear_except(&[]);
-    explain::note(Fact::Stage, stage);
+/// The refusal of a stage, naming the stage (lifecycle.md §1.5).
+fn at<E: Into<Refusal>>(stage: &'static str) -> impl FnOnce(E) -> Refusal {
+    move |error| error.into().context(Fact::Stage, stage)
 }
 
-async fn stages(args: &GatewayArgs) -> Result<Vec<String>, StartupCode> {
-    enter("1 gateway document");
-    explain::note_with(Fact::Document, || args.config.display().to_string());
-    let gateway = gateway::load(&args.config, Mode::Serve)?;
-    enter("2 host document");
-    explain::note_with(Fact::Document, || gateway.host_path.display().to_string());
-    let host = host::load(&gateway.host_path, &gateway.bearer_binding)?;
-    enter("3 bearer binding");
-    explain::note_with(Fact::Document, || gateway.host_path.display().to_string());
-    host::check_bearer_binding(&host, &gateway.bearer_binding)?;
+async fn stages(args: &GatewayArgs) -> Result<Vec<String>, Refusal> {
+    let gateway = gateway::load(&args.config, Mode::Serve).map_err(at("1 gateway document"))?;
+    let host = host::load(&gateway.host_path, &gateway.bearer_binding).map_err(at("2 host document"))?;
+    host::check_bearer_binding(&host, &gateway.bearer_binding).map_err(at("3 bearer binding"))?;
     let docs = Documents { gateway, host };
     if let Some(artifacts) = &docs.gateway.artifacts {
-        enter("4 artifact root");
         let subdirs = [EVENTS_DIR, TRACES_DIR, INSPECTION_DIR, METRICS_DIR];
-        probe(&artifacts.root, &subdirs).map_err(|_| StartupCode::ArtifactRootUnavailable)?;
+        probe(StartupCode::ArtifactRootUnavailable, &artifacts.root, &subdirs)
+            .map_err(at("4 artifact root"))?;
     }
-    enter("5 templates");
-    let built = templates::build(&docs, Mode::Serve)?;
+    let built = templates::build(&docs, Mode::Serve).map_err(at("5 templates"))?;
     if fault::injected(FaultPoint::PanicInStage) {
         panic!("injected fault: a panic inside a stage");
     }
-    enter("6 listener capacity");
-    budget::stage(&docs, &built)?;
+    budget::stage(&docs, &built).map_err(at("6 listener capacity"))?;
     if let Some(audit) = &docs.gateway.private_audit {
-        enter("7 audit");
-        probe(&audit.directory, &[]).map_err(|_| StartupCode::AuditUnavailable)?;
+        probe(StartupCode::AuditUnavailable, &audit.directory, &[]).map_err(at("7 audit"))?;
     }
-    enter("9 warm providers");
-    warm_providers(args, &docs, &built).await?;
-    enter("11 listeners");
-    probe_listeners(&docs.gateway).await?;
+    warm_providers(args, &docs, &built).await.map_err(at("9 warm providers"))?;
+    probe_listeners(&docs.gateway).await.map_err(at("11 listeners"))?;
     Ok(built.templates.iter().map(|t| t.name().to_owned()).collect())
 }
 
@@ -84,7 +70,7 @@ const CONNECT_PROBE: std::time::Duration = std::time::Duration::from_secs(1);
 /// is accepted means something already listens there, and serving would be `listener_unavailable`. A
 /// refused or failed connect says nothing more, so it passes: a port held by a process of another user
 /// that does not accept is left to serving (lifecycle.md §1.5).
-async fn probe_listeners(gateway: &gateway::GatewayConfig) -> Result<(), StartupCode> {
+async fn probe_listeners(gateway: &gateway::GatewayConfig) -> Result<(), Refusal> {
     let mut addresses = vec![SocketAddr::new(gateway.listen.address.ip(), gateway.listen.port)];
     if let Some(pcc) = &gateway.pcc {
         addresses.push(SocketAddr::new(pcc.address.ip(), pcc.port));
@@ -92,9 +78,9 @@ async fn probe_listeners(gateway: &gateway::GatewayConfig) -> Result<(), Startup
     for address in addresses {
         let connect = tokio::time::timeout(CONNECT_PROBE, tokio::net::TcpStream::connect(address)).await;
         if let Ok(Ok(_connection)) = connect {
-            explain::note(Fact::Address, address.to_string());
-            explain::note(Fact::Reason, "something already listens on this address");
-            return Err(StartupCode::ListenerUnavailable);
+            return Err(Refusal::new(StartupCode::ListenerUnavailable)
+                .with(Fact::Address, address.to_string())
+                .with(Fact::Reason, "something already listens on this address"));
         }
     }
     Ok(())
@@ -102,8 +88,8 @@ async fn probe_listeners(gateway: &gateway::GatewayConfig) -> Result<(), Startup
 
 /// Stages 4 and 7 without creating anything: R-ANC and R-DIR (audit-events.md §1.2–§1.3) on the store
 /// directory and those of its subdirectories that exist.
-fn probe(dir: &Path, subdirs: &[&str]) -> Result<(), StorageError> {
-    probe_store_dir(dir, subdirs).inspect_err(|e| refusal_facts::note_store(dir, e))
+fn probe(code: StartupCode, dir: &Path, subdirs: &[&str]) -> Result<(), Refusal> {
+    probe_store_dir(dir, subdirs).map_err(|e| refusal_facts::store(code, dir, &e))
 }
 
 /// Stage 9 as serving runs it, except provider-call admission (9c, an actor): the environment file and
@@ -113,44 +99,29 @@ async fn warm_providers(
     args: &GatewayArgs,
     docs: &Documents,
     built: &crate::apps::Built,
-) -> Result<(), StartupCode> {
+) -> Result<(), Refusal> {
     let bindings = credentials::selected_bindings(&docs.host, &templates::selected_aliases(built, true));
     let bearer = Some(docs.gateway.bearer_binding.as_str());
-    let captured =
-        credentials::capture(&docs.host, args.env_file.as_deref(), bearer, &bindings).map_err(|e| {
-            if let Some(source) = e.binding.as_ref().and_then(|b| docs.host.credentials.get(b)) {
-                note_source(source);
-            }
-            StartupCode::from(e)
-        })?;
+    let captured = credentials::capture(&docs.host, args.env_file.as_deref(), bearer, &bindings)
+        .map_err(|e| refusal_facts::credential(&docs.host, e))?;
     providers::check_installation_pins(docs, built)?;
     let events = EventLog::disabled();
     let acquired = providers::acquire_sites(docs, built, &captured, &events, Purpose::Serve)
         .await
-        .map_err(|refused| refused.code)?;
+        .map_err(|refused| refused.refusal)?;
     drop(captured);
     if !finish_all(&acquired.sites, &events).await {
-        explain::clear_except(&[Fact::Stage]);
-        explain::note(Fact::Reason, "an upstream process could not be confirmed reaped after the check");
-        return Err(StartupCode::InternalError);
+        let reason = "an upstream process could not be confirmed reaped after the check";
+        return Err(Refusal::new(StartupCode::InternalError).with(Fact::Reason, reason));
     }
     Ok(())
-}
-
-/// Where a refused binding is read from; a literal's value is never shown.
-fn note_source(source: &CredentialSource) {
-    explain::note_with(Fact::Source, || match source {
-        CredentialSource::Env(variable) => format!("env {variable}"),
-        CredentialSource::File(path) => format!("file {}", path.display()),
-        CredentialSource::Literal(_) => "literal".to_owned(),
-    });
 }
 
 /// The text `ptc check` prints on stdout (lifecycle.md §1.5).
 pub(crate) fn render(outcome: &Outcome) -> String {
     match outcome {
         Ok(tools) => format!("ok: serving would start with {} tool(s): {}\n", tools.len(), tools.join(", ")),
-        Err((code, facts)) => {
+        Err(Refusal { code, facts }) => {
             let mut text = format!("{}: {}\n", code.as_str(), meaning(*code));
             let pin_mismatch = matches!(
                 code,

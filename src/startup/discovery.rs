@@ -13,10 +13,17 @@ use serde_json::{Map, Value};
 use crate::cli::GatewayArgs;
 use crate::config::credentials;
 use crate::events::EventLog;
+use crate::explain::{Fact, Refusal};
 use crate::json::to_deterministic;
 use crate::providers::sites::finish_all;
 use crate::startup::providers::{self, Purpose};
-use crate::startup::{documents, templates, StartupCode};
+use crate::startup::{documents, refusal_facts, templates, StartupCode};
+
+/// A close that could not confirm an upstream process reaped (pins.md §10.4, lifecycle.md §1.5).
+fn unreaped() -> Refusal {
+    let reason = "an upstream process could not be confirmed reaped after its acquisition was closed";
+    Refusal::new(StartupCode::InternalError).with(Fact::Reason, reason)
+}
 
 fn pin_map(pins: Option<&std::collections::BTreeMap<String, String>>) -> Value {
     let map: Map<String, Value> =
@@ -25,31 +32,35 @@ fn pin_map(pins: Option<&std::collections::BTreeMap<String, String>>) -> Value {
 }
 
 /// Runs discovery and prints every tool's pins (pins.md §10.1 step 8).
-pub async fn run(args: &GatewayArgs) -> Result<(), StartupCode> {
+pub async fn run(args: &GatewayArgs) -> Result<(), Refusal> {
     let pins = discover(args).await?;
     let mut line = to_deterministic(&pins);
     line.push(b'\n');
     let mut stdout = std::io::stdout().lock();
-    stdout.write_all(&line).and_then(|_| stdout.flush()).map_err(|_| StartupCode::InternalError)
+    stdout
+        .write_all(&line)
+        .and_then(|_| stdout.flush())
+        .map_err(|e| Refusal::because(StartupCode::InternalError, &e))
 }
 
 /// Runs discovery and returns every tool's three pins, `{<tool>: {<pin member>: …}}`, once every
 /// acquisition is confirmed closed. Shared by `--print-pins` and `ptc pin` (lifecycle.md §1.3).
-pub async fn discover(args: &GatewayArgs) -> Result<Value, StartupCode> {
+pub async fn discover(args: &GatewayArgs) -> Result<Value, Refusal> {
     let docs = documents::load(args)?;
     let built = templates::build(&docs, args.mode)?;
     // pins.md §10.1 step 5: the env file once, the selected provider credentials only; never the bearer.
     let bindings = credentials::selected_bindings(&docs.host, &templates::selected_aliases(&built, false));
-    let captured = credentials::capture(&docs.host, args.env_file.as_deref(), None, &bindings)?;
+    let captured = credentials::capture(&docs.host, args.env_file.as_deref(), None, &bindings)
+        .map_err(|e| refusal_facts::credential(&docs.host, e))?;
     let events = EventLog::disabled();
     let acquired = providers::acquire_sites(&docs, &built, &captured, &events, Purpose::Discover)
         .await
-        .map_err(|refused| refused.code)?;
+        .map_err(|refused| refused.refusal)?;
     drop(captured);
     // pins.md §10.1 step 7 and pins.md §10.4: everything is closed before anything is written; a close that
     // could not confirm its child reaped is `internal_error`.
     if !finish_all(&acquired.sites, &events).await {
-        return Err(StartupCode::InternalError);
+        return Err(unreaped());
     }
     let mut result = Map::new();
     for template in &built.templates {

@@ -5,7 +5,7 @@ use crate::cli::GatewayArgs;
 use crate::config::gateway::GatewayConfig;
 use crate::config::host::HostConfig;
 use crate::config::{gateway, host, Mode};
-use crate::startup::StartupCode;
+use crate::explain::Refusal;
 
 /// The two documents, validated and normalised.
 #[derive(Debug)]
@@ -15,7 +15,7 @@ pub struct Documents {
 }
 
 /// Runs stages 1, 2 and (serve mode) 3.
-pub fn load(args: &GatewayArgs) -> Result<Documents, StartupCode> {
+pub fn load(args: &GatewayArgs) -> Result<Documents, Refusal> {
     let gateway = gateway::load(&args.config, args.mode)?;
     let host = host::load(&gateway.host_path, &gateway.bearer_binding)?;
     if args.mode == Mode::Serve {

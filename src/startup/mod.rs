@@ -31,7 +31,7 @@ use std::io::Write;
 
 use crate::cli::GatewayArgs;
 use crate::config::Mode;
-use crate::explain;
+use crate::explain::{Fact, Refusal};
 use crate::os::notify::{self, Message, Notifier, Status};
 use crate::os::signals::StopRequest;
 
@@ -42,16 +42,15 @@ pub async fn run(args: GatewayArgs, mut stop: StopRequest, notifier: Notifier) -
     watchdog::spawn(notifier.clone(), notify::watchdog_interval_from_env(), probe.clone());
     match args.mode {
         Mode::Discovery => {
-            let discovery = futures::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(explain::gather(
-                discovery::run(&args),
-            )));
+            let discovery =
+                futures::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(discovery::run(&args)));
             tokio::select! {
                 biased;
                 // pins.md §10.4 / lifecycle.md §8.4: an interrupted discovery prints nothing and exits 70.
                 _ = stop.requested() => 70,
                 result = discovery => match result {
-                    Ok((Ok(()), _)) => 0,
-                    Ok((Err(code), facts)) => report_explained_failure(code, &facts),
+                    Ok(Ok(())) => 0,
+                    Ok(Err(refusal)) => report_explained_failure(&refusal),
                     Err(_panic) => report_failure(StartupCode::InternalError),
                 },
             }
@@ -63,18 +62,17 @@ pub async fn run(args: GatewayArgs, mut stop: StopRequest, notifier: Notifier) -
 /// `ptc pin` (lifecycle.md §1.3) to its exit status: 0 with one line per changed pin member, 78 with the
 /// startup line of a refusal (nothing written), 70 when interrupted (nothing written).
 pub async fn run_pin(args: GatewayArgs, mut stop: StopRequest) -> u8 {
-    let pinned =
-        futures::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(explain::gather(pin::run(&args))));
+    let pinned = futures::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(pin::run(&args)));
     tokio::select! {
         biased;
         _ = stop.requested() => 70,
         result = pinned => match result {
-            Ok((Ok(lines), _)) => {
+            Ok(Ok(lines)) => {
                 let mut out = std::io::stdout().lock();
                 let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
                 if out.write_all(text.as_bytes()).and_then(|_| out.flush()).is_ok() { 0 } else { 70 }
             }
-            Ok((Err(code), facts)) => report_explained_failure(code, &facts),
+            Ok(Err(refusal)) => report_explained_failure(&refusal),
             Err(_panic) => report_failure(StartupCode::InternalError),
         },
     }
@@ -89,7 +87,7 @@ pub async fn run_check(args: GatewayArgs, mut stop: StopRequest) -> u8 {
         _ = stop.requested() => return 70,
         result = checked => match result {
             Ok(outcome) => outcome,
-            Err(_panic) => Err((StartupCode::InternalError, Default::default())),
+            Err(_panic) => Err(StartupCode::InternalError.into()),
         },
     };
     let status = if outcome.is_ok() { 0 } else { 78 };
@@ -102,9 +100,10 @@ pub async fn run_check(args: GatewayArgs, mut stop: StopRequest) -> u8 {
 
 /// `ptc check` with bad arguments: `config_invalid` at stage 0, explained like any refusal, exit 78.
 pub fn report_check_usage_error() -> u8 {
-    use crate::explain::Fact;
-    let facts = [(Fact::Stage, "0 arguments"), (Fact::Reason, "usage: ptc check CONFIG [--env-file FILE]")];
-    let outcome = Err((StartupCode::ConfigInvalid, facts.map(|(k, v)| (k, v.to_owned())).into()));
+    let refusal = Refusal::new(StartupCode::ConfigInvalid)
+        .with(Fact::Stage, "0 arguments")
+        .with(Fact::Reason, "usage: ptc check CONFIG [--env-file FILE]");
+    let outcome = Err(refusal);
     let _ = std::io::stdout().write_all(check::render(&outcome).as_bytes());
     78
 }
@@ -120,25 +119,17 @@ async fn run_serve(
     notifier.send(&[Message::Status(Status::Starting)]);
     let mut held = serve::Startup::default();
     let started = {
-        // The facts a refusing stage notes (lifecycle.md §1.5) reach the human log too, at info level.
-        let startup = futures::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(explain::gather(
-            serve::start(args, &mut held),
-        )));
+        let startup =
+            futures::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(serve::start(args, &mut held)));
         tokio::select! {
             biased;
             _ = stop.requested() => None,
             result = startup => Some(match result {
-                Ok((Err(code), facts)) => {
-                    // One log line: the excerpt's two lines stay out (the reason has the position).
-                    let facts: Vec<String> = facts
-                        .iter()
-                        .filter(|(k, _)| **k != explain::Fact::Excerpt)
-                        .map(|(k, v)| format!("{}: {v}", k.as_str()))
-                        .collect();
-                    tracing::info!(code = code.as_str(), facts = %facts.join("; "), "startup refused");
-                    Err(code)
+                Ok(Err(refusal)) => {
+                    log_refusal(&refusal);
+                    Err(refusal.code)
                 }
-                Ok((result, _)) => result,
+                Ok(Ok(gateway)) => Ok(gateway),
                 Err(_panic) => Err(StartupCode::InternalError),
             }),
         }
@@ -191,12 +182,24 @@ pub fn report_failure(code: StartupCode) -> u8 {
     78
 }
 
+/// Serve mode's refusal for the human log, at info level (lifecycle.md §1.5): the code and the facts on one
+/// line, without the excerpt, whose two lines do not fit one (the reason has the position).
+fn log_refusal(refusal: &Refusal) {
+    let facts: Vec<String> = refusal
+        .facts
+        .iter()
+        .filter(|(k, _)| **k != Fact::Excerpt)
+        .map(|(k, v)| format!("{}: {v}", k.as_str()))
+        .collect();
+    tracing::info!(code = refusal.code.as_str(), facts = %facts.join("; "), "startup refused");
+}
+
 /// `ptc pin` and `--print-pins` (lifecycle.md §1.3, pins.md §10.4): the stderr line of lifecycle.md §5.1
 /// for a machine, then, for the person who ran the command, the refusal explained as `ptc check` explains
 /// it (lifecycle.md §1.5), then exit 78.
-pub(crate) fn report_explained_failure(code: StartupCode, facts: &explain::Facts) -> u8 {
-    let mut text = code.error_line();
-    text.push_str(&check::render(&Err((code, facts.clone()))));
+pub(crate) fn report_explained_failure(refusal: &Refusal) -> u8 {
+    let mut text = refusal.code.error_line();
+    text.push_str(&check::render(&Err(refusal.clone())));
     let _ = std::io::stderr().write_all(text.as_bytes());
     78
 }

@@ -12,23 +12,37 @@ use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::Path;
 
 use crate::cli::GatewayArgs;
+use crate::config::document_error::{DocumentError, Problem};
+use crate::config::paths::{ReadError, ReadErrorKind};
+use crate::explain::{Fact, Refusal};
 use crate::pins::rewrite::rewrite;
 use crate::startup::{discovery, StartupCode};
 
 /// Runs the command: the lines to print, one per changed member (none when every pin was current).
-pub async fn run(args: &GatewayArgs) -> Result<Vec<String>, StartupCode> {
+pub async fn run(args: &GatewayArgs) -> Result<Vec<String>, Refusal> {
     let pins = discovery::discover(args).await?;
     // The document as written now; discovery has just accepted it, so a failure here is a file that
     // changed or went away meanwhile.
-    let bytes = std::fs::read(&args.config).map_err(|_| StartupCode::ConfigUnavailable)?;
-    let text = String::from_utf8(bytes).map_err(|_| StartupCode::ConfigUnavailable)?;
-    let (rewritten, changes) = rewrite(&text, &pins).ok_or(StartupCode::ConfigInvalid)?;
+    let document = |code, reason: String| {
+        Refusal::new(code).with(Fact::Document, args.config.display().to_string()).with(Fact::Reason, reason)
+    };
+    let bytes = std::fs::read(&args.config).map_err(|e| {
+        let problem = Problem::Unreadable(ReadError::from_io(ReadErrorKind::Open, &e));
+        DocumentError::new(StartupCode::ConfigUnavailable, &args.config, problem)
+    })?;
+    let text = String::from_utf8(bytes).map_err(|_| {
+        document(StartupCode::ConfigUnavailable, "the document changed: it is no longer UTF-8".to_owned())
+    })?;
+    let (rewritten, changes) = rewrite(&text, &pins).ok_or_else(|| {
+        let reason = "the document has no top-level tools array of named objects whose pins can be rewritten";
+        document(StartupCode::ConfigInvalid, reason.to_owned())
+    })?;
     if changes.is_empty() {
         return Ok(Vec::new());
     }
     replace(&args.config, rewritten.as_bytes()).map_err(|error| {
         tracing::debug!(%error, "the gateway document could not be replaced");
-        StartupCode::ConfigUnavailable
+        document(StartupCode::ConfigUnavailable, format!("the document could not be replaced: {error}"))
     })?;
     Ok(changes.iter().map(|c| c.line()).collect())
 }

@@ -16,7 +16,7 @@ use crate::apps::{Built, Template};
 use crate::config::credentials::CapturedCredentials;
 use crate::config::host::{CredentialSource, HostConfig, InstallationKind, McpInstallation, McpTransport};
 use crate::events::{EventLog, ReasonClass};
-use crate::explain::{self, Fact};
+use crate::explain::{Fact, Refusal};
 use crate::pins::{self, PinMap};
 use crate::providers::acquire::{self, AcquireError, AcquireSpec};
 use crate::providers::child::LaunchSpec;
@@ -49,15 +49,41 @@ pub struct Acquired {
     pub snapshot_pins: BTreeMap<String, BTreeMap<String, String>>,
 }
 
-/// A stage-9d failure: the public code and the event log's finer class.
+/// A stage-9d failure: the refusal, and the event log's finer class.
 pub struct Refused {
-    pub code: StartupCode,
+    pub refusal: Refusal,
     pub reason: Option<ReasonClass>,
+}
+
+impl Refused {
+    /// The same failure, with context its site did not know (the tool, the installation).
+    fn context(mut self, fact: Fact, value: &str) -> Refused {
+        self.refusal = self.refusal.context(fact, value);
+        self
+    }
+}
+
+impl From<Refusal> for Refused {
+    fn from(refusal: Refusal) -> Refused {
+        Refused { refusal, reason: None }
+    }
 }
 
 impl From<StartupCode> for Refused {
     fn from(code: StartupCode) -> Refused {
-        Refused { code, reason: None }
+        Refusal::new(code).into()
+    }
+}
+
+impl From<pins::PinError> for Refused {
+    fn from(error: pins::PinError) -> Refused {
+        Refusal::from(error).into()
+    }
+}
+
+impl From<pins::PinMismatch> for Refused {
+    fn from(error: pins::PinMismatch) -> Refused {
+        Refusal::from(error).into()
     }
 }
 
@@ -68,24 +94,25 @@ fn start_environment() -> BTreeMap<String, String> {
 }
 
 /// `installation_config_pins` expected for `template` (pins.md §7.2).
-fn expected_installation_pins(host: &HostConfig, template: &Template) -> Result<PinMap, StartupCode> {
+fn expected_installation_pins(host: &HostConfig, template: &Template) -> Result<PinMap, Refusal> {
     // A cold tool's snapshot installations are pinned like any other (pins.md §9.4).
-    pins::expected_installation_map(template.selections.all_declarations(), host).map_err(|e| e.code())
+    pins::expected_installation_map(template.selections.all_declarations(), host)
+        .map_err(|e| Refusal::from(e).context(Fact::Tool, template.name.as_str()))
 }
 
 /// pins.md §9.2 and §9.3 step 1, for every tool in name order, before any site is acquired.
-pub fn check_installation_pins(docs: &Documents, built: &Built) -> Result<(), StartupCode> {
+pub fn check_installation_pins(docs: &Documents, built: &Built) -> Result<(), Refusal> {
     for template in &built.templates {
         let Some(tool) = docs.gateway.tools.iter().find(|t| t.name == template.name) else {
-            return Err(StartupCode::InternalError);
+            return Err(StartupCode::InternalError.into());
         };
-        explain::note(Fact::Tool, template.name.as_str());
         let expected = expected_installation_pins(&docs.host, template)?;
         pins::check_tool_first_pass(
             tool.installation_config_pins.as_ref(),
             tool.provider_snapshot_pins.as_ref(),
             &expected,
-        )?;
+        )
+        .map_err(|e| Refusal::from(e).context(Fact::Tool, template.name.as_str()))?;
     }
     Ok(())
 }
@@ -172,43 +199,58 @@ async fn acquire_into(
     acquired: &mut Acquired,
 ) -> Result<(), Refused> {
     for (index, template) in built.templates.iter().enumerate() {
-        let tool = docs.gateway.tools.iter().find(|t| t.name == template.name);
-        let configured = tool.and_then(|t| t.provider_snapshot_pins.as_ref());
-        let mut actual = BTreeMap::new();
         // lifecycle.md §1.5: every refusal below names its tool and, per site, its installation.
-        explain::note(Fact::Tool, template.name.as_str());
-        for declaration in &template.selections.declarations {
-            explain::note(Fact::Installation, declaration.as_str());
-            let (site, facts) =
-                acquire_site(docs, credentials, events, (template, index), declaration).await?;
-            acquired.sites.push(site);
-            // pins.md §9.3 steps 3–4: the identity, then the configured pin.
-            let identity =
-                pins::identity(&facts.to_value(), &granted(template, declaration)).map_err(|e| e.code())?;
-            let pin = pins::snapshot_pin(&identity);
-            let key = pins::site_key(declaration);
-            if purpose == Purpose::Serve {
-                pins::check_site_snapshot(configured, &key, &pin)?;
-            }
-            actual.insert(key, pin);
-        }
-        // models.md §3.1: a model site contacts nothing at startup and has no snapshot pin.
-        if purpose == Purpose::Serve {
-            for declaration in &template.selections.models {
-                acquired.models.push(model_site(docs, credentials, events, (template, index), declaration)?);
-            }
-        }
-        // pins.md §9.3: after the tool's last site, no configured key may name none of its sites. A cold
-        // tool has none, so its map must be `{}` (pins.md §9.4).
-        explain::clear_except(&[Fact::Stage, Fact::Tool]);
-        if purpose == Purpose::Serve {
-            pins::check_no_extra_sites(configured, actual.keys().map(String::as_str))?;
-            validate_snapshots(template)?;
-        }
-        let expected = expected_installation_pins(&docs.host, template)?;
-        acquired.installation_pins.insert(template.name.clone(), expected);
-        acquired.snapshot_pins.insert(template.name.clone(), actual);
+        acquire_tool(docs, credentials, events, purpose, acquired, (template, index))
+            .await
+            .map_err(|refused| refused.context(Fact::Tool, &template.name))?;
     }
+    Ok(())
+}
+
+/// The sites and model sites of one tool, then its snapshot pins' key set.
+async fn acquire_tool(
+    docs: &Documents,
+    credentials: &CapturedCredentials,
+    events: &EventLog,
+    purpose: Purpose,
+    acquired: &mut Acquired,
+    (template, index): (&Template, usize),
+) -> Result<(), Refused> {
+    let tool = docs.gateway.tools.iter().find(|t| t.name == template.name);
+    let configured = tool.and_then(|t| t.provider_snapshot_pins.as_ref());
+    let mut actual = BTreeMap::new();
+    for declaration in &template.selections.declarations {
+        let in_site = |refused: Refused| refused.context(Fact::Installation, declaration);
+        let (site, facts) =
+            acquire_site(docs, credentials, events, (template, index), declaration).await.map_err(in_site)?;
+        acquired.sites.push(site);
+        // pins.md §9.3 steps 3–4: the identity, then the configured pin.
+        let identity = pins::identity(&facts.to_value(), &granted(template, declaration))
+            .map_err(|e| in_site(e.into()))?;
+        let pin = pins::snapshot_pin(&identity);
+        let key = pins::site_key(declaration);
+        if purpose == Purpose::Serve {
+            pins::check_site_snapshot(configured, &key, &pin).map_err(|e| in_site(e.into()))?;
+        }
+        actual.insert(key, pin);
+    }
+    // models.md §3.1: a model site contacts nothing at startup and has no snapshot pin.
+    if purpose == Purpose::Serve {
+        for declaration in &template.selections.models {
+            let site = model_site(docs, credentials, events, (template, index), declaration)
+                .map_err(|refused| refused.context(Fact::Installation, declaration))?;
+            acquired.models.push(site);
+        }
+    }
+    // pins.md §9.3: after the tool's last site, no configured key may name none of its sites. A cold
+    // tool has none, so its map must be `{}` (pins.md §9.4).
+    if purpose == Purpose::Serve {
+        pins::check_no_extra_sites(configured, actual.keys().map(String::as_str))?;
+        validate_snapshots(template)?;
+    }
+    let expected = expected_installation_pins(&docs.host, template)?;
+    acquired.installation_pins.insert(template.name.clone(), expected);
+    acquired.snapshot_pins.insert(template.name.clone(), actual);
     Ok(())
 }
 
@@ -218,9 +260,13 @@ fn validate_snapshots(template: &Template) -> Result<(), Refused> {
     for directory in template.selections.snapshots.values() {
         if let Err(error) = crate::traces::hist::validate_directory(directory) {
             tracing::debug!(tool = %template.name, %error, "snapshot directory refused");
-            explain::note_with(Fact::Path, || directory.display().to_string());
-            explain::note(Fact::Reason, "the trace snapshot directory cannot be opened and listed");
-            return Err(Refused { code: StartupCode::ProviderRuntimeUnavailable, reason: None });
+            let refusal = Refusal::new(StartupCode::ProviderRuntimeUnavailable)
+                .with(Fact::Path, directory.display().to_string())
+                .with(
+                    Fact::Reason,
+                    format!("the trace snapshot directory cannot be opened and listed: {error}"),
+                );
+            return Err(refusal.into());
         }
     }
     Ok(())
@@ -260,9 +306,10 @@ fn model_site(
 }
 
 fn runtime_unavailable(class: FailureClass) -> Refused {
-    explain::note(Fact::Class, class.as_str());
-    explain::note(Fact::Reason, "the upstream could not be acquired (started, initialised and listed)");
-    Refused { code: StartupCode::ProviderRuntimeUnavailable, reason: Some(ReasonClass::Provider(class)) }
+    let refusal = Refusal::new(StartupCode::ProviderRuntimeUnavailable)
+        .with(Fact::Class, class.as_str())
+        .with(Fact::Reason, "the upstream could not be acquired (started, initialised and listed)");
+    Refused { refusal, reason: Some(ReasonClass::Provider(class)) }
 }
 
 /// One site: resolve and digest, spawn, negotiate, list (providers.md §7.5 steps 1–2).
@@ -288,11 +335,8 @@ async fn acquire_site(
             Ok((Arc::new(site), facts))
         }
         Err(AcquireError::PinUnavailable) => {
-            explain::note(
-                Fact::Reason,
-                "the installation's command cannot be resolved and read to compute its digest",
-            );
-            Err(StartupCode::ProviderPinUnavailable.into())
+            let reason = "the installation's command cannot be resolved and read to compute its digest";
+            Err(Refusal::new(StartupCode::ProviderPinUnavailable).with(Fact::Reason, reason).into())
         }
         Err(AcquireError::Failed { class, end }) => {
             // providers.md §7.5: the failed transport's `transport` record and, when enabled, its stderr tail

@@ -1,6 +1,8 @@
-//! The facts a person needs about a refused store or listener (lifecycle.md §1.5), noted for `ptc check`
-//! and for serve mode's `startup refused` log line: which path or address, and why, with the operating
-//! system's own reason and, for a held lock, the process that holds it.
+//! The refusal of a store or a listener (lifecycle.md §1.5), for `ptc check` and serve mode's `startup
+//! refused` log line: which path or address, and why, with the operating system's own reason and, for a
+//! held lock, the process that holds it.
+//!
+//! A refused credential, too: its source as the host document declares it.
 //!
 //! Owns the wording of those facts. Does not own the rules that refused (`crate::storage`, the listener
 //! binding of `listeners`).
@@ -8,18 +10,18 @@
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
-use crate::explain::{self, Fact};
+use crate::codes::StartupCode;
+use crate::config::credentials::CredentialError;
+use crate::config::host::{CredentialSource, HostConfig};
+use crate::explain::{Fact, Refusal};
 use crate::storage::lock::{holder_pid, LOCK_DIR};
 use crate::storage::{ErrorKind, StorageError};
 
-/// Notes a refusal of the store directory `dir`: its path (the lock's, for a held lock) and the rule with
+/// A refusal `code` of the store directory `dir`: its path (the lock's, for a held lock) and the rule with
 /// the system error and the holder's pid when they are known.
-pub(crate) fn note_store(dir: &Path, cause: &StorageError) {
-    // These are the whole refusal: nothing an earlier, passed stage noted belongs to it.
-    explain::clear_except(&[Fact::Stage]);
+pub(crate) fn store(code: StartupCode, dir: &Path, cause: &StorageError) -> Refusal {
     let held = cause.kind == ErrorKind::LockHeld;
     let path = if held { dir.join(LOCK_DIR) } else { dir.to_path_buf() };
-    explain::note_with(Fact::Path, || path.display().to_string());
     let mut reason = cause.kind.describe().to_owned();
     if let Some(errno) = cause.errno {
         reason.push_str(&format!(" ({})", errno.desc()));
@@ -29,15 +31,30 @@ pub(crate) fn note_store(dir: &Path, cause: &StorageError) {
             reason.push_str(&format!(" (pid {pid})"));
         }
     }
-    explain::note(Fact::Reason, reason);
+    Refusal::new(code).with(Fact::Path, path.display().to_string()).with(Fact::Reason, reason)
 }
 
-/// Notes a listener that could not be bound: its address and the failed step with the operating system's
+/// A listener that could not be bound: its address and the failed step with the operating system's
 /// reason.
-pub(crate) fn note_bind(address: SocketAddr, error: &crate::http::BindError) {
-    explain::clear_except(&[Fact::Stage]);
-    explain::note(Fact::Address, address.to_string());
-    explain::note_with(Fact::Reason, || error.to_string());
+pub(crate) fn bind(address: SocketAddr, error: &crate::http::BindError) -> Refusal {
+    Refusal::new(StartupCode::ListenerUnavailable)
+        .with(Fact::Address, address.to_string())
+        .with(Fact::Reason, error.to_string())
+}
+
+/// A credential that could not be captured: the binding and the rule, and where the binding is read from
+/// (a literal's value is never shown).
+pub(crate) fn credential(host: &HostConfig, error: CredentialError) -> Refusal {
+    let source = error.binding.as_ref().and_then(|b| host.credentials.get(b)).map(|source| match source {
+        CredentialSource::Env(variable) => format!("env {variable}"),
+        CredentialSource::File(path) => format!("file {}", path.display()),
+        CredentialSource::Literal(_) => "literal".to_owned(),
+    });
+    let refusal = Refusal::from(error);
+    match source {
+        Some(source) => refusal.with(Fact::Source, source),
+        None => refusal,
+    }
 }
 
 /// The store directory of an artifact step, below the artifact root.

@@ -23,6 +23,7 @@ use crate::config::credentials::{self, CapturedCredentials};
 use crate::events::{EventLog, ReasonClass, StartupOutcome, StartupStage};
 use crate::exec::luau_runner::LuauRunner;
 use crate::exec::Executor;
+use crate::explain::Refusal;
 use crate::mcp::{BearerDigest, FrontSettings, McpFront};
 use crate::metrics;
 use crate::providers::admission::CallAdmission;
@@ -68,7 +69,7 @@ impl Startup {
 }
 
 /// Runs stages 1–12 into `held`. On success the gateway is ready and serving, and owns the release stack.
-pub async fn start(args: &GatewayArgs, held: &mut Startup) -> Result<Gateway, StartupCode> {
+pub async fn start(args: &GatewayArgs, held: &mut Startup) -> Result<Gateway, Refusal> {
     let docs = documents::load(args)?;
     stage_artifact_root(&docs, held)?;
     let events = held.events.clone();
@@ -76,9 +77,13 @@ pub async fn start(args: &GatewayArgs, held: &mut Startup) -> Result<Gateway, St
     // log's writer has an owner in the tree; its readiness and shutdown transitions become records
     // (audit-events.md §3.6).
     let ctx = DomainContext::new(Arc::new(events.clone()));
-    let domain = DomainHandle::start(ctx.clone()).await.map_err(|_| StartupCode::InternalError)?;
+    let domain = DomainHandle::start(ctx.clone())
+        .await
+        .map_err(|e| Refusal::because(StartupCode::InternalError, &e))?;
     held.stack.push(Part::Domain(domain.clone()));
-    crate::events::owner::start(&domain, events.clone()).await.map_err(|_| StartupCode::InternalError)?;
+    crate::events::owner::start(&domain, events.clone())
+        .await
+        .map_err(|e| Refusal::because(StartupCode::InternalError, &e))?;
     // lifecycle.md §3.2 "Event emission": `templates` is started at stage 5 and ready after stage 6.
     events.stage(StartupStage::Templates, StartupOutcome::Started);
     // Shared with the MCP front (the listing, the tool lookup and the `Mcp-Param-*` check) for the life of
@@ -117,7 +122,9 @@ pub async fn start(args: &GatewayArgs, held: &mut Startup) -> Result<Gateway, St
     // Stage 12: the listeners subtree starts the accept loops; readiness becomes true. The stack keeps
     // everything until every step succeeded, so a failure here releases everything (lifecycle.md §5.2).
     let bound = held.stack.take_listeners().ok_or(StartupCode::InternalError)?;
-    let serving = listeners::serve(bound, &domain).await.map_err(|_| StartupCode::InternalError)?;
+    let serving = listeners::serve(bound, &domain)
+        .await
+        .map_err(|e| Refusal::because(StartupCode::InternalError, &e))?;
     if !ctx.mark_ready() {
         // An owner was lost between its start and now (its watching began when it started): the domain
         // was fenced during startup. A lost transport is the provider runtime's unavailability.
@@ -127,7 +134,8 @@ pub async fn start(args: &GatewayArgs, held: &mut Startup) -> Result<Gateway, St
         return Err(match ctx.readiness().cause() {
             Some(NotReadyCause::ProviderRuntimeLost) => StartupCode::ProviderRuntimeUnavailable,
             _ => StartupCode::InternalError,
-        });
+        }
+        .into());
     }
     tracing::info!("ready");
     let metrics = start_metrics(&docs, held, &domain, &ctx, &pools, &warm).await;
@@ -171,13 +179,12 @@ async fn inject_owner_panic(domain: &DomainHandle) {
 async fn inject_owner_panic(_domain: &DomainHandle) {}
 
 /// Stage 4: the artifact root and, with `artifacts.events`, the locked events directory.
-fn stage_artifact_root(docs: &Documents, held: &mut Startup) -> Result<(), StartupCode> {
+fn stage_artifact_root(docs: &Documents, held: &mut Startup) -> Result<(), Refusal> {
     let Some(artifacts) = &docs.gateway.artifacts else { return Ok(()) };
-    let start_ref = start_ref().map_err(|_| StartupCode::ArtifactRootUnavailable)?;
+    let start_ref = start_ref().map_err(|e| Refusal::because(StartupCode::ArtifactRootUnavailable, &e))?;
     let mut root = ArtifactRoot::open(artifacts, &start_ref).map_err(|e| {
         tracing::debug!(step = e.step.as_str(), "artifact root refused");
-        refusal_facts::note_store(&refusal_facts::artifact_store(&artifacts.root, e.step), &e.cause);
-        e.code()
+        refusal_facts::store(e.code(), &refusal_facts::artifact_store(&artifacts.root, e.step), &e.cause)
     })?;
     // The log exists from here on (audit-events.md §3.1); earlier failures reach only stderr.
     if let (Some(store), Some(cfg)) = (root.events(), &artifacts.events) {
@@ -188,9 +195,9 @@ fn stage_artifact_root(docs: &Documents, held: &mut Startup) -> Result<(), Start
     let run_artifacts = RunArtifacts::new(artifacts, &root, &start_ref);
     let run_artifacts = match run_artifacts {
         Ok(run_artifacts) => run_artifacts,
-        Err(_) => {
+        Err(e) => {
             let _ = root.release();
-            return Err(StartupCode::ArtifactRootUnavailable);
+            return Err(Refusal::because(StartupCode::ArtifactRootUnavailable, &e));
         }
     };
     held.run_artifacts = run_artifacts.map(Arc::new);
@@ -237,7 +244,7 @@ async fn stage_audit(
     docs: &Documents,
     domain: &DomainHandle,
     held: &mut Startup,
-) -> Result<Option<AuditLog>, StartupCode> {
+) -> Result<Option<AuditLog>, Refusal> {
     if docs.gateway.private_audit.is_none() {
         return Ok(None);
     }
@@ -256,19 +263,20 @@ async fn start_audit(
     docs: &Documents,
     domain: &DomainHandle,
     held: &mut Startup,
-) -> Result<(AuditLog, Recovered), StartupCode> {
-    let Some(audit) = &docs.gateway.private_audit else { return Err(StartupCode::InternalError) };
-    let start_ref = start_ref().map_err(|_| StartupCode::AuditUnavailable)?;
+) -> Result<(AuditLog, Recovered), Refusal> {
+    let Some(audit) = &docs.gateway.private_audit else { return Err(StartupCode::InternalError.into()) };
+    let start_ref = start_ref().map_err(|e| Refusal::because(StartupCode::AuditUnavailable, &e))?;
     let losses = AuditLossGroup::new();
     let audit = Audit::start(audit, &start_ref, audit_owner::loss_callback(&losses)).map_err(|e| {
         tracing::debug!(reason = e.reason.as_str(), "audit refused");
-        refusal_facts::note_store(&audit.directory, &e.cause);
         held.reason = Some(ReasonClass::Audit(e.reason));
-        e.code()
+        refusal_facts::store(e.code(), &audit.directory, &e.cause)
     })?;
     let (log, recovered) = (audit.log(), audit.recovered());
     held.stack.push(Part::Audit { audit, domain: domain.clone() });
-    audit_owner::start(domain, losses).await.map_err(|_| StartupCode::AuditUnavailable)?;
+    audit_owner::start(domain, losses)
+        .await
+        .map_err(|e| Refusal::because(StartupCode::AuditUnavailable, &e))?;
     Ok((log, recovered))
 }
 
@@ -276,9 +284,9 @@ async fn start_audit(
 async fn stage_run_admission(
     docs: &Documents,
     domain: &DomainHandle,
-) -> Result<(AdmissionOwnerRef, AdmissionPool), StartupCode> {
+) -> Result<(AdmissionOwnerRef, AdmissionPool), Refusal> {
     if fault::injected(FaultPoint::RunAdmission) {
-        return Err(StartupCode::RunAdmissionUnavailable);
+        return Err(StartupCode::RunAdmissionUnavailable.into());
     }
     let runs = AdmissionPool::new(
         "runs",
@@ -288,7 +296,7 @@ async fn stage_run_admission(
     let owner =
         AdmissionOwnerRef::start(domain, "run_admission", vec![runs.clone()], NotReadyCause::AdmissionLost)
             .await
-            .map_err(|_| StartupCode::RunAdmissionUnavailable)?;
+            .map_err(|e| Refusal::because(StartupCode::RunAdmissionUnavailable, &e))?;
     Ok((owner, runs))
 }
 
@@ -300,7 +308,7 @@ async fn stage_warm_providers(
     built: &Built,
     domain: &DomainHandle,
     held: &mut Startup,
-) -> Result<Warm, StartupCode> {
+) -> Result<Warm, Refusal> {
     // 9a–9b: read once, capture once; the overlay is a lookup layer that never touches the process
     // environment, so 9e (discarding it) happens when `capture` returns (config.md §7.3).
     let provider_bindings =
@@ -313,13 +321,15 @@ async fn stage_warm_providers(
     )
     .map_err(|e| {
         tracing::debug!(kind = e.kind.as_str(), "credential capture refused");
-        StartupCode::from(e)
+        refusal_facts::credential(&docs.host, e)
     })?;
     let captured = Arc::new(captured);
     // lifecycle.md §6.2: from here on the credentials have a supervised owner whose loss fences.
-    credentials_owner::start(domain, captured.clone()).await.map_err(|_| StartupCode::InternalError)?;
+    credentials_owner::start(domain, captured.clone())
+        .await
+        .map_err(|e| Refusal::because(StartupCode::InternalError, &e))?;
     if fault::injected(FaultPoint::ProviderAdmission) {
-        return Err(StartupCode::ProviderAdmissionUnavailable);
+        return Err(StartupCode::ProviderAdmissionUnavailable.into());
     }
     // 9c: provider-call admission: the supervised owner (its loss fences, cause `owner_lost`) and the
     // strict-FIFO admission in front of it (providers.md §9).
@@ -332,7 +342,7 @@ async fn stage_warm_providers(
     let owner =
         AdmissionOwnerRef::start(domain, "provider_admission", vec![calls.clone()], NotReadyCause::OwnerLost)
             .await
-            .map_err(|_| StartupCode::ProviderAdmissionUnavailable)?;
+            .map_err(|e| Refusal::because(StartupCode::ProviderAdmissionUnavailable, &e))?;
     let fifo =
         CallAdmission::new(admission.max_active_provider_calls, admission.max_waiting_provider_calls, calls);
     // 9d, first pass (pins.md §9.2, §9.3 step 1): every tool's installation pins before anything spawns.
@@ -342,7 +352,7 @@ async fn stage_warm_providers(
         .await
         .map_err(|refused| {
             held.reason = refused.reason;
-            refused.code
+            refused.refusal
         })?;
     let version = env!("CARGO_PKG_VERSION").to_owned();
     let ctx = domain.context().clone();
@@ -353,7 +363,7 @@ async fn stage_warm_providers(
     // acquisition is delivered to the owner at once.
     crate::providers::owner::start_tree(domain, (runtime.sites(), runtime.models()), &held.events)
         .await
-        .map_err(|_| StartupCode::InternalError)?;
+        .map_err(|e| Refusal::because(StartupCode::InternalError, &e))?;
     Ok(Warm { credentials: captured, owner, runtime })
 }
 
@@ -369,7 +379,7 @@ struct Warm {
 async fn stage_request_admission(
     docs: &Documents,
     domain: &DomainHandle,
-) -> Result<(AdmissionOwnerRef, AdmissionPool, AdmissionPool), StartupCode> {
+) -> Result<(AdmissionOwnerRef, AdmissionPool, AdmissionPool), Refusal> {
     let size = docs.gateway.admission.max_inflight_requests;
     let requests = AdmissionPool::new("requests", size, RefusalOrder::UnavailableFirst);
     let streams = AdmissionPool::new("pcc_streams", size, RefusalOrder::ExhaustedFirst);
@@ -380,7 +390,7 @@ async fn stage_request_admission(
         NotReadyCause::AdmissionLost,
     )
     .await
-    .map_err(|_| StartupCode::RunAdmissionUnavailable)?;
+    .map_err(|e| Refusal::because(StartupCode::RunAdmissionUnavailable, &e))?;
     Ok((owner, requests, streams))
 }
 
@@ -391,7 +401,7 @@ fn stage_listeners(
     docs: &Documents,
     parts: FrontParts<'_>,
     events: &EventLog,
-) -> Result<listeners::Bound, StartupCode> {
+) -> Result<listeners::Bound, Refusal> {
     let FrontParts { ctx, pools, run_owner, built, audit, warm, run_artifacts } = parts;
     let bearer = warm.credentials.bearer().ok_or(StartupCode::InternalError)?;
     let settings = FrontSettings {
@@ -429,10 +439,8 @@ fn stage_listeners(
     });
     let front = Arc::new(McpFront::new(settings, Arc::new(executor)));
     let readiness = ctx.readiness().clone();
-    listeners::bind(&docs.gateway, readiness, pools, front, pcc).map_err(|e| {
-        refusal_facts::note_bind(e.address, &e.error);
-        StartupCode::ListenerUnavailable
-    })
+    listeners::bind(&docs.gateway, readiness, pools, front, pcc)
+        .map_err(|e| refusal_facts::bind(e.address, &e.error))
 }
 
 /// What the fronts are built from at stage 11.

@@ -95,7 +95,7 @@ const ROWS: &[Row] = &[
         },
         env: &[],
         status: 78,
-        want: "config_unavailable: the gateway document cannot be read or is not strict JSON\n  stage: 1 gateway document\n  document: {dir}/ptc-gateway.json\n  reason: the file does not exist or cannot be opened\n",
+        want: "config_unavailable: the gateway document cannot be read or is not strict JSON\n  stage: 1 gateway document\n  document: {dir}/ptc-gateway.json\n  reason: the file does not exist or cannot be opened (No such file or directory)\n",
     },
     Row {
         id: "CK3",
@@ -184,7 +184,7 @@ const ROWS: &[Row] = &[
         mutate: |d| std::fs::remove_file(d.path("echo/ptc.json")).expect("remove"),
         env: &[],
         status: 78,
-        want: "template_invalid: a tool's application is not valid\n  stage: 5 templates\n  document: {dir}/echo/ptc.json\n  tool: echo\n  reason: the file does not exist or cannot be opened\n",
+        want: "template_invalid: a tool's application is not valid\n  stage: 5 templates\n  document: {dir}/echo/ptc.json\n  tool: echo\n  reason: the file does not exist or cannot be opened (No such file or directory)\n",
     },
     Row {
         id: "CK15",

@@ -1,4 +1,4 @@
-//! What a person sees when a document or an application is wrong (lifecycle.md §1.5, CK33–CK42): the exact
+//! What a person sees when a document or an application is wrong (lifecycle.md §1.5, CK33–CK46): the exact
 //! text of `ptc check`, and of `ptc pin` and `--print-pins` (the error line of §5.1, then the same
 //! explanation, lifecycle.md §1.3). `{dir}` stands for the deployment directory.
 
@@ -266,4 +266,17 @@ fn ck45_an_unbindable_listener_names_its_address_and_the_os_reason() {
     assert_eq!(stderr.lines().last(), Some("{\"error\":\"listener_unavailable\"}"), "{stderr}");
     assert_eq!(output.status.code(), Some(78));
     drop(taken);
+}
+
+/// CK46: a file of the application that cannot be read is named as the manifest names it, with the
+/// operating system's reason.
+#[test]
+fn ck46_a_missing_component_is_named_with_the_os_reason() {
+    let mut d = Deployment::baseline();
+    d.write_documents();
+    std::fs::remove_file(d.path("echo/app.luau")).expect("remove the component");
+    let want = "template_invalid: a tool's application is not valid\n  stage: 5 templates\n  document: \
+                {dir}/echo/ptc.json\n  tool: echo\n  component: app.luau\n  reason: a closure file cannot be read \
+                (No such file or directory)\n";
+    assert_check(&d, want, "CK46");
 }

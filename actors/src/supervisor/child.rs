@@ -69,17 +69,18 @@ pub enum ChildStop {
     AlreadyGone,
 }
 
-/// Errors of a supervisor handle. Closed; names only.
+/// Errors of a supervisor handle. Closed; names, and the actor runtime's message for a start that failed
+/// (what the actor's own `pre_start` returned, or the runtime's reason).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum DomainError {
     /// The supervisor could not be spawned.
-    SupervisorStartFailed,
+    SupervisorStartFailed { cause: String },
     /// The supervisor is gone (it stopped or failed).
     SupervisorGone,
     /// The supervisor did not answer within its call bound.
     SupervisorUnresponsive,
     /// A child's `pre_start` failed or it could not be linked; the caller maps this to its own error.
-    ChildStartFailed { child: String },
+    ChildStartFailed { child: String, cause: String },
     /// No running child has this name.
     UnknownChild { child: String },
 }
@@ -88,7 +89,7 @@ impl DomainError {
     /// A stable kind for logs and tests.
     pub fn kind(&self) -> &'static str {
         match self {
-            DomainError::SupervisorStartFailed => "supervisor_start_failed",
+            DomainError::SupervisorStartFailed { .. } => "supervisor_start_failed",
             DomainError::SupervisorGone => "supervisor_gone",
             DomainError::SupervisorUnresponsive => "supervisor_unresponsive",
             DomainError::ChildStartFailed { .. } => "child_start_failed",
@@ -100,7 +101,12 @@ impl DomainError {
 impl fmt::Display for DomainError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            DomainError::ChildStartFailed { child } => write!(f, "child {child:?} failed to start"),
+            DomainError::SupervisorStartFailed { cause } => {
+                write!(f, "the supervisor failed to start: {cause}")
+            }
+            DomainError::ChildStartFailed { child, cause } => {
+                write!(f, "child {child:?} failed to start: {cause}")
+            }
             DomainError::UnknownChild { child } => write!(f, "no running child named {child:?}"),
             other => f.write_str(other.kind()),
         }

@@ -55,7 +55,7 @@ impl<D: Domain> SupervisorHandle<D> {
     pub async fn start(ctx: DomainContext<D>) -> Result<SupervisorHandle<D>, DomainError> {
         let (supervisor, join) = Supervisor::spawn(None, Supervisor(PhantomData), ctx.clone())
             .await
-            .map_err(|_| DomainError::SupervisorStartFailed)?;
+            .map_err(|e| DomainError::SupervisorStartFailed { cause: e.to_string() })?;
         let orderly = Arc::new(AtomicBool::new(false));
         let (done_tx, watched) = watch::channel(false);
         let (watcher_ctx, watcher_orderly) = (ctx.clone(), orderly.clone());
@@ -95,7 +95,8 @@ impl<D: Domain> SupervisorHandle<D> {
         #[cfg(not(feature = "fault-injection"))]
         let ChildSpec { name, policy, actor, args, on_loss, on_loss_async } = spec;
         let spawned = A::spawn_linked(None, actor, args, self.supervisor.get_cell()).await;
-        let (child, _join) = spawned.map_err(|_| DomainError::ChildStartFailed { child: name.clone() })?;
+        let (child, _join) = spawned
+            .map_err(|e| DomainError::ChildStartFailed { child: name.clone(), cause: e.to_string() })?;
         #[cfg(feature = "fault-injection")]
         let injector = panic_message.map(|message| {
             let target = child.clone();
@@ -136,7 +137,8 @@ impl<D: Domain> SupervisorHandle<D> {
             self.supervisor.get_cell(),
         )
         .await;
-        let (child, _join) = spawned.map_err(|_| DomainError::ChildStartFailed { child: name.clone() })?;
+        let (child, _join) = spawned
+            .map_err(|e| DomainError::ChildStartFailed { child: name.clone(), cause: e.to_string() })?;
         let handle = self.sub(child.clone());
         #[cfg(feature = "fault-injection")]
         let panicking = child.clone();

@@ -23,10 +23,10 @@ use crate::apps::error::{fail, AppDetail, AppError, AppErrorKind};
 
 /// Runs the probe over every environment of `app`, in a state of its own.
 pub fn run(app: &CompiledLuau, memory_bytes: usize, budget: &Arc<Budget>) -> Result<(), AppError> {
-    let mut vm = Vm::new(install).map_err(|_| AppError::new(AppErrorKind::LuauSandbox))?;
+    let mut vm = Vm::new(install).map_err(|e| failed(AppErrorKind::LuauSandbox, &e))?;
     let outcome = match vm.begin(budget.clone(), memory_bytes) {
         Ok(scope) => probe_all(&scope, app),
-        Err(_) => fail(AppErrorKind::LuauSandbox),
+        Err(e) => Err(failed(AppErrorKind::LuauSandbox, &e)),
     };
     // However the chunks ended (a `pcall` may have swallowed the budget error), an exhausted budget
     // refuses the application.
@@ -45,8 +45,7 @@ fn probe_all(scope: &CallScope<'_>, app: &CompiledLuau) -> Result<(), AppError> 
         let sandbox = probe_sandbox(scope, env, Role::Workflow)?;
         let module = sandbox.require(&entry.component).map_err(|e| load_failed(&e))?;
         // The same lookup a call makes (metamethods included), run under the same budget.
-        let function: Value =
-            module.get(entry.function.as_str()).map_err(|_| AppError::new(AppErrorKind::LuauProbeFailed))?;
+        let function: Value = module.get(entry.function.as_str()).map_err(|e| load_failed(&e))?;
         if !matches!(function, Value::Function(_)) {
             return fail(AppErrorKind::LuauEntryMissing);
         }
@@ -55,11 +54,11 @@ fn probe_all(scope: &CallScope<'_>, app: &CompiledLuau) -> Result<(), AppError> 
         // The recording sandbox keeps each module's exported function names as its chunk returned it,
         // for `handle:api()` (execution.md §12.5): computed here, once, never at run time.
         let sandbox = Sandbox::recording(scope, env.clone(), Role::Mission)
-            .map_err(|_| AppError::new(AppErrorKind::LuauSandbox))?;
+            .map_err(|e| failed(AppErrorKind::LuauSandbox, &e))?;
         for component in env.components() {
             sandbox.require(&component.id).map_err(|e| load_failed(&e))?;
         }
-        let exports = sandbox.recorded_exports().map_err(|_| AppError::new(AppErrorKind::LuauProbeFailed))?;
+        let exports = sandbox.recorded_exports().map_err(|e| load_failed(&e))?;
         let docs = env.components().map(|c| (c.id.as_str(), &c.docs));
         env.set_functions(exports::functions(docs, &exports));
     }
@@ -70,9 +69,14 @@ fn probe_all(scope: &CallScope<'_>, app: &CompiledLuau) -> Result<(), AppError> 
 /// file (execution.md §12.2), for `ptc check` and `ptc pin` (lifecycle.md §1.5). Bounded, and only the
 /// first line: the probe runs no host function, so the text holds only what the module's own code had.
 fn load_failed(error: &mlua::Error) -> AppError {
+    failed(AppErrorKind::LuauProbeFailed, error)
+}
+
+/// A refusal `kind` of the probe with Luau's message (the first line, bounded).
+fn failed(kind: AppErrorKind, error: &mlua::Error) -> AppError {
     let text = match error {
         mlua::Error::RuntimeError(text) => text.clone(),
-        mlua::Error::CallbackError { cause, .. } => return load_failed(cause),
+        mlua::Error::CallbackError { cause, .. } => return failed(kind, cause),
         mlua::Error::MemoryError(_) => "not enough memory".to_owned(),
         other => other.to_string(),
     };
@@ -82,14 +86,14 @@ fn load_failed(error: &mlua::Error) -> AppError {
         end -= 1;
     }
     let detail = AppDetail::Load { message: first[..end].to_owned() };
-    AppError::with_detail(AppErrorKind::LuauProbeFailed, detail)
+    AppError::with_detail(kind, detail)
 }
 
 /// The most bytes of a load failure's message that are kept.
 const LOAD_MESSAGE_BYTES: usize = 512;
 
 fn probe_sandbox(scope: &CallScope<'_>, env: &Arc<Environment>, role: Role) -> Result<Sandbox, AppError> {
-    Sandbox::new(scope, env.clone(), role).map_err(|_| AppError::new(AppErrorKind::LuauSandbox))
+    Sandbox::new(scope, env.clone(), role).map_err(|e| failed(AppErrorKind::LuauSandbox, &e))
 }
 
 /// The probe's host globals.

@@ -86,7 +86,13 @@ fn response_bound_is_exact() {
         catalog::build(&tools).map(|c| c.result_json().len() + WORST_CASE_ENVELOPE_BYTES)
     };
     assert_eq!(sized(MAX_LISTING_BYTES), Ok(MAX_LISTING_BYTES));
-    assert_eq!(sized(MAX_LISTING_BYTES + 1), Err(AppError::new(AppErrorKind::CatalogTooLarge)));
+    // The refusal carries what it measured, for a person (lifecycle.md §1.5).
+    let size = crate::apps::AppDetail::Size {
+        what: "the worst-case tools/list response",
+        bytes: MAX_LISTING_BYTES + 1,
+        limit: MAX_LISTING_BYTES,
+    };
+    assert_eq!(sized(MAX_LISTING_BYTES + 1), Err(AppError::with_detail(AppErrorKind::CatalogTooLarge, size)));
     assert_eq!(
         AppError::new(AppErrorKind::CatalogTooLarge).code(),
         crate::codes::StartupCode::CatalogTooLarge

@@ -4,7 +4,7 @@ use std::os::unix::fs::symlink;
 
 use super::*;
 use crate::apps::closure::{self, check_path, MAX_FILE_BYTES};
-use crate::apps::error::{AppError, AppErrorKind};
+use crate::apps::error::{AppDetail, AppError, AppErrorKind};
 use crate::config::manifest::{self, Manifest};
 
 fn manifest_with_component_path(path: &str) -> Manifest {
@@ -58,8 +58,8 @@ fn path_syntax_vectors() {
 fn confinement_and_kinds() {
     type Setup = fn(&Fixture);
     let ok = || Ok(());
-    let kind = |k| Err(AppError::new(k));
-    let table: Vec<(&str, Setup, &str, Result<(), AppError>)> = vec![
+    let kind = Err;
+    let table: Vec<(&str, Setup, &str, Result<(), AppErrorKind>)> = vec![
         ("plain file", |_| {}, "app.luau", ok()),
         ("file in a subdirectory", |f| f.write("echo/lib/app.luau", ECHO_APP), "lib/app.luau", ok()),
         // config.md §11 row 69.
@@ -139,9 +139,32 @@ fn confinement_and_kinds() {
         let f = Fixture::new("closure");
         write_echo(&f);
         setup(&f);
-        let got = read(&f, &manifest_with_component_path(path)).map(|_| ());
+        let got = read(&f, &manifest_with_component_path(path)).map(|_| ()).map_err(|e| {
+            // Every refusal of a closure file names it, as the manifest does (lifecycle.md §1.5).
+            assert_eq!(e.detail.as_deref().and_then(AppDetail::place).as_deref(), Some(path), "{what}");
+            e.kind
+        });
         assert_eq!(got, want, "{what}");
     }
+}
+
+/// A closure file the system refuses is named with the system's reason, for a person.
+#[test]
+fn a_missing_component_is_named_with_the_system_reason() {
+    use crate::explain::{Explain, Facts};
+    let f = Fixture::new("closure-missing");
+    write_echo(&f);
+    let e = read(&f, &manifest_with_component_path("lib/nope.luau")).map(|_| ()).unwrap_err();
+    let mut facts = Facts::new();
+    e.explain(&mut facts);
+    let got: Vec<(&str, &str)> = facts.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    assert_eq!(
+        got,
+        [
+            ("component", "lib/nope.luau"),
+            ("reason", "a closure file cannot be read (No such file or directory)")
+        ]
+    );
 }
 
 #[test]

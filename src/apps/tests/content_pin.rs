@@ -199,6 +199,13 @@ fn comparison_is_byte_equality_and_skipped_without_expectation() {
     let upper = ECHO_PIN.to_uppercase();
     assert_eq!(
         content_pin::compare(ECHO_PIN, Some(&upper)),
-        Err(AppError::new(AppErrorKind::ContentDigestMismatch))
+        Err(AppError::with_detail(
+            AppErrorKind::ContentDigestMismatch,
+            crate::apps::AppDetail::Digest {
+                expected: upper.clone(),
+                computed: ECHO_PIN.to_owned(),
+                broken: None
+            }
+        ))
     );
 }

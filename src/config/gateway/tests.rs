@@ -35,7 +35,7 @@ const AUDIT: &str = r#"{"directory": "audit", "max_file_bytes": 1048576, "max_re
 fn run(edit: &dyn Fn(&mut Value), mode: Mode) -> Result<GatewayConfig, StartupCode> {
     let mut doc = parse(BASELINE);
     edit(&mut doc);
-    from_bytes(&to_bytes(&doc), Path::new(DOC), mode)
+    from_bytes(&to_bytes(&doc), Path::new(DOC), mode).map_err(|e| e.code)
 }
 
 type Edit = Box<dyn Fn(&mut Value)>;
@@ -316,15 +316,18 @@ fn reading_failures_are_config_unavailable() {
     let dir = std::env::temp_dir().join(format!("ptc-gateway-load-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     // Row 1: the file does not exist.
-    assert_eq!(load(&dir.join("missing.json"), Mode::Serve), Err(StartupCode::ConfigUnavailable));
+    assert_eq!(
+        load(&dir.join("missing.json"), Mode::Serve).map_err(|e| e.code),
+        Err(StartupCode::ConfigUnavailable)
+    );
     // A directory is not a regular file.
-    assert_eq!(load(&dir, Mode::Serve), Err(StartupCode::ConfigUnavailable));
+    assert_eq!(load(&dir, Mode::Serve).map_err(|e| e.code), Err(StartupCode::ConfigUnavailable));
     // Row 2: padded with spaces to 1,000,001 bytes.
     let mut padded = BASELINE.as_bytes().to_vec();
     padded.resize(1_000_001, b' ');
     let file = dir.join("ptc-gateway.json");
     std::fs::write(&file, &padded).unwrap();
-    assert_eq!(load(&file, Mode::Serve), Err(StartupCode::ConfigUnavailable));
+    assert_eq!(load(&file, Mode::Serve).map_err(|e| e.code), Err(StartupCode::ConfigUnavailable));
     // Exactly 1,000,000 bytes loads, and the directory of the document anchors its paths.
     padded.truncate(1_000_000);
     std::fs::write(&file, &padded).unwrap();
@@ -332,7 +335,7 @@ fn reading_failures_are_config_unavailable() {
     assert_eq!(config.host_path, dir.join("ptc-host.json"));
     // Row 3: not JSON.
     std::fs::write(&file, b"{").unwrap();
-    assert_eq!(load(&file, Mode::Serve), Err(StartupCode::ConfigUnavailable));
+    assert_eq!(load(&file, Mode::Serve).map_err(|e| e.code), Err(StartupCode::ConfigUnavailable));
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

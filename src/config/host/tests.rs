@@ -31,7 +31,7 @@ fn remote(endpoint: &str) -> String {
 fn run(edit: &dyn Fn(&mut Value)) -> Result<HostConfig, StartupCode> {
     let mut doc = parse(BASELINE);
     edit(&mut doc);
-    from_bytes(&to_bytes(&doc), Path::new(DOC), "gateway")
+    from_bytes(&to_bytes(&doc), Path::new(DOC), "gateway").map_err(|e| e.code)
 }
 
 type Edit = Box<dyn Fn(&mut Value)>;
@@ -376,19 +376,34 @@ fn bearer_binding_check() {
     assert_eq!(check_bearer_binding(&file, "gateway"), Ok(()));
     // Row 58: `credentials` removed (the default is `{}`).
     let none = host(&|d| remove(d, "/credentials"));
-    assert_eq!(check_bearer_binding(&none, "gateway"), Err(StartupCode::CredentialUnavailable));
+    assert_eq!(
+        check_bearer_binding(&none, "gateway").map_err(|e| e.code),
+        Err(StartupCode::CredentialUnavailable)
+    );
     // Rows 59 and 60: a literal bearer is refused here, which discovery never runs.
     let literal =
         host(&|d| set(d, "/credentials/gateway", &format!(r#"{{"literal": "{}"}}"#, "a".repeat(32))));
-    assert_eq!(check_bearer_binding(&literal, "gateway"), Err(StartupCode::CredentialUnavailable));
+    assert_eq!(
+        check_bearer_binding(&literal, "gateway").map_err(|e| e.code),
+        Err(StartupCode::CredentialUnavailable)
+    );
 }
 
 #[test]
 fn unreadable_or_malformed_is_host_invalid() {
     // Row 46: `host.path` names a missing file.
-    assert_eq!(load(Path::new("/nonexistent/ptc-host.json"), "gateway"), Err(StartupCode::HostInvalid));
-    assert_eq!(from_bytes(b"{", Path::new(DOC), "gateway"), Err(StartupCode::HostInvalid));
-    assert_eq!(from_bytes(b"[]", Path::new(DOC), "gateway"), Err(StartupCode::HostInvalid));
+    assert_eq!(
+        load(Path::new("/nonexistent/ptc-host.json"), "gateway").map_err(|e| e.code),
+        Err(StartupCode::HostInvalid)
+    );
+    assert_eq!(
+        from_bytes(b"{", Path::new(DOC), "gateway").map_err(|e| e.code),
+        Err(StartupCode::HostInvalid)
+    );
+    assert_eq!(
+        from_bytes(b"[]", Path::new(DOC), "gateway").map_err(|e| e.code),
+        Err(StartupCode::HostInvalid)
+    );
 }
 
 /// Replacing any node of a host document by a value of any type is `host_invalid` or accepted, never a
@@ -404,8 +419,8 @@ fn every_node_replaced_by_every_type() {
         for replacement in EVERY_TYPE {
             let mut doc = base.clone();
             set(&mut doc, &pointer, replacement);
-            if let Err(code) = from_bytes(&to_bytes(&doc), Path::new(DOC), "gateway") {
-                assert_eq!(code, StartupCode::HostInvalid, "{pointer} = {replacement}");
+            if let Err(e) = from_bytes(&to_bytes(&doc), Path::new(DOC), "gateway") {
+                assert_eq!(e.code, StartupCode::HostInvalid, "{pointer} = {replacement}");
             }
         }
     }

@@ -13,6 +13,7 @@ use serde_json::{Map, Value};
 use super::capture::{is_run_ref, parse_line, Capture, RunSummary};
 use super::HistFailure;
 use crate::json::{as_integer, integer_value};
+use crate::storage::StorageError;
 
 /// traces.md §9.4, §11: the `hist.runs` limit and its default.
 pub const RUNS_LIMIT: (i128, i128, i128) = (1, 100, 20);
@@ -86,7 +87,7 @@ pub fn runs(dir: &Path, input: &Value) -> Result<Value, HistFailure> {
     let (min, max, default) = RUNS_LIMIT;
     let limit = integer(map, "limit", min, max, default)?;
     let cursor = run_ref(map, "cursor")?;
-    let mut capture = Capture::open(dir).map_err(|_| HistFailure::Unavailable)?;
+    let mut capture = Capture::open(dir).map_err(unavailable)?;
     if let Some(cursor) = cursor {
         capture.skip_to_after(cursor);
     }
@@ -114,7 +115,7 @@ pub fn runs(dir: &Path, input: &Value) -> Result<Value, HistFailure> {
 /// The capture of `dir` and the `run_ref` the input names (required).
 fn capture_for(dir: &Path, map: &Map<String, Value>) -> Result<(Capture, String), HistFailure> {
     let run_ref = run_ref(map, "run_ref")?.ok_or(HistFailure::InvalidInput)?.to_owned();
-    let capture = Capture::open(dir).map_err(|_| HistFailure::Unavailable)?;
+    let capture = Capture::open(dir).map_err(unavailable)?;
     Ok((capture, run_ref))
 }
 
@@ -156,7 +157,7 @@ pub fn read(dir: &Path, input: &Value) -> Result<Value, HistFailure> {
 pub fn counters(dir: &Path, input: &Value) -> Result<Value, HistFailure> {
     let map = members(input, &["tool"])?;
     let tool = string(map, "tool")?;
-    let mut capture = Capture::open(dir).map_err(|_| HistFailure::Unavailable)?;
+    let mut capture = Capture::open(dir).map_err(unavailable)?;
     let mut runs: i128 = 0;
     let mut by_tool = Map::new();
     while let Some(summary) = capture.next_summary() {
@@ -256,4 +257,11 @@ pub fn read_schema() -> Value {
 
 pub fn counters_schema() -> Value {
     schema(vec![("tool", schema_string("Count only the runs of this served tool."))], &[])
+}
+
+/// The capture of a snapshot directory failed: the operator's cause at debug, the closed failure for the
+/// call (traces.md §9).
+fn unavailable(error: StorageError) -> HistFailure {
+    tracing::debug!(%error, "the trace snapshot directory could not be captured");
+    HistFailure::Unavailable
 }
