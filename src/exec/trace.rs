@@ -1,16 +1,20 @@
 //! The call's trace around its run (traces.md §4.2, §5.2, §5.5, §7): reserved after the run slot and
 //! before the commit, ended after the audit and before publication, and every failure counted.
 //!
-//! Owns the order of these steps for both fronts and the `artifact_failed` counts. Does not own the files
-//! or the records (`crate::traces`), nor the run's own records (its observer, `luau_runner`).
+//! Owns the order of these steps for both fronts, the `artifact_failed` counts, and what the run
+//! published as `run_end`'s `result_digest` covers it (traces.md §5.5.2). Does not own the files or the
+//! records (`crate::traces`), nor the run's own records (its observer, `luau_runner`).
 
 use serde_json::Value;
 
-use super::runner::Why;
+use super::outcome::fixed_text;
+use super::result::{tool_error_content, MAX_DETAIL_BYTES};
+use super::runner::{Ran, Why};
 use super::Shared;
 use crate::apps::ServedTool;
 use crate::audit::CallId;
 use crate::codes::outcome::{Dispatch, Outcome};
+use crate::json::value_digest;
 use crate::providers::trace::TraceId;
 use crate::traces::{OutOfDescriptors, RunEnd, RunFiles, RunStart};
 
@@ -72,12 +76,57 @@ pub(crate) struct Ended {
     pub disconnected: bool,
     /// Why a Luau run failed; written only when the outcome stayed `execution_failed`.
     pub why: Option<Why>,
+    /// What the run produced for the client ([`published`]).
+    pub published: Published,
+}
+
+/// What a run produced for its client, as far as `result_digest` needs it (traces.md §5.5.2): taken only
+/// for a traced call, before the value goes into the response.
+#[derive(Default)]
+pub(crate) struct Published {
+    /// The digest of the value the run returned.
+    returned: Option<String>,
+    /// The `fail` detail the run gave.
+    detail: Option<String>,
+}
+
+/// What `ran` produced for the client, when the call has a trace: the one digest a trace without
+/// `replay` adds to a run (traces.md §6.3).
+pub(crate) fn published(files: &RunFiles, ran: &Ran) -> Published {
+    if files.trace.is_none() {
+        return Published::default();
+    }
+    match ran {
+        Ran::Returned(value) => Published { returned: Some(value_digest(value)), detail: None },
+        Ran::Failed { detail, .. } => Published { returned: None, detail: detail.clone() },
+        _ => Published::default(),
+    }
+}
+
+/// traces.md §5.5.2: the digest of what the call published: the structured result of a success; the
+/// tool error's content when it carries the run's `fail` detail; otherwise the failure class (`failure`)
+/// or the outcome.
+fn result_digest(
+    tool: &ServedTool,
+    (outcome, dispatch): (Outcome, Dispatch),
+    failure: Option<&str>,
+    published: Published,
+) -> String {
+    if let (Outcome::Success, Some(returned)) = (outcome, published.returned) {
+        return returned;
+    }
+    let detail = published.detail.filter(|d| !d.is_empty() && d.len() <= MAX_DETAIL_BYTES);
+    if let (Outcome::ExecutionFailed, Some(detail)) = (outcome, detail) {
+        let content = tool_error_content(fixed_text(tool.effect, dispatch, outcome), Some(&detail));
+        return value_digest(&Value::Array(content));
+    }
+    value_digest(&Value::from(failure.unwrap_or(outcome.as_str())))
 }
 
 /// traces.md §5.5 and §8: `inspection_end`, then `run_end`; a count when a file failed later
 /// (traces.md §7; a failure already counted at the reservation is not counted again).
 pub(crate) fn end(shared: &Shared, tool: &ServedTool, files: RunFiles, ended: Ended) {
-    let Ended { outcome, dispatch, disconnected, why } = ended;
+    let Ended { outcome, dispatch, disconnected, why, published } = ended;
     let mut clean = true;
     if let Some(inspection) = files.inspection {
         clean &= inspection.end();
@@ -86,12 +135,15 @@ pub(crate) fn end(shared: &Shared, tool: &ServedTool, files: RunFiles, ended: En
         // A client that stopped the call makes it `cancelled` (execution.md §6.3): the failure is then not
         // what the call's outcome says, and is not recorded.
         let why = why.as_ref().filter(|_| outcome == Outcome::ExecutionFailed);
+        let failure = why.map(|w| w.cause.as_str());
+        let result_digest = result_digest(tool, (outcome, dispatch), failure, published);
         let end = RunEnd {
             outcome: outcome.as_str(),
             dispatch: dispatch.as_str(),
             disconnected,
-            failure: why.map(|w| w.cause.as_str()),
+            failure,
             error: why.and_then(|w| w.error.as_ref()),
+            result_digest: &result_digest,
         };
         clean &= trace.end(&end);
     }
