@@ -14,6 +14,7 @@ use super::Shared;
 use crate::apps::ServedTool;
 use crate::audit::CallId;
 use crate::codes::outcome::{Dispatch, Outcome};
+use crate::config::manifest::Effect;
 use crate::json::value_digest;
 use crate::providers::trace::TraceId;
 use crate::traces::{OutOfDescriptors, RunEnd, RunFiles, RunStart};
@@ -107,7 +108,7 @@ pub(crate) fn published(files: &RunFiles, ran: &Ran) -> Published {
 /// tool error's content when it carries the run's `fail` detail; otherwise the failure class (`failure`)
 /// or the outcome.
 fn result_digest(
-    tool: &ServedTool,
+    effect: Effect,
     (outcome, dispatch): (Outcome, Dispatch),
     failure: Option<&str>,
     published: Published,
@@ -117,7 +118,7 @@ fn result_digest(
     }
     let detail = published.detail.filter(|d| !d.is_empty() && d.len() <= MAX_DETAIL_BYTES);
     if let (Outcome::ExecutionFailed, Some(detail)) = (outcome, detail) {
-        let content = tool_error_content(fixed_text(tool.effect, dispatch, outcome), Some(&detail));
+        let content = tool_error_content(fixed_text(effect, dispatch, outcome), Some(&detail));
         return value_digest(&Value::Array(content));
     }
     value_digest(&Value::from(failure.unwrap_or(outcome.as_str())))
@@ -136,7 +137,7 @@ pub(crate) fn end(shared: &Shared, tool: &ServedTool, files: RunFiles, ended: En
         // what the call's outcome says, and is not recorded.
         let why = why.as_ref().filter(|_| outcome == Outcome::ExecutionFailed);
         let failure = why.map(|w| w.cause.as_str());
-        let result_digest = result_digest(tool, (outcome, dispatch), failure, published);
+        let result_digest = result_digest(tool.effect, (outcome, dispatch), failure, published);
         let end = RunEnd {
             outcome: outcome.as_str(),
             dispatch: dispatch.as_str(),
@@ -149,5 +150,64 @@ pub(crate) fn end(shared: &Shared, tool: &ServedTool, files: RunFiles, ended: En
     }
     if !clean && !files.failed_now {
         shared.events.artifact_failed(tool.index());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn returned(value: &Value) -> Published {
+        Published { returned: Some(value_digest(value)), detail: None }
+    }
+
+    fn detail(text: &str) -> Published {
+        Published { returned: None, detail: Some(text.to_owned()) }
+    }
+
+    /// traces.md §5.5.2 and vector R2: the structured result, the tool error's content when it carries the
+    /// `fail` detail, otherwise the failure class or the outcome.
+    #[test]
+    fn result_digest_covers_what_was_published() {
+        let (read, write) = (Effect::Read, Effect::Write);
+        let ok = (Outcome::Success, Dispatch::True);
+        let failed = (Outcome::ExecutionFailed, Dispatch::True);
+        let value = json!({"text": "hi"});
+        let content = |text: &str, detail: &str| json!([{"text": text, "type": "text"}, {"text": detail, "type": "text"}]);
+        let class = |c: &str| value_digest(&json!(c));
+        let table = [
+            (result_digest(read, ok, None, returned(&value)), value_digest(&value)),
+            (
+                result_digest(read, failed, Some("fail"), detail("no such note")),
+                value_digest(&content("Tool execution failed", "no such note")),
+            ),
+            (
+                result_digest(write, failed, Some("fail"), detail("no")),
+                value_digest(&content("Operation may have changed data; do not retry automatically", "no")),
+            ),
+            // A detail that does not reach the client (empty, over 1,024 bytes) is not published.
+            (result_digest(read, failed, Some("fail"), detail("")), class("fail")),
+            (result_digest(read, failed, Some("fail"), detail(&"x".repeat(1_025))), class("fail")),
+            (
+                result_digest(read, failed, Some("uncaught_error"), Published::default()),
+                class("uncaught_error"),
+            ),
+            // The forward form's failed upstream call has no failure class: the outcome.
+            (result_digest(read, failed, None, Published::default()), class("execution_failed")),
+            // A run whose value did not become the response, or whose client stopped it.
+            (
+                result_digest(read, (Outcome::InvalidResult, Dispatch::True), None, returned(&value)),
+                class("invalid_result"),
+            ),
+            (
+                result_digest(read, (Outcome::Cancelled, Dispatch::True), None, detail("x")),
+                class("cancelled"),
+            ),
+        ];
+        for (i, (got, want)) in table.into_iter().enumerate() {
+            assert_eq!(got, want, "row {i}");
+        }
     }
 }
