@@ -357,7 +357,7 @@ impl<'a> ModelCall<'a> {
             finish_reason,
             usage,
             message,
-            replay: replay.then(|| ModelReplay { request_digest: returned.request_digest.as_deref() }),
+            replay: replay.then_some(ModelReplay { request_digest: returned.request_digest.as_deref() }),
         }
     }
 }
