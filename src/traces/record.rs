@@ -127,7 +127,7 @@ impl Draft {
     }
 
     /// What the record means for replay.
-    pub fn marks(&self) -> Marks {
+    pub(crate) fn marks(&self) -> Marks {
         self.marks
     }
 
@@ -162,7 +162,7 @@ pub struct RunStart<'a> {
 /// `run_start` (traces.md §5.2): its `input` whole in a trace recorded for replay (traces.md §6.3), unless
 /// it had to be cut to fit the file (`run.rs` decides).
 #[derive(Serialize)]
-pub struct RunStartRecord<'a> {
+pub(crate) struct RunStartRecord<'a> {
     run_ref: &'a str,
     tool: &'a str,
     front: &'static str,
@@ -181,7 +181,7 @@ impl TraceRecord for RunStartRecord<'_> {
 }
 
 impl<'a> RunStartRecord<'a> {
-    pub fn of(start: &'a RunStart<'a>, whole: bool) -> RunStartRecord<'a> {
+    pub(crate) fn of(start: &'a RunStart<'a>, whole: bool) -> RunStartRecord<'a> {
         RunStartRecord {
             run_ref: start.run_ref,
             tool: start.tool,
