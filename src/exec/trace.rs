@@ -145,12 +145,22 @@ pub(crate) fn end(shared: &Shared, tool: &ServedTool, files: RunFiles, ended: En
             failure,
             error: why.and_then(|w| w.error.as_ref()),
             result_digest: &result_digest,
+            interrupted: interrupted(outcome),
         };
         clean &= trace.end(&end);
     }
     if !clean && !files.failed_now {
         shared.events.artifact_failed(tool.index());
     }
+}
+
+/// traces.md §6.3: an outcome decided outside the run (its deadline or its client, its loss, its cleanup,
+/// a commit that could not be written), which a replay could not reproduce.
+fn interrupted(outcome: Outcome) -> bool {
+    matches!(
+        outcome,
+        Outcome::Cancelled | Outcome::InternalError | Outcome::CleanupFailed | Outcome::PublicationFailed
+    )
 }
 
 #[cfg(test)]

@@ -387,6 +387,8 @@ pub struct RunEnd<'a> {
     pub error: Option<&'a LuauError>,
     /// The digest of what the run published (traces.md §5.5.2).
     pub result_digest: &'a str,
+    /// The outcome was decided outside the run (traces.md §6.3: `interrupted`).
+    pub interrupted: bool,
 }
 
 /// Why a trace cannot be replayed (traces.md §6.3): a closed set, in the order the first that applies is
@@ -400,6 +402,9 @@ pub enum ReplayBlocked {
     RecordsOmitted,
     /// Recorded without `replay`, the run made a host call whose answer the trace does not hold whole.
     NotRecorded,
+    /// The outcome was decided outside the run (its deadline, its client, its loss, its cleanup, the
+    /// commit), so a replay could not publish it.
+    Interrupted,
 }
 
 /// `run_end` (traces.md §5.5).

@@ -113,6 +113,7 @@ fn exact_lines() {
         failure: None,
         error: None,
         result_digest: DIGEST,
+        interrupted: false,
     };
     let failed_end = RunEnd {
         outcome: "execution_failed",
@@ -121,6 +122,7 @@ fn exact_lines() {
         failure: Some("uncaught_error"),
         error: Some(&raised),
         result_digest: DIGEST,
+        interrupted: false,
     };
     let table = [
         (
@@ -219,6 +221,7 @@ fn a_time_the_format_cannot_hold_is_null() {
         failure: None,
         error: None,
         result_digest: DIGEST,
+        interrupted: false,
     };
     let got = line(Draft::new(&RunEndRecord::of(&end, Duration::ZERO, 0, None), early), 4);
     assert_eq!(
@@ -255,6 +258,7 @@ fn error_texts_are_bounded_by_their_encoding() {
         failure: Some("interrupt_budget"),
         error: Some(&worst),
         result_digest: DIGEST,
+        interrupted: false,
     };
     let early = UNIX_EPOCH + AT;
     let blocked = Some(ReplayBlocked::RecordsOmitted);

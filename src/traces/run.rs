@@ -69,13 +69,15 @@ impl RunTrace {
     }
 
     /// traces.md §6.3: the first reason that applies why the trace cannot be replayed, if any.
-    fn blocked(&self, omitted: u64) -> Option<ReplayBlocked> {
+    fn blocked(&self, omitted: u64, interrupted: bool) -> Option<ReplayBlocked> {
         if self.cut.load(Ordering::Relaxed) {
             Some(ReplayBlocked::ValueCut)
         } else if omitted > 0 {
             Some(ReplayBlocked::RecordsOmitted)
         } else if !self.replay && self.host_call.load(Ordering::Relaxed) {
             Some(ReplayBlocked::NotRecorded)
+        } else if interrupted {
+            Some(ReplayBlocked::Interrupted)
         } else {
             None
         }
@@ -85,7 +87,8 @@ impl RunTrace {
     /// trace succeeded (a false is counted as `artifact_failed`, traces.md §7).
     pub fn end(&self, end: &RunEnd<'_>) -> bool {
         let omitted = self.file.omitted();
-        let record = RunEndRecord::of(end, self.started.elapsed(), omitted, self.blocked(omitted));
+        let record =
+            RunEndRecord::of(end, self.started.elapsed(), omitted, self.blocked(omitted, end.interrupted));
         self.file.write(Draft::now(&record), Place::Framing);
         self.file.close()
     }

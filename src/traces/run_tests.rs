@@ -14,6 +14,17 @@ const DIGEST: &str = "sha256:000000000000000000000000000000000000000000000000000
 
 /// A run of a trace with `max_file_bytes` and `replay`: its input, then what `act` makes; the records.
 fn run(max_file_bytes: u64, replay: bool, input: Value, act: impl FnOnce(&RunTrace)) -> Vec<Value> {
+    ending(max_file_bytes, replay, input, false, act)
+}
+
+/// [`run`], whose outcome was decided outside the run when `interrupted`.
+fn ending(
+    max_file_bytes: u64,
+    replay: bool,
+    input: Value,
+    interrupted: bool,
+    act: impl FnOnce(&RunTrace),
+) -> Vec<Value> {
     let tmp = TempDir::new().unwrap();
     let path = tmp.path().join("t.jsonl");
     let file = std::fs::File::create(&path).unwrap();
@@ -35,6 +46,7 @@ fn run(max_file_bytes: u64, replay: bool, input: Value, act: impl FnOnce(&RunTra
         failure: None,
         error: None,
         result_digest: DIGEST,
+        interrupted,
     };
     assert!(trace.end(&end));
     let text = std::fs::read_to_string(&path).unwrap();
@@ -125,4 +137,14 @@ fn held_records_count_when_taken() {
     });
     assert_eq!(records[1]["content"], Value::Null);
     assert_eq!(verdict(&records), (json!(true), Value::Null));
+}
+
+/// traces.md §6.3: an outcome decided outside the run (a deadline, the client) cannot be replayed; a
+/// reason about the trace itself is reported first.
+#[test]
+fn an_interrupted_run_is_not_replayable() {
+    let records = ending(1_048_576, true, json!({}), true, |t| t.tool_returned(tool(json!(1))));
+    assert_eq!(verdict(&records), (json!(false), json!("interrupted")));
+    let records = ending(1_048_576, false, json!({}), true, |t| t.tool_returned(tool(json!(1))));
+    assert_eq!(verdict(&records), (json!(false), json!("not_recorded")));
 }

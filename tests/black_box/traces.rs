@@ -172,7 +172,7 @@ fn t1_t2_t3_one_trace_per_call_with_the_exact_record_sequence() {
             json!({}),
             vec![
                 r#"{"at":"AT","call_id":"CALL_ID","deadline_ms":300,"front":"mcp","input":{"value":{}},"kind":"run_start","run_ref":"RUN_REF","seq":1,"tool":"spin","trace_id":"TRACE_ID"}"#.into(),
-                format!(r#"{{"at":"AT","disconnected":false,"dispatch":"true",{DUR},"error":null,"failure":null,"kind":"run_end","omitted_records":0,"outcome":"cancelled","replay_blocked":null,"replayable":true,"result_digest":"{}","seq":2}}"#, digest(&json!("cancelled"))),
+                format!(r#"{{"at":"AT","disconnected":false,"dispatch":"true",{DUR},"error":null,"failure":null,"kind":"run_end","omitted_records":0,"outcome":"cancelled","replay_blocked":"interrupted","replayable":false,"result_digest":"{}","seq":2}}"#, digest(&json!("cancelled"))),
             ],
         ),
         (
