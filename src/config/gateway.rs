@@ -120,7 +120,8 @@ pub struct EventsConfig {
 }
 
 /// `artifacts.trace` or `artifacts.inspection` when enabled (traces.md §2). The object form's members are
-/// each optional, with the defaults of `true`.
+/// each optional, with the defaults of `true`; `replay` belongs to `artifacts.trace` only (the schema
+/// refuses it under `artifacts.inspection`, so it is `false` there).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RunArtifactsConfig {
@@ -128,12 +129,15 @@ pub struct RunArtifactsConfig {
     pub max_file_bytes: u64,
     #[serde(default = "RunArtifactsConfig::default_max_retained_files")]
     pub max_retained_files: u32,
+    /// traces.md §2, §6.3: the trace keeps whole what a replay answers from.
+    #[serde(default)]
+    pub replay: bool,
 }
 
 impl RunArtifactsConfig {
     /// traces.md §2: what `true` means.
     pub const DEFAULT: RunArtifactsConfig =
-        RunArtifactsConfig { max_file_bytes: 1_048_576, max_retained_files: 1_000 };
+        RunArtifactsConfig { max_file_bytes: 1_048_576, max_retained_files: 1_000, replay: false };
 
     fn default_max_file_bytes() -> u64 {
         Self::DEFAULT.max_file_bytes

@@ -182,6 +182,7 @@ async fn drive(
                 dispatch: Dispatch::False,
                 disconnected: true,
                 why: None,
+                published: trace::Published::default(),
             };
             trace::end(shared, tool, traced, ended);
             return Settlement {

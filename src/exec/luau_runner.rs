@@ -23,7 +23,7 @@ use crate::apps::template::Run;
 use crate::apps::ServedTool;
 use crate::providers::runtime::ProviderRuntime;
 use crate::providers::trace::TraceId;
-use crate::traces::{Held, RunFiles, RunTrace};
+use crate::traces::{RunFiles, RunTrace};
 
 /// Runs applications, reaching upstreams through `providers` (absent without provider-bearing tools).
 #[derive(Default)]
@@ -99,7 +99,7 @@ fn luau_run(
         // runs from the start on a run thread (execution.md §12.8 "Fairness"); its trace records are held
         // until the try is known to count, so an abandoned try leaves none (traces.md §5).
         // A panic of the runtime here is this run's loss, as on a run thread, not the worker's.
-        let held = observer.as_ref().map(|_| Arc::new(Held::default()));
+        let held = observer.as_ref().map(|trace| Arc::new(trace.held()));
         let tried = match borrow {
             None => std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 let held = held.clone().map(|h| h as Arc<dyn RunObserver>);

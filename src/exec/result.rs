@@ -65,11 +65,17 @@ pub fn success_response(id: &RequestId, value: Value) -> Result<String, Response
 /// is a valid application detail (1..=1,024 bytes; a `String` is valid UTF-8 by construction). Small and
 /// valid by construction.
 pub fn tool_error_response(id: &RequestId, fixed_text: &str, detail: Option<&str>) -> String {
+    result_body(id, &to_deterministic_string(&result(tool_error_content(fixed_text, detail), true, None)))
+}
+
+/// The tool error's `content` (execution.md §7.2): the fixed text, then the detail when it has 1 to 1,024
+/// bytes. Both fronts publish this array; a trace's `result_digest` covers it (traces.md §5.5.2).
+pub fn tool_error_content(fixed_text: &str, detail: Option<&str>) -> Vec<Value> {
     let mut content = vec![text_block(fixed_text.to_owned())];
     if let Some(detail) = detail.filter(|d| !d.is_empty() && d.len() <= MAX_DETAIL_BYTES) {
         content.push(text_block(detail.to_owned()));
     }
-    result_body(id, &to_deterministic_string(&result(content, true, None)))
+    content
 }
 
 /// The one `message` event that carries `response` (execution.md §9).

@@ -96,6 +96,8 @@ pub(crate) async fn settle(
         Ran::Failed { why, .. } => why.clone(),
         _ => None,
     };
+    // traces.md §5.5.2: what the run published, for the trace's `result_digest`.
+    let published = trace::published(&traced, &ran);
     let (outcome, dispatch, response) = classify(tool, id, ran, render);
     if outcome == Outcome::InternalError {
         // execution.md §6.2 step 4: a run lost before it settled fences run admission (its owner's loss)
@@ -110,7 +112,7 @@ pub(crate) async fn settle(
         shared,
         tool,
         traced,
-        trace::Ended { outcome, dispatch, disconnected: client.disconnected, why },
+        trace::Ended { outcome, dispatch, disconnected: client.disconnected, why, published },
     );
     let audit_lost = audited.is_err();
     if audit_lost {

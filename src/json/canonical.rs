@@ -112,6 +112,13 @@ pub fn sha256_qualified(bytes: &[u8]) -> String {
     qualified(&sha256(bytes))
 }
 
+/// `"sha256:" ‖ hex(SHA-256(DJ(value)))`: the digest of a value as the gateway writes it (pins.md §2),
+/// qualified as in pins.md §4.3, without a label: a trace's argument, request and result digests
+/// (traces.md §6.3).
+pub fn value_digest(value: &Value) -> String {
+    sha256_qualified(&super::to_deterministic(value))
+}
+
 /// A field hash `"sha256:" ‖ hex(SHA-256(TCJ(value)))`, without a label (pins.md §4.4): only ever input to
 /// a labelled outer hash.
 pub fn field_hash(value: &Value) -> String {

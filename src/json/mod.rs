@@ -19,6 +19,7 @@ mod number;
 
 pub use canonical::{
     field_hash, labelled_hash, labelled_pin, qualified, sha256, sha256_qualified, typed_canonical,
+    value_digest,
 };
 pub use decode::{decode, DecodeError, DecodeErrorKind, Limits};
 pub use encode::{

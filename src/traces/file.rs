@@ -29,6 +29,13 @@ pub struct RunFile {
     max_file_bytes: u64,
 }
 
+/// What became of one record: written (or the file is silent after a failure), or left out.
+#[derive(PartialEq, Eq)]
+enum Put {
+    Done,
+    Left,
+}
+
 /// Whether a record opens or closes the file (always written) or is one of the records between.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Place {
@@ -60,22 +67,33 @@ impl RunFile {
     /// Writes one record in one write, or leaves it out under the ceiling (traces.md §6.2); a record that
     /// could not be encoded is left out and counted the same way.
     pub fn write(&self, draft: Draft, place: Place) {
+        let room = if place == Place::Framing { 0 } else { CLOSING_ROOM };
         let mut state = self.lock();
+        if self.put(&mut state, draft, room) == Put::Left {
+            state.omitted += 1;
+        }
+    }
+
+    /// Writes the opening record only if it leaves the room of a record between (traces.md §6.3: a
+    /// `run_start` whose whole input does not fit): false, with nothing written or counted, otherwise.
+    pub fn open_within(&self, draft: Draft) -> bool {
+        let mut state = self.lock();
+        self.put(&mut state, draft, CLOSING_ROOM) != Put::Left
+    }
+
+    fn put(&self, state: &mut State, draft: Draft, room: u64) -> Put {
         if state.file.is_none() {
-            return;
+            return Put::Done;
         }
         let Some(line) = draft.line(state.seq + 1) else {
-            state.omitted += 1;
-            return;
+            return Put::Left;
         };
-        let room = if place == Place::Framing { 0 } else { CLOSING_ROOM };
         if state.size + line.len() as u64 + room > self.max_file_bytes {
-            state.omitted += 1;
-            return;
+            return Put::Left;
         }
         let written = match state.file.as_mut() {
             Some(file) => file.write_all(&line),
-            None => return,
+            None => return Put::Done,
         };
         match written {
             Ok(()) => {
@@ -88,6 +106,7 @@ impl RunFile {
                 state.file = None;
             }
         }
+        Put::Done
     }
 
     /// Closes the file. True iff every write succeeded.

@@ -37,6 +37,8 @@ pub struct RunArtifacts {
     /// The last sequence number taken (traces.md §4.1).
     sequence: AtomicU64,
     traces: Option<ArtifactDir>,
+    /// `artifacts.trace.replay` (traces.md §6.3).
+    replay: bool,
     inspection: Option<ArtifactDir>,
 }
 
@@ -72,7 +74,8 @@ impl RunArtifacts {
             return Ok(None);
         }
         let start_ref = start_ref.as_str().to_owned();
-        Ok(Some(RunArtifacts { start_ref, sequence: AtomicU64::new(0), traces, inspection }))
+        let replay = artifacts.trace.is_some_and(|config| config.replay);
+        Ok(Some(RunArtifacts { start_ref, sequence: AtomicU64::new(0), traces, replay, inspection }))
     }
 
     /// traces.md §4.1: the next run reference.
@@ -91,7 +94,7 @@ impl RunArtifacts {
             files.trace = Some(Arc::new(match dir.create(&run_ref) {
                 Ok(created) => {
                     files.failed_now |= created.retention_failed;
-                    RunTrace::begin(created.file, dir.max_file_bytes, &start)
+                    RunTrace::begin(created.file, dir.max_file_bytes, self.replay, &start)
                 }
                 Err(CreateFailure::Descriptors) => return Err(OutOfDescriptors),
                 Err(CreateFailure::Other) => {

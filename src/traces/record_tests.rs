@@ -11,6 +11,8 @@ use crate::json::to_deterministic_record;
 
 const AT: Duration = Duration::from_micros(1_789_545_600_010_203); // 2026-09-16T08:00:00.010203Z
 const TS: &str = "2026-09-16T08:00:00.010203Z";
+/// A result digest (traces.md §5.5.2): 71 bytes.
+const DIGEST: &str = "sha256:0000000000000000000000000000000000000000000000000000000000000000";
 
 fn line(draft: Draft, seq: u64) -> String {
     String::from_utf8(draft.line(seq).unwrap()).unwrap()
@@ -93,6 +95,7 @@ fn exact_lines() {
         provider: "llm".into(),
         started_at: at,
         duration: Duration::from_micros(9),
+        request_digest: None,
         reply: ModelReply::Ok {
             message: json!({"role": "assistant"}),
             finish_reason: Some("stop".into()),
@@ -103,18 +106,27 @@ fn exact_lines() {
         reply: ModelReply::Failed { class: ModelFailure::Timeout, dispatch: Dispatch::Unknown },
         ..answered.clone()
     };
-    let end =
-        RunEnd { outcome: "success", dispatch: "true", disconnected: false, failure: None, error: None };
+    let end = RunEnd {
+        outcome: "success",
+        dispatch: "true",
+        disconnected: false,
+        failure: None,
+        error: None,
+        result_digest: DIGEST,
+        interrupted: false,
+    };
     let failed_end = RunEnd {
         outcome: "execution_failed",
         dispatch: "true",
         disconnected: false,
         failure: Some("uncaught_error"),
         error: Some(&raised),
+        result_digest: DIGEST,
+        interrupted: false,
     };
     let table = [
         (
-            Draft::new(&start, at),
+            Draft::new(&RunStartRecord::of(&start, false), at),
             format!(
                 "{{\"at\":\"{TS}\",\"call_id\":\"00112233445566778899aabbccddeeff\",\"deadline_ms\":30000,\
                  \"front\":\"mcp\",\"input\":{{\"value\":{{\"q\":\"x\"}}}},\"kind\":\"run_start\",\
@@ -123,7 +135,7 @@ fn exact_lines() {
             ),
         ),
         (
-            Draft::new(&Mission::of(&mission), at),
+            Draft::new(&Mission::of(&mission, false), at),
             format!(
                 "{{\"at\":\"{TS}\",\"duration_us\":1500,\"error\":null,\"failure\":\"fail\",\
                  \"input\":{{\"value\":[1]}},\"kind\":\"mission\",\"mission\":\"notes\",\"op\":\"call\",\
@@ -131,7 +143,7 @@ fn exact_lines() {
             ),
         ),
         (
-            Draft::new(&Mission::of(&errored), at),
+            Draft::new(&Mission::of(&errored, false), at),
             format!(
                 "{{\"at\":\"{TS}\",\"duration_us\":1500,\
                  \"error\":{{\"message\":\"mission/notes/eval:1: x\",\"traceback\":null}},\"failure\":\"error\",\
@@ -140,7 +152,7 @@ fn exact_lines() {
             ),
         ),
         (
-            Draft::new(&ToolCall::of(&ok_call), at),
+            Draft::new(&ToolCall::of(&ok_call, false), at),
             format!(
                 "{{\"alias\":\"fs.read\",\"arguments\":{{\"value\":{{}}}},\"at\":\"{TS}\",\"class\":null,\
                  \"dispatch\":\"true\",\"duration_us\":12,\"kind\":\"tool_call\",\"mission\":\"notes\",\
@@ -148,7 +160,7 @@ fn exact_lines() {
             ),
         ),
         (
-            Draft::new(&ToolCall::of(&refused), at),
+            Draft::new(&ToolCall::of(&refused, false), at),
             format!(
                 "{{\"alias\":\"fs.read\",\"arguments\":null,\"at\":\"{TS}\",\"class\":\"tool_not_granted\",\
                  \"dispatch\":\"false\",\"duration_us\":12,\"kind\":\"tool_call\",\"mission\":\"notes\",\
@@ -156,7 +168,7 @@ fn exact_lines() {
             ),
         ),
         (
-            Draft::new(&ModelCall::of(&answered), at),
+            Draft::new(&ModelCall::of(&answered, false), at),
             format!(
                 "{{\"at\":\"{TS}\",\"class\":null,\"dispatch\":\"true\",\"duration_us\":9,\
                  \"finish_reason\":\"stop\",\"kind\":\"model_call\",\
@@ -165,7 +177,7 @@ fn exact_lines() {
             ),
         ),
         (
-            Draft::new(&ModelCall::of(&failed), at),
+            Draft::new(&ModelCall::of(&failed, false), at),
             format!(
                 "{{\"at\":\"{TS}\",\"class\":\"model_timeout\",\"dispatch\":\"unknown\",\"duration_us\":9,\
                  \"finish_reason\":null,\"kind\":\"model_call\",\"message\":null,\"ok\":false,\
@@ -173,21 +185,23 @@ fn exact_lines() {
             ),
         ),
         (
-            Draft::new(&RunEndRecord::of(&end, Duration::from_micros(2_000), 3), at),
+            Draft::new(&RunEndRecord::of(&end, Duration::from_micros(2_000), 3, Some(ReplayBlocked::RecordsOmitted)), at),
             format!(
                 "{{\"at\":\"{TS}\",\"disconnected\":false,\"dispatch\":\"true\",\"duration_us\":2000,\
                  \"error\":null,\"failure\":null,\"kind\":\"run_end\",\"omitted_records\":3,\
-                 \"outcome\":\"success\",\"seq\":1}}"
+                 \"outcome\":\"success\",\"replay_blocked\":\"records_omitted\",\"replayable\":false,\
+                 \"result_digest\":\"{DIGEST}\",\"seq\":1}}"
             ),
         ),
         (
-            Draft::new(&RunEndRecord::of(&failed_end, Duration::from_micros(2_000), 0), at),
+            Draft::new(&RunEndRecord::of(&failed_end, Duration::from_micros(2_000), 0, None), at),
             format!(
                 "{{\"at\":\"{TS}\",\"disconnected\":false,\"dispatch\":\"true\",\"duration_us\":2000,\
                  \"error\":{{\"message\":\"mission/notes/find (notes/find.luau):3: boom\",\
                  \"traceback\":\"mission/notes/find (notes/find.luau):3: in function 'find'\"}},\
                  \"failure\":\"uncaught_error\",\"kind\":\"run_end\",\"omitted_records\":0,\
-                 \"outcome\":\"execution_failed\",\"seq\":1}}"
+                 \"outcome\":\"execution_failed\",\"replay_blocked\":null,\"replayable\":true,\
+                 \"result_digest\":\"{DIGEST}\",\"seq\":1}}"
             ),
         ),
     ];
@@ -200,13 +214,23 @@ fn exact_lines() {
 #[test]
 fn a_time_the_format_cannot_hold_is_null() {
     let early = UNIX_EPOCH - Duration::from_micros(1);
-    let end =
-        RunEnd { outcome: "cancelled", dispatch: "unknown", disconnected: true, failure: None, error: None };
-    let got = line(Draft::new(&RunEndRecord::of(&end, Duration::ZERO, 0), early), 4);
+    let end = RunEnd {
+        outcome: "cancelled",
+        dispatch: "unknown",
+        disconnected: true,
+        failure: None,
+        error: None,
+        result_digest: DIGEST,
+        interrupted: false,
+    };
+    let got = line(Draft::new(&RunEndRecord::of(&end, Duration::ZERO, 0, None), early), 4);
     assert_eq!(
         got,
-        "{\"at\":null,\"disconnected\":true,\"dispatch\":\"unknown\",\"duration_us\":0,\"error\":null,\
-         \"failure\":null,\"kind\":\"run_end\",\"omitted_records\":0,\"outcome\":\"cancelled\",\"seq\":4}\n"
+        format!(
+            "{{\"at\":null,\"disconnected\":true,\"dispatch\":\"unknown\",\"duration_us\":0,\"error\":null,\
+             \"failure\":null,\"kind\":\"run_end\",\"omitted_records\":0,\"outcome\":\"cancelled\",\
+             \"replay_blocked\":null,\"replayable\":true,\"result_digest\":\"{DIGEST}\",\"seq\":4}}\n"
+        )
     );
 }
 
@@ -226,17 +250,200 @@ fn error_texts_are_bounded_by_their_encoding() {
         message: bounded(&"\u{1}".repeat(4_000), MESSAGE_BYTES),
         traceback: Some(bounded(&"\"".repeat(4_000), TRACEBACK_BYTES)),
     };
+    // The longest outcome, and the longest reason (traces.md §6.3).
     let end = RunEnd {
-        outcome: "execution_failed",
+        outcome: "admission_unavailable",
         dispatch: "unknown",
         disconnected: true,
         failure: Some("interrupt_budget"),
         error: Some(&worst),
+        result_digest: DIGEST,
+        interrupted: false,
     };
     let early = UNIX_EPOCH + AT;
-    let record = RunEndRecord::of(&end, Duration::from_micros(u64::MAX), u64::MAX);
+    let blocked = Some(ReplayBlocked::RecordsOmitted);
+    let record = RunEndRecord::of(&end, Duration::from_micros(u64::MAX), u64::MAX, blocked);
     let got = line(Draft::new(&record, early), u64::MAX);
     assert!(got.len() <= 4_096, "{} bytes", got.len());
     assert!(got.contains(&format!("\"message\":\"{}\"", "\\u0001".repeat(170))), "{got}");
     assert!(got.contains(&format!("\"traceback\":\"{}\"", "\\\"".repeat(1_024))), "{got}");
+}
+
+const EMPTY_DIGEST: &str = "sha256:44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a";
+
+/// traces.md §6.3: a digest is `sha256:` and the hex of SHA-256 over the deterministic encoding.
+#[test]
+fn digests_cover_the_deterministic_encoding() {
+    assert_eq!(value_digest(&json!({})), EMPTY_DIGEST);
+    assert_eq!(
+        value_digest(&json!({"k": 1})),
+        "sha256:a0da1fce57d0e4f9f0ae4e4cbe040d34dcc046255c6c8d18e97f55aaed0655f0"
+    );
+    // Member order does not matter; `1` and `1.0` are different values.
+    assert_eq!(value_digest(&json!({"b": 1, "a": 2})), value_digest(&json!({"a": 2, "b": 1})));
+    assert_ne!(value_digest(&json!(1)), value_digest(&json!(1.0)));
+}
+
+/// traces.md §6.3 and vector R1: in a trace recorded for replay every value is whole, however long, and
+/// each host call carries its digest and, for `tool_call`, the `content` the script received.
+#[test]
+fn replay_lines() {
+    let at = UNIX_EPOCH + AT;
+    let big = json!("z".repeat(5_000));
+    let input = json!({"q": big});
+    let start = RunStart {
+        run_ref: "r1",
+        tool: "briefs",
+        front: "pcc",
+        call_id: "00112233445566778899aabbccddeeff",
+        trace_id: "0af7651916cd43dd8448eb211c80319c",
+        deadline_ms: 1,
+        input: &input,
+    };
+    let whole = line(Draft::new(&RunStartRecord::of(&start, true), at), 1);
+    assert!(
+        whole.contains(&format!("\"input\":{{\"value\":{{\"q\":\"{}\"}}}}", "z".repeat(5_000))),
+        "{whole}"
+    );
+    let cut = Draft::new(&RunStartRecord::of(&start, false), at);
+    assert_eq!(cut.marks(), Marks { cut: true, host_call: false });
+    assert_eq!(Draft::new(&RunStartRecord::of(&start, true), at).marks(), Marks::default());
+
+    let ok_call = ToolReturned {
+        mission: "notes".into(),
+        alias: "fs.read".into(),
+        request_id: Some(7),
+        started_at: at,
+        duration: Duration::from_micros(12),
+        arguments: Some(json!({})),
+        reply: ToolReply::Ok { value: Some(json!(2)), content: json!([{"text": "2", "type": "text"}]) },
+    };
+    let tool_error = ToolReturned {
+        arguments: None,
+        reply: ToolReply::Failed {
+            class: FailureClass::McpToolError,
+            dispatch: Dispatch::True,
+            content: Some(json!([{"text": "no", "type": "text"}])),
+        },
+        ..ok_call.clone()
+    };
+    let refused = ToolReturned {
+        request_id: None,
+        reply: ToolReply::failed(FailureClass::ToolNotGranted, Dispatch::False),
+        ..ok_call.clone()
+    };
+    let answered = ModelReturned {
+        provider: "llm".into(),
+        started_at: at,
+        duration: Duration::from_micros(9),
+        request_digest: Some(EMPTY_DIGEST.into()),
+        reply: ModelReply::Ok { message: big.clone(), finish_reason: None, usage: json!({}) },
+    };
+    let mission = MissionEnded {
+        mission: "notes".into(),
+        op: MissionOp::Call,
+        target: Some("notes.find".into()),
+        input: Some(json!({})),
+        started_at: at,
+        duration: Duration::from_micros(1_500),
+        failure: None,
+        result: Some(big.clone()),
+        error: None,
+    };
+    let z = "z".repeat(5_000);
+    let table = [
+        (
+            Draft::new(&ToolCall::of(&ok_call, true), at),
+            format!(
+                "{{\"alias\":\"fs.read\",\"arguments\":{{\"value\":{{}}}},\"arguments_digest\":\"{EMPTY_DIGEST}\",\
+                 \"at\":\"{TS}\",\"class\":null,\"content\":[{{\"text\":\"2\",\"type\":\"text\"}}],\
+                 \"dispatch\":\"true\",\"duration_us\":12,\"kind\":\"tool_call\",\"mission\":\"notes\",\
+                 \"ok\":true,\"request_id\":7,\"seq\":1,\"started_at\":\"{TS}\",\"value\":{{\"value\":2}}}}"
+            ),
+        ),
+        (
+            Draft::new(&ToolCall::of(&tool_error, true), at),
+            format!(
+                "{{\"alias\":\"fs.read\",\"arguments\":null,\"arguments_digest\":null,\"at\":\"{TS}\",\
+                 \"class\":\"mcp_tool_error\",\"content\":[{{\"text\":\"no\",\"type\":\"text\"}}],\
+                 \"dispatch\":\"true\",\"duration_us\":12,\"kind\":\"tool_call\",\"mission\":\"notes\",\
+                 \"ok\":false,\"request_id\":7,\"seq\":1,\"started_at\":\"{TS}\",\"value\":null}}"
+            ),
+        ),
+        (
+            Draft::new(&ToolCall::of(&refused, true), at),
+            format!(
+                "{{\"alias\":\"fs.read\",\"arguments\":{{\"value\":{{}}}},\"arguments_digest\":\"{EMPTY_DIGEST}\",\
+                 \"at\":\"{TS}\",\"class\":\"tool_not_granted\",\"content\":null,\"dispatch\":\"false\",\
+                 \"duration_us\":12,\"kind\":\"tool_call\",\"mission\":\"notes\",\"ok\":false,\
+                 \"request_id\":null,\"seq\":1,\"started_at\":\"{TS}\",\"value\":null}}"
+            ),
+        ),
+        (
+            Draft::new(&ModelCall::of(&answered, true), at),
+            format!(
+                "{{\"at\":\"{TS}\",\"class\":null,\"dispatch\":\"true\",\"duration_us\":9,\
+                 \"finish_reason\":null,\"kind\":\"model_call\",\"message\":{{\"value\":\"{z}\"}},\"ok\":true,\
+                 \"provider\":\"llm\",\"request_digest\":\"{EMPTY_DIGEST}\",\"seq\":1,\"started_at\":\"{TS}\",\
+                 \"usage\":{{}}}}"
+            ),
+        ),
+        (
+            Draft::new(&Mission::of(&mission, true), at),
+            format!(
+                "{{\"at\":\"{TS}\",\"duration_us\":1500,\"error\":null,\"failure\":null,\
+                 \"input\":{{\"value\":{{}}}},\"input_digest\":\"{EMPTY_DIGEST}\",\"kind\":\"mission\",\
+                 \"mission\":\"notes\",\"op\":\"call\",\"result\":{{\"value\":\"{z}\"}},\"seq\":1,\
+                 \"started_at\":\"{TS}\",\"target\":\"notes.find\"}}"
+            ),
+        ),
+    ];
+    for (draft, want) in table {
+        assert_eq!(line(draft, 1), format!("{want}\n"));
+    }
+}
+
+/// traces.md §6.3: what each record means for replay: a host call, and a value cut at the ceiling.
+#[test]
+fn marks_of_each_record() {
+    let at = UNIX_EPOCH + AT;
+    let big = json!("z".repeat(5_000));
+    let call = ToolReturned {
+        mission: "m".into(),
+        alias: "a".into(),
+        request_id: None,
+        started_at: at,
+        duration: Duration::ZERO,
+        arguments: Some(json!({})),
+        reply: ToolReply::Ok { value: Some(json!(1)), content: json!([]) },
+    };
+    let big_call = ToolReturned {
+        reply: ToolReply::Ok { value: Some(big.clone()), content: json!([]) },
+        ..call.clone()
+    };
+    let marks = |replay| Draft::new(&ToolCall::of(&big_call, replay), at).marks();
+    assert_eq!(Draft::new(&ToolCall::of(&call, false), at).marks(), Marks { cut: false, host_call: true });
+    assert_eq!(marks(false), Marks { cut: true, host_call: true });
+    assert_eq!(marks(true), Marks { cut: false, host_call: true });
+    let model = ModelReturned {
+        provider: "llm".into(),
+        started_at: at,
+        duration: Duration::ZERO,
+        request_digest: None,
+        reply: ModelReply::Failed { class: ModelFailure::Timeout, dispatch: Dispatch::Unknown },
+    };
+    assert_eq!(Draft::new(&ModelCall::of(&model, false), at).marks(), Marks { cut: false, host_call: true });
+    let mission = MissionEnded {
+        mission: "m".into(),
+        op: MissionOp::Eval,
+        target: None,
+        input: Some(big),
+        started_at: at,
+        duration: Duration::ZERO,
+        failure: None,
+        result: Some(json!(1)),
+        error: None,
+    };
+    assert_eq!(Draft::new(&Mission::of(&mission, false), at).marks(), Marks { cut: true, host_call: false });
+    assert_eq!(Draft::new(&Mission::of(&mission, true), at).marks(), Marks::default());
 }

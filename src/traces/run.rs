@@ -7,77 +7,154 @@
 //! (`record.rs`), the ceiling (`file.rs`) or the file's creation (`dir.rs`).
 
 use std::fs::File;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::{Instant, SystemTime};
 
 use super::file::{Place, RunFile};
-use super::record::{Draft, Mission, ModelCall, RunEnd, RunEndRecord, RunStart, ToolCall};
+use super::record::{
+    Draft, Marks, Mission, ModelCall, ReplayBlocked, RunEnd, RunEndRecord, RunStart, RunStartRecord, ToolCall,
+};
 use crate::apps::runtime::{MissionEnded, ModelReturned, RunObserver, ToolReturned};
 
 /// The trace of one run.
 pub struct RunTrace {
     file: RunFile,
     started: Instant,
+    /// `artifacts.trace.replay` (traces.md §6.3).
+    replay: bool,
+    /// A record of the trace holds a value cut at the ceiling.
+    cut: AtomicBool,
+    /// The run made a host call a replay answers from the trace.
+    host_call: AtomicBool,
 }
 
 impl RunTrace {
-    /// A trace over the freshly created `file`, beginning with `run_start` (traces.md §5.2).
-    pub fn begin(file: File, max_file_bytes: u64, start: &RunStart<'_>) -> RunTrace {
-        let trace = RunTrace { file: RunFile::new(file, max_file_bytes), started: Instant::now() };
-        trace.file.write(Draft::new(start, SystemTime::now()), Place::Framing);
+    /// A trace over the freshly created `file`, beginning with `run_start` (traces.md §5.2); with `replay`,
+    /// its input whole when that leaves room for the records between (traces.md §6.3), otherwise cut.
+    pub fn begin(file: File, max_file_bytes: u64, replay: bool, start: &RunStart<'_>) -> RunTrace {
+        let trace = RunTrace::with(RunFile::new(file, max_file_bytes), replay);
+        let at = SystemTime::now();
+        let opened = replay && trace.file.open_within(Draft::new(&RunStartRecord::of(start, true), at));
+        if !opened {
+            trace.write(Draft::new(&RunStartRecord::of(start, false), at), Place::Framing);
+        }
         trace
     }
 
     /// A trace whose file could not be created: it writes nothing and reports the failure.
     pub fn failed() -> RunTrace {
-        RunTrace { file: RunFile::failed(), started: Instant::now() }
+        RunTrace::with(RunFile::failed(), false)
+    }
+
+    fn with(file: RunFile, replay: bool) -> RunTrace {
+        RunTrace {
+            file,
+            started: Instant::now(),
+            replay,
+            cut: AtomicBool::new(false),
+            host_call: AtomicBool::new(false),
+        }
+    }
+
+    fn write(&self, draft: Draft, place: Place) {
+        let Marks { cut, host_call } = draft.marks();
+        if cut {
+            self.cut.store(true, Ordering::Relaxed);
+        }
+        if host_call {
+            self.host_call.store(true, Ordering::Relaxed);
+        }
+        self.file.write(draft, place);
+    }
+
+    /// traces.md §6.3: the first reason that applies why the trace cannot be replayed, if any.
+    fn blocked(&self, omitted: u64, interrupted: bool) -> Option<ReplayBlocked> {
+        if self.cut.load(Ordering::Relaxed) {
+            Some(ReplayBlocked::ValueCut)
+        } else if omitted > 0 {
+            Some(ReplayBlocked::RecordsOmitted)
+        } else if !self.replay && self.host_call.load(Ordering::Relaxed) {
+            Some(ReplayBlocked::NotRecorded)
+        } else if interrupted {
+            Some(ReplayBlocked::Interrupted)
+        } else {
+            None
+        }
     }
 
     /// Ends the trace with `run_end` (traces.md §5.5) and closes the file. True iff every write of the
     /// trace succeeded (a false is counted as `artifact_failed`, traces.md §7).
     pub fn end(&self, end: &RunEnd<'_>) -> bool {
-        let draft = Draft::now(&RunEndRecord::of(end, self.started.elapsed(), self.file.omitted()));
-        self.file.write(draft, Place::Framing);
+        let omitted = self.file.omitted();
+        let record =
+            RunEndRecord::of(end, self.started.elapsed(), omitted, self.blocked(omitted, end.interrupted));
+        self.file.write(Draft::now(&record), Place::Framing);
         self.file.close()
+    }
+
+    /// A holder for the records of a run tried on the async worker, recording as this trace does.
+    pub fn held(&self) -> Held {
+        Held { drafts: Mutex::default(), replay: self.replay }
     }
 
     /// The records `held` kept, in their order, as if they had been written when made.
     pub fn take(&self, held: &Held) {
-        let drafts = std::mem::take(&mut *held.0.lock().unwrap_or_else(|p| p.into_inner()));
+        let drafts = std::mem::take(&mut *held.drafts.lock().unwrap_or_else(|p| p.into_inner()));
         for draft in drafts {
-            self.file.write(draft, Place::Between);
+            self.write(draft, Place::Between);
         }
     }
 }
 
 impl RunObserver for RunTrace {
+    fn replay(&self) -> bool {
+        self.replay
+    }
+
     fn mission_ended(&self, ended: MissionEnded) {
-        self.file.write(Draft::now(&Mission::of(&ended)), Place::Between);
+        self.write(Draft::now(&Mission::of(&ended, self.replay)), Place::Between);
     }
 
     fn tool_returned(&self, returned: ToolReturned) {
-        self.file.write(Draft::now(&ToolCall::of(&returned)), Place::Between);
+        self.write(Draft::now(&ToolCall::of(&returned, self.replay)), Place::Between);
     }
 
     fn model_returned(&self, returned: ModelReturned) {
-        self.file.write(Draft::now(&ModelCall::of(&returned)), Place::Between);
+        self.write(Draft::now(&ModelCall::of(&returned, self.replay)), Place::Between);
     }
 }
 
 /// Records of a run tried on the async worker, kept until the try is known to count.
-#[derive(Default)]
-pub struct Held(Mutex<Vec<Draft>>);
+pub struct Held {
+    drafts: Mutex<Vec<Draft>>,
+    replay: bool,
+}
+
+impl Held {
+    fn keep(&self, draft: Draft) {
+        self.drafts.lock().unwrap_or_else(|p| p.into_inner()).push(draft);
+    }
+}
 
 impl RunObserver for Held {
+    fn replay(&self) -> bool {
+        self.replay
+    }
+
     fn mission_ended(&self, ended: MissionEnded) {
-        self.0.lock().unwrap_or_else(|p| p.into_inner()).push(Draft::now(&Mission::of(&ended)));
+        self.keep(Draft::now(&Mission::of(&ended, self.replay)));
     }
 
     fn tool_returned(&self, returned: ToolReturned) {
-        self.0.lock().unwrap_or_else(|p| p.into_inner()).push(Draft::now(&ToolCall::of(&returned)));
+        self.keep(Draft::now(&ToolCall::of(&returned, self.replay)));
     }
 
     fn model_returned(&self, returned: ModelReturned) {
-        self.0.lock().unwrap_or_else(|p| p.into_inner()).push(Draft::now(&ModelCall::of(&returned)));
+        self.keep(Draft::now(&ModelCall::of(&returned, self.replay)));
     }
 }
+
+#[cfg(test)]
+#[path = "run_tests.rs"]
+mod tests;

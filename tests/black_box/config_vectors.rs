@@ -271,7 +271,10 @@ rows! {
     row140_trace_file_bound: 140, |d| d.gateway["artifacts"]["trace"] = json!({"max_file_bytes": 16383}), Expect::Code("config_invalid");
     row140b_trace_retained_bound: 140, |d| d.gateway["artifacts"]["trace"] = json!({"max_retained_files": 100001}), Expect::Code("config_invalid");
     row140c_trace_unknown_member: 140, |d| d.gateway["artifacts"]["trace"] = json!({"stderr": true}), Expect::Code("config_invalid");
+    row140d_trace_replay_not_boolean: 140, |d| d.gateway["artifacts"]["trace"] = json!({"replay": "yes"}), Expect::Code("config_invalid");
+    row140e_inspection_has_no_replay: 140, |d| d.gateway["artifacts"]["inspection"] = json!({"replay": true}), Expect::Code("config_invalid");
     row141_trace_bounds: 141, |d| d.gateway["artifacts"]["trace"] = json!({"max_file_bytes": 16384, "max_retained_files": 2}), Expect::Starts;
+    row141b_trace_replay: 141, |d| d.gateway["artifacts"]["trace"] = json!({"replay": true}), Expect::Starts;
     row142_trace_foreign_file: 142, |d| { d.gateway["artifacts"]["trace"] = json!(true); private_dir(d, "artifacts"); private_dir(d, "artifacts/traces"); d.write_file("artifacts/traces/notes.txt", "x"); }, Expect::Code("artifact_root_unavailable");
     row128_trace_false: 128, |d| { d.gateway["artifacts"]["trace"] = json!(false); d.gateway["artifacts"]["inspection"] = json!(false); }, Expect::Starts;
     row129_reserved_source_unused: 129, |d| d.host["install"]["replay"] = json!({"source": "llm_replay", "model": 7, "anything": {"x": true}}), Expect::Starts;

@@ -44,5 +44,6 @@ mod ptc_call;
 mod service_managers;
 #[cfg(feature = "fault-injection")]
 mod traces;
+mod traces_replay;
 #[cfg(feature = "fault-injection")]
 mod traces_upstream;

@@ -472,3 +472,73 @@ fn ag5_an_agent_run_is_traced_with_its_evals() {
         !text.contains(MODEL_KEY) && !text.contains("chat/completions") && !text.contains(&up.endpoint())
     );
 }
+
+/// R7 (traces.md §6.3): with `artifacts.trace.replay`, each model answer whole as `m:chat` or the agent
+/// loop received it, with the digest of the request; `result_digest` of the published result; no key.
+#[test]
+fn r7_a_replay_trace_keeps_each_model_answer_with_its_request_digest() {
+    use crate::traces_replay::digest;
+    let long = "m".repeat(5_000);
+    let source = "return tool('fx.echo', { n = 1 }).value.n";
+    let up = OpenAiFixture::start(&[
+        json!({"reply": {"content": long, "usage": usage(7, 2)}}),
+        run_luau("r1", source),
+        finish("f1", json!(1)),
+    ]);
+    let fx = deployment_with(&up, |fx| fx.d.gateway["artifacts"]["trace"] = json!({"replay": true}));
+    let _gateway = start(&fx);
+    let request = user("hi");
+    let chatted = chat(&fx, 1, json!({"request": request}));
+    let agent = chat(&fx, 2, json!({"goal": "one", "max_turns": 2}));
+    assert_eq!(agent["value"], 1);
+    let dir = fx.d.path("artifacts/traces");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .expect("traces")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .collect();
+    files.sort();
+    assert_eq!(files.len(), 2);
+    let read = |path: &std::path::Path| -> (String, Vec<Value>) {
+        let text = std::fs::read_to_string(path).expect("trace");
+        let records = text.lines().map(|l| serde_json::from_str(l).expect("record")).collect();
+        (text, records)
+    };
+    let kinds = |records: &[Value]| -> Vec<String> {
+        records.iter().map(|r| r["kind"].as_str().expect("kind").to_owned()).collect()
+    };
+    // m:chat: the answer whole (over the 4,096-byte value ceiling), the digest of the request as sent.
+    let (text, records) = read(&files[0]);
+    assert_eq!(kinds(&records), ["run_start", "model_call", "run_end"]);
+    let answer = &records[1];
+    assert_eq!(answer["message"], json!({"value": {"role": "assistant", "content": long}}));
+    assert_eq!(answer["request_digest"], json!(digest(&request)));
+    assert_eq!((&answer["finish_reason"], &answer["usage"]), (&json!("stop"), &usage(7, 2)));
+    let end = &records[2];
+    assert_eq!(
+        (&end["result_digest"], &end["replayable"], &end["replay_blocked"]),
+        (&json!(digest(&chatted)), &json!(true), &Value::Null)
+    );
+    assert!(!text.contains(MODEL_KEY));
+    // The agent loop: two answers with their requests' digests, the eval's upstream call between them.
+    let (text, records) = read(&files[1]);
+    assert_eq!(kinds(&records), ["run_start", "model_call", "tool_call", "mission", "model_call", "run_end"]);
+    let (first, second) = (&records[1]["request_digest"], &records[4]["request_digest"]);
+    for d in [first, second] {
+        assert!(d.as_str().is_some_and(|d| d.len() == 71 && d.starts_with("sha256:")), "{d}");
+    }
+    assert_ne!(first, second, "the second request carries the first turn");
+    assert_eq!(records[1]["message"]["value"]["tool_calls"][0]["name"], "run_luau");
+    let upstream = &records[2];
+    assert_eq!(upstream["arguments"], json!({"value": {"n": 1}}));
+    assert_eq!(upstream["arguments_digest"], json!(digest(&json!({"n": 1}))));
+    assert_eq!(upstream["content"], json!([]));
+    assert_eq!(records[3]["input_digest"], json!(digest(&json!(source))));
+    let end = &records[5];
+    assert_eq!(
+        (&end["result_digest"], &end["replayable"], &end["replay_blocked"]),
+        (&json!(digest(&agent)), &json!(true), &Value::Null)
+    );
+    assert!(!text.contains(MODEL_KEY) && !text.contains(&up.endpoint()));
+}

@@ -10,6 +10,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::traces_replay::digest;
 use serde_json::{json, Value};
 use support::providers::{call, structured, wait};
 use support::{content_pin, Deployment, Gateway};
@@ -155,7 +156,7 @@ fn t1_t2_t3_one_trace_per_call_with_the_exact_record_sequence() {
             json!({"text": "hi"}),
             vec![
                 r#"{"at":"AT","call_id":"CALL_ID","deadline_ms":30000,"front":"mcp","input":{"value":{"text":"hi"}},"kind":"run_start","run_ref":"RUN_REF","seq":1,"tool":"echo","trace_id":"TRACE_ID"}"#.into(),
-                format!(r#"{{"at":"AT","disconnected":false,"dispatch":"true",{DUR},"error":null,"failure":null,"kind":"run_end","omitted_records":0,"outcome":"success","seq":2}}"#),
+                format!(r#"{{"at":"AT","disconnected":false,"dispatch":"true",{DUR},"error":null,"failure":null,"kind":"run_end","omitted_records":0,"outcome":"success","replay_blocked":null,"replayable":true,"result_digest":"{}","seq":2}}"#, digest(&json!({"text": "hi"}))),
             ],
         ),
         (
@@ -163,7 +164,7 @@ fn t1_t2_t3_one_trace_per_call_with_the_exact_record_sequence() {
             json!({}),
             vec![
                 r#"{"at":"AT","call_id":"CALL_ID","deadline_ms":30000,"front":"mcp","input":{"value":{}},"kind":"run_start","run_ref":"RUN_REF","seq":1,"tool":"boom","trace_id":"TRACE_ID"}"#.into(),
-                format!(r#"{{"at":"AT","disconnected":false,"dispatch":"true",{DUR},"error":{{"message":"workflow/app (app.luau):2: secret internals","traceback":"workflow/app (app.luau):2: in function 'run'"}},"failure":"uncaught_error","kind":"run_end","omitted_records":0,"outcome":"execution_failed","seq":2}}"#),
+                format!(r#"{{"at":"AT","disconnected":false,"dispatch":"true",{DUR},"error":{{"message":"workflow/app (app.luau):2: secret internals","traceback":"workflow/app (app.luau):2: in function 'run'"}},"failure":"uncaught_error","kind":"run_end","omitted_records":0,"outcome":"execution_failed","replay_blocked":null,"replayable":true,"result_digest":"{}","seq":2}}"#, digest(&json!("uncaught_error"))),
             ],
         ),
         (
@@ -171,7 +172,7 @@ fn t1_t2_t3_one_trace_per_call_with_the_exact_record_sequence() {
             json!({}),
             vec![
                 r#"{"at":"AT","call_id":"CALL_ID","deadline_ms":300,"front":"mcp","input":{"value":{}},"kind":"run_start","run_ref":"RUN_REF","seq":1,"tool":"spin","trace_id":"TRACE_ID"}"#.into(),
-                format!(r#"{{"at":"AT","disconnected":false,"dispatch":"true",{DUR},"error":null,"failure":null,"kind":"run_end","omitted_records":0,"outcome":"cancelled","seq":2}}"#),
+                format!(r#"{{"at":"AT","disconnected":false,"dispatch":"true",{DUR},"error":null,"failure":null,"kind":"run_end","omitted_records":0,"outcome":"cancelled","replay_blocked":"interrupted","replayable":false,"result_digest":"{}","seq":2}}"#, digest(&json!("cancelled"))),
             ],
         ),
         (
@@ -181,7 +182,7 @@ fn t1_t2_t3_one_trace_per_call_with_the_exact_record_sequence() {
                 r#"{"at":"AT","call_id":"CALL_ID","deadline_ms":30000,"front":"mcp","input":{"value":{}},"kind":"run_start","run_ref":"RUN_REF","seq":1,"tool":"missions","trace_id":"TRACE_ID"}"#.into(),
                 format!(r#"{{"at":"AT",{DUR},"error":null,"failure":null,"input":{{"value":{{"n":2}}}},"kind":"mission","mission":"m","op":"call","result":{{"value":{{"n":4}}}},"seq":2,"started_at":"STARTED_AT","target":"lib.twice"}}"#),
                 format!(r#"{{"at":"AT",{DUR},"error":{{"message":"mission/m/eval:1: x","traceback":"mission/m/eval:1: in function <mission/m/eval:1>\nworkflow/app (app.luau):5: in function <workflow/app (app.luau):5>\nworkflow/app (app.luau):5: in function 'run'"}},"failure":"error","input":{{"value":"error('x')"}},"kind":"mission","mission":"m","op":"eval","result":null,"seq":3,"started_at":"STARTED_AT","target":null}}"#),
-                format!(r#"{{"at":"AT","disconnected":false,"dispatch":"true",{DUR},"error":null,"failure":null,"kind":"run_end","omitted_records":0,"outcome":"success","seq":4}}"#),
+                format!(r#"{{"at":"AT","disconnected":false,"dispatch":"true",{DUR},"error":null,"failure":null,"kind":"run_end","omitted_records":0,"outcome":"success","replay_blocked":null,"replayable":true,"result_digest":"{}","seq":4}}"#, digest(&json!({"n": 4}))),
             ],
         ),
     ];
@@ -206,7 +207,8 @@ fn t1_t2_t3_one_trace_per_call_with_the_exact_record_sequence() {
 }
 
 /// T6 and T7: a value over the ceiling is cut with its marker; a run with more records than the file
-/// holds stays within `max_file_bytes`, ends with `run_end` and counts what it left out.
+/// holds stays within `max_file_bytes`, ends with `run_end` and counts what it left out. R4: each says
+/// why it cannot be replayed.
 #[test]
 fn t6_t7_value_fields_and_the_file_ceiling() {
     let d = deployment(json!({"max_file_bytes": 16384}));
@@ -220,6 +222,8 @@ fn t6_t7_value_fields_and_the_file_ceiling() {
     assert_eq!(result["truncated"], json!(true));
     assert_eq!(result["prefix"], json!(format!("\"{}", "y".repeat(4095))));
     assert_eq!(result.as_object().unwrap().len(), 3, "{result}");
+    let end = big.last().unwrap();
+    assert_eq!((&end["replayable"], &end["replay_blocked"]), (&json!(false), &json!("value_cut")));
     let many = &found[1].1;
     let size = std::fs::metadata(traces_dir(&d).join(&found[1].0)).unwrap().len();
     assert!(size <= 16384, "file of {size} bytes");
@@ -228,6 +232,8 @@ fn t6_t7_value_fields_and_the_file_ceiling() {
     let written = many.iter().filter(|r| r["kind"] == "mission").count() as u64;
     assert!(written > 0 && written < 100, "{written} mission records");
     assert_eq!(end["omitted_records"], json!(100 - written));
+    assert_eq!((&end["replayable"], &end["replay_blocked"]), (&json!(false), &json!("records_omitted")));
+    assert_eq!(end["result_digest"], json!(digest(&json!({}))));
     drop(gateway);
 }
 

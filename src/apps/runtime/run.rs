@@ -19,6 +19,7 @@ use super::tools::ToolPort;
 use crate::apps::luau::budget::Budget;
 use crate::apps::luau::sandbox::Sandbox;
 use crate::apps::luau::Environment;
+use crate::json::value_digest;
 use serde_json::Value;
 
 /// The state of one run, shared by its host functions.
@@ -86,6 +87,11 @@ impl Run {
     ) -> mlua::Result<ModelReply> {
         let started_at = SystemTime::now();
         let started = Instant::now();
+        // traces.md §6.3: only a trace that records for replay pays for the request's digest.
+        let request_digest = match &self.observer {
+            Some(observer) if observer.replay() => request.as_ref().map(value_digest),
+            _ => None,
+        };
         let reply = port.chat(name, request);
         self.boundary()?;
         if let Some(observer) = &self.observer {
@@ -94,6 +100,7 @@ impl Run {
                 provider: name.to_owned(),
                 started_at,
                 duration,
+                request_digest,
                 reply: reply.clone(),
             });
         }

@@ -149,6 +149,8 @@ fn section_11_vectors() {
         (140, S, invalid, Box::new(|d| set(d, "/artifacts/trace", r#"{"max_file_bytes": 16383}"#))),
         (140, S, invalid, Box::new(|d| set(d, "/artifacts/trace", r#"{"max_retained_files": 100001}"#))),
         (140, S, invalid, Box::new(|d| set(d, "/artifacts/inspection", r#"{"stderr": true}"#))),
+        (140, S, invalid, Box::new(|d| set(d, "/artifacts/inspection", r#"{"replay": true}"#))),
+        (140, S, invalid, Box::new(|d| set(d, "/artifacts/trace", r#"{"replay": "yes"}"#))),
         (140, D, invalid, Box::new(|d| set(d, "/artifacts/trace", "null"))),
         (
             141,
@@ -156,6 +158,7 @@ fn section_11_vectors() {
             Ok(()),
             Box::new(|d| set(d, "/artifacts/trace", r#"{"max_file_bytes": 16384, "max_retained_files": 2}"#)),
         ),
+        (141, S, Ok(()), Box::new(|d| set(d, "/artifacts/trace", r#"{"replay": true}"#))),
         (133, S, invalid, Box::new(|d| set(d, "/tools/0/description", r#""one\rtwo""#))),
         (134, S, invalid, Box::new(|d| set(d, "/tools/0/title", r#""one\ntwo""#))),
     ];
@@ -169,15 +172,24 @@ fn section_11_vectors() {
 #[test]
 fn run_artifacts_normalise_to_their_bounds() {
     use crate::config::gateway::RunArtifactsConfig as C;
-    let table: [(&str, Option<C>); 5] = [
+    let table: [(&str, Option<C>); 7] = [
         ("false", None),
-        ("true", Some(C { max_file_bytes: 1_048_576, max_retained_files: 1_000 })),
-        ("{}", Some(C { max_file_bytes: 1_048_576, max_retained_files: 1_000 })),
-        (r#"{"max_file_bytes": 16384}"#, Some(C { max_file_bytes: 16_384, max_retained_files: 1_000 })),
+        ("true", Some(C { max_file_bytes: 1_048_576, max_retained_files: 1_000, replay: false })),
+        ("{}", Some(C { max_file_bytes: 1_048_576, max_retained_files: 1_000, replay: false })),
+        (
+            r#"{"max_file_bytes": 16384}"#,
+            Some(C { max_file_bytes: 16_384, max_retained_files: 1_000, replay: false }),
+        ),
         (
             r#"{"max_retained_files": 100000}"#,
-            Some(C { max_file_bytes: 1_048_576, max_retained_files: 100_000 }),
+            Some(C { max_file_bytes: 1_048_576, max_retained_files: 100_000, replay: false }),
         ),
+        // traces.md §2, §6.3: `replay` defaults to false and keeps the bounds' defaults.
+        (
+            r#"{"replay": true}"#,
+            Some(C { max_file_bytes: 1_048_576, max_retained_files: 1_000, replay: true }),
+        ),
+        (r#"{"replay": false}"#, Some(C::DEFAULT)),
     ];
     for (value, want) in table {
         let config = run(&|d| set(d, "/artifacts/trace", value), Mode::Serve).expect(value);

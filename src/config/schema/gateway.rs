@@ -21,7 +21,7 @@ const ADDRESSES: &[&str] = &["127.0.0.1", "::1"];
 const PIN: &str = "Required to serve; optional with --print-pins, which prints the values to copy here.";
 
 const TRACE: &str = "Per-call trace files under <root>/traces/ (traces.md): true for the defaults, or an \
-object with the bounds.";
+object with the bounds and replay, which keeps whole what a replay of the run answers from (traces.md §6.3).";
 
 const INSPECTION: &str = "Per-call upstream request and response bodies under <root>/inspection/ \
 (traces.md §8): true for the defaults, or an object with the bounds.";
@@ -87,16 +87,17 @@ fn private_audit() -> ObjectSchema {
     ])
 }
 
-/// `artifacts.trace` and `artifacts.inspection` (traces.md §2): `false`, `true`, or the object form.
-fn run_artifacts() -> Schema {
-    Schema::OneOf(vec![
-        boolean(),
-        object(vec![
-            defaulted("max_file_bytes", integer(16_384, 67_108_864), 1_048_576_u64),
-            defaulted("max_retained_files", integer(2, 100_000), 1_000_u64),
-        ])
-        .into(),
-    ])
+/// `artifacts.trace` and `artifacts.inspection` (traces.md §2): `false`, `true`, or the object form; only
+/// the trace's object has `replay`.
+fn run_artifacts(replay: bool) -> Schema {
+    let mut members = vec![
+        defaulted("max_file_bytes", integer(16_384, 67_108_864), 1_048_576_u64),
+        defaulted("max_retained_files", integer(2, 100_000), 1_000_u64),
+    ];
+    if replay {
+        members.push(defaulted("replay", boolean(), false));
+    }
+    Schema::OneOf(vec![boolean(), object(members).into()])
 }
 
 const METRICS: &str = "A Prometheus text-format file, <root>/metrics/ptc-gateway.prom, replaced every \
@@ -107,8 +108,8 @@ fn artifacts() -> ObjectSchema {
     object(vec![
         required("root", path_string()),
         // traces.md §2: a boolean, or an object of bounds with the documented defaults.
-        defaulted("trace", run_artifacts(), false).describe(TRACE),
-        defaulted("inspection", run_artifacts(), false).describe(INSPECTION),
+        defaulted("trace", run_artifacts(true), false).describe(TRACE),
+        defaulted("inspection", run_artifacts(false), false).describe(INSPECTION),
         optional(
             "events",
             object(vec![
