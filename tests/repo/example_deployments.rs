@@ -144,8 +144,14 @@ fn debug_analysis_counts_the_main_gateways_runs() {
     let refused = run_with_deadline(command("analysis"), Duration::from_secs(30));
     support::assert_startup_error(&refused, "provider_runtime_unavailable", "analysis before main");
     assert!(std::net::TcpListener::bind(("127.0.0.1", ports[1])).is_ok(), "the port was never bound");
-    let _main = Gateway::start(command("main"), SocketAddr::from(([127, 0, 0, 1], ports[0])));
-    let _analysis = Gateway::start(command("analysis"), SocketAddr::from(([127, 0, 0, 1], ports[1])));
+    // At `info` a refused start explains itself on stderr (lifecycle.md §1.5), which the panic then shows.
+    let explained = |part: &str| {
+        let mut cmd = command(part);
+        cmd.env("PTC_LOG", "info");
+        cmd
+    };
+    let _main = Gateway::start(explained("main"), SocketAddr::from(([127, 0, 0, 1], ports[0])));
+    let _analysis = Gateway::start(explained("analysis"), SocketAddr::from(([127, 0, 0, 1], ports[1])));
     let (main, analysis) =
         (format!("http://127.0.0.1:{}/mcp", ports[0]), format!("http://127.0.0.1:{}/mcp", ports[1]));
     let (main_token, analysis_token) =
