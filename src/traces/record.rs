@@ -415,7 +415,7 @@ impl<'a> Published<'a> {
     }
 
     /// The forms of `result`, largest first (traces.md §6.2): whole in a trace recorded for replay, its
-    /// value field (§6.1), and the truncation marker with an empty prefix, which always fits; only `null`
+    /// value field (traces.md §6.1), and the truncation marker with an empty prefix, which always fits; only `null`
     /// for a call that published a class.
     pub(crate) fn results(&self, replay: bool) -> Vec<Option<ValueField<'a>>> {
         let Some(value) = self.value else { return vec![None] };
