@@ -2,8 +2,8 @@
 //! before the commit, ended after the audit and before publication, and every failure counted.
 //!
 //! Owns the order of these steps for both fronts, the `artifact_failed` counts, and what the run
-//! published as `run_end`'s `result_digest` covers it (traces.md §5.5.2). Does not own the files or the
-//! records (`crate::traces`), nor the run's own records (its observer, `luau_runner`).
+//! published as `run_end`'s `result` and `result_digest` cover it (traces.md §5.5.2). Does not own the
+//! files or the records (`crate::traces`), nor the run's own records (its observer, `luau_runner`).
 
 use serde_json::Value;
 
@@ -15,9 +15,8 @@ use crate::apps::ServedTool;
 use crate::audit::CallId;
 use crate::codes::outcome::{Dispatch, Outcome};
 use crate::config::manifest::Effect;
-use crate::json::value_digest;
 use crate::providers::trace::TraceId;
-use crate::traces::{OutOfDescriptors, RunEnd, RunFiles, RunStart};
+use crate::traces::{OutOfDescriptors, Publication, RunEnd, RunFiles, RunStart};
 
 /// Which front the call came through (the trace's `front`, traces.md §5.2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -81,47 +80,47 @@ pub(crate) struct Ended {
     pub published: Published,
 }
 
-/// What a run produced for its client, as far as `result_digest` needs it (traces.md §5.5.2): taken only
-/// for a traced call, before the value goes into the response.
+/// What a run produced for its client, as far as `run_end`'s `result` and `result_digest` need it
+/// (traces.md §5.5.2): taken only for a traced call, before the value goes into the response.
 #[derive(Default)]
 pub(crate) struct Published {
-    /// The digest of the value the run returned.
-    returned: Option<String>,
+    /// The value the run returned.
+    returned: Option<Value>,
     /// The `fail` detail the run gave.
     detail: Option<String>,
 }
 
-/// What `ran` produced for the client, when the call has a trace: the one digest a trace without
-/// `replay` adds to a run (traces.md §6.3).
+/// What `ran` produced for the client, when the call has a trace: a copy of the returned value, which
+/// `run_end` encodes once for its `result` and `result_digest` (traces.md §6.3).
 pub(crate) fn published(files: &RunFiles, ran: &Ran) -> Published {
     if files.trace.is_none() {
         return Published::default();
     }
     match ran {
-        Ran::Returned(value) => Published { returned: Some(value_digest(value)), detail: None },
+        Ran::Returned(value) => Published { returned: Some(value.clone()), detail: None },
         Ran::Failed { detail, .. } => Published { returned: None, detail: detail.clone() },
         _ => Published::default(),
     }
 }
 
-/// traces.md §5.5.2: the digest of what the call published: the structured result of a success; the
-/// tool error's content when it carries the run's `fail` detail; otherwise the failure class (`failure`)
-/// or the outcome.
-fn result_digest(
+/// traces.md §5.5.2: what the call published: the structured result of a success; the tool error's
+/// content when it carries the run's `fail` detail; otherwise the failure class (`failure`) or the
+/// outcome.
+fn publication(
     effect: Effect,
     (outcome, dispatch): (Outcome, Dispatch),
-    failure: Option<&str>,
+    failure: Option<&'static str>,
     published: Published,
-) -> String {
+) -> Publication {
     if let (Outcome::Success, Some(returned)) = (outcome, published.returned) {
-        return returned;
+        return Publication::Value(returned);
     }
     let detail = published.detail.filter(|d| !d.is_empty() && d.len() <= MAX_DETAIL_BYTES);
     if let (Outcome::ExecutionFailed, Some(detail)) = (outcome, detail) {
         let content = tool_error_content(fixed_text(effect, dispatch, outcome), Some(&detail));
-        return value_digest(&Value::Array(content));
+        return Publication::Value(Value::Array(content));
     }
-    value_digest(&Value::from(failure.unwrap_or(outcome.as_str())))
+    Publication::Class(failure.unwrap_or(outcome.as_str()))
 }
 
 /// traces.md §5.5 and §8: `inspection_end`, then `run_end`; a count when a file failed later
@@ -137,14 +136,14 @@ pub(crate) fn end(shared: &Shared, tool: &ServedTool, files: RunFiles, ended: En
         // what the call's outcome says, and is not recorded.
         let why = why.as_ref().filter(|_| outcome == Outcome::ExecutionFailed);
         let failure = why.map(|w| w.cause.as_str());
-        let result_digest = result_digest(tool.effect, (outcome, dispatch), failure, published);
+        let published = publication(tool.effect, (outcome, dispatch), failure, published);
         let end = RunEnd {
             outcome: outcome.as_str(),
             dispatch: dispatch.as_str(),
             disconnected,
             failure,
             error: why.and_then(|w| w.error.as_ref()),
-            result_digest: &result_digest,
+            published: &published,
             interrupted: interrupted(outcome),
         };
         clean &= trace.end(&end);
@@ -170,7 +169,7 @@ mod tests {
     use super::*;
 
     fn returned(value: &Value) -> Published {
-        Published { returned: Some(value_digest(value)), detail: None }
+        Published { returned: Some(value.clone()), detail: None }
     }
 
     fn detail(text: &str) -> Published {
@@ -178,43 +177,42 @@ mod tests {
     }
 
     /// traces.md §5.5.2 and vector R2: the structured result, the tool error's content when it carries the
-    /// `fail` detail, otherwise the failure class or the outcome.
+    /// `fail` detail, otherwise the failure class or the outcome (their digests: `traces::record`).
     #[test]
-    fn result_digest_covers_what_was_published() {
+    fn publication_is_what_was_published() {
         let (read, write) = (Effect::Read, Effect::Write);
         let ok = (Outcome::Success, Dispatch::True);
         let failed = (Outcome::ExecutionFailed, Dispatch::True);
         let value = json!({"text": "hi"});
-        let content = |text: &str, detail: &str| json!([{"text": text, "type": "text"}, {"text": detail, "type": "text"}]);
-        let class = |c: &str| value_digest(&json!(c));
+        let content = |text: &str, detail: &str| {
+            Publication::Value(json!([{"text": text, "type": "text"}, {"text": detail, "type": "text"}]))
+        };
+        let class = Publication::Class;
         let table = [
-            (result_digest(read, ok, None, returned(&value)), value_digest(&value)),
+            (publication(read, ok, None, returned(&value)), Publication::Value(value.clone())),
             (
-                result_digest(read, failed, Some("fail"), detail("no such note")),
-                value_digest(&content("Tool execution failed", "no such note")),
+                publication(read, failed, Some("fail"), detail("no such note")),
+                content("Tool execution failed", "no such note"),
             ),
             (
-                result_digest(write, failed, Some("fail"), detail("no")),
-                value_digest(&content("Operation may have changed data; do not retry automatically", "no")),
+                publication(write, failed, Some("fail"), detail("no")),
+                content("Operation may have changed data; do not retry automatically", "no"),
             ),
             // A detail that does not reach the client (empty, over 1,024 bytes) is not published.
-            (result_digest(read, failed, Some("fail"), detail("")), class("fail")),
-            (result_digest(read, failed, Some("fail"), detail(&"x".repeat(1_025))), class("fail")),
+            (publication(read, failed, Some("fail"), detail("")), class("fail")),
+            (publication(read, failed, Some("fail"), detail(&"x".repeat(1_025))), class("fail")),
             (
-                result_digest(read, failed, Some("uncaught_error"), Published::default()),
+                publication(read, failed, Some("uncaught_error"), Published::default()),
                 class("uncaught_error"),
             ),
             // The forward form's failed upstream call has no failure class: the outcome.
-            (result_digest(read, failed, None, Published::default()), class("execution_failed")),
+            (publication(read, failed, None, Published::default()), class("execution_failed")),
             // A run whose value did not become the response, or whose client stopped it.
             (
-                result_digest(read, (Outcome::InvalidResult, Dispatch::True), None, returned(&value)),
+                publication(read, (Outcome::InvalidResult, Dispatch::True), None, returned(&value)),
                 class("invalid_result"),
             ),
-            (
-                result_digest(read, (Outcome::Cancelled, Dispatch::True), None, detail("x")),
-                class("cancelled"),
-            ),
+            (publication(read, (Outcome::Cancelled, Dispatch::True), None, detail("x")), class("cancelled")),
         ];
         for (i, (got, want)) in table.into_iter().enumerate() {
             assert_eq!(got, want, "row {i}");

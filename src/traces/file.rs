@@ -81,6 +81,13 @@ impl RunFile {
         self.put(&mut state, draft, CLOSING_ROOM) != Put::Left
     }
 
+    /// Writes the closing record only if it fits the file (traces.md §6.2: a `run_end` whose `result`
+    /// would not): false, with nothing written or counted, otherwise.
+    pub fn close_within(&self, draft: Draft) -> bool {
+        let mut state = self.lock();
+        self.put(&mut state, draft, 0) != Put::Left
+    }
+
     fn put(&self, state: &mut State, draft: Draft, room: u64) -> Put {
         if state.file.is_none() {
             return Put::Done;

@@ -28,7 +28,7 @@ use crate::storage::artifact_root::ArtifactRoot;
 use crate::storage::{StartRef, StorageError};
 use dir::{ArtifactDir, CreateFailure};
 pub use inspection::RunInspection;
-pub use record::{RunEnd, RunStart};
+pub use record::{Publication, RunEnd, RunStart};
 pub use run::{Held, RunTrace};
 
 /// The run artifacts of the gateway: present iff `artifacts.trace` or `artifacts.inspection` is configured.

@@ -1,12 +1,13 @@
 //! The exact trace records (traces.md §5) and their value fields (traces.md §6.1).
 //!
 //! Owns the key sets and value domains of `run_start`, `mission`, `tool_call`, `model_call` and `run_end`,
-//! each a `Serialize` type whose fields are its members, the value field's two forms, the members a trace
-//! recorded for replay adds and what each record means for replay ([`Marks`], traces.md §6.3), the
-//! error field of a failed mission or run (bounded by `apps::runtime::failure`, which reads it), and the
-//! encoding of one record as one line ([`Draft`]). Does not own the file ceiling (`file.rs`), when a
-//! record is written or whether the run is replayable (`run.rs`), or the inspection file's records
-//! (`inspection.rs`).
+//! each a `Serialize` type whose fields are its members, the value field's two forms, the member a trace
+//! recorded for replay adds, whether a record holds a value cut at the ceiling (traces.md §6.3), what
+//! `run_end` says the run published and its digest ([`Publication`], traces.md §5.5.2), the error field of
+//! a failed mission or run (bounded by `apps::runtime::failure`, which reads it), and the encoding of one
+//! record as one line ([`Draft`]). Does not own the file ceiling (`file.rs`), when a record is written,
+//! which form of `run_end`'s `result` fits, or whether the run is replayable (`run.rs`), or the inspection
+//! file's records (`inspection.rs`).
 
 use std::time::{Duration, SystemTime};
 
@@ -17,7 +18,7 @@ use crate::apps::runtime::{LuauError, MissionEnded, ModelReply, ModelReturned, T
 use crate::codes::model::ModelFailure;
 use crate::codes::provider::{Dispatch, FailureClass};
 use crate::events::time::event_timestamp;
-use crate::json::{to_deterministic, value_digest};
+use crate::json::{sha256_qualified, to_deterministic};
 
 /// traces.md §6.1: the value ceiling of a value field.
 pub const VALUE_CEILING: usize = 4_096;
@@ -33,13 +34,25 @@ pub enum ValueField<'a> {
 
 /// The value field of `value`.
 pub fn value_field(value: &Value) -> ValueField<'_> {
-    let encoded = to_deterministic(value);
+    measured(value, &to_deterministic(value))
+}
+
+/// The value field of `value`, whose deterministic encoding is `encoded`.
+fn measured<'a>(value: &'a Value, encoded: &[u8]) -> ValueField<'a> {
     if encoded.len() <= VALUE_CEILING {
         return ValueField::Whole { value };
     }
-    let end = char_boundary(&encoded, VALUE_CEILING);
+    let end = char_boundary(encoded, VALUE_CEILING);
     let prefix = String::from_utf8_lossy(&encoded[..end]).into_owned();
     ValueField::Cut { bytes: encoded.len(), prefix, truncated: true }
+}
+
+/// The value field of `value` (as [`field`]) and its digest (traces.md §6.3), from one encoding.
+fn digested(value: &Value, replay: bool) -> (ValueField<'_>, String) {
+    let encoded = to_deterministic(value);
+    let digest = sha256_qualified(&encoded);
+    let field = if replay { ValueField::Whole { value } } else { measured(value, &encoded) };
+    (field, digest)
 }
 
 /// The value field of `value` in a trace that records for replay or not (traces.md §6.3): whole with
@@ -62,14 +75,6 @@ impl ValueField<'_> {
 /// Whether any of `fields` is cut.
 fn any_cut<'f, 'a: 'f>(fields: impl IntoIterator<Item = &'f Option<ValueField<'a>>>) -> bool {
     fields.into_iter().any(|f| f.as_ref().is_some_and(ValueField::is_cut))
-}
-
-/// What one record means for replay (traces.md §6.3): whether it holds a value cut at the ceiling, and
-/// whether it is a host call a replay answers from the trace (`tool_call`, `model_call`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Marks {
-    pub cut: bool,
-    pub host_call: bool,
 }
 
 /// The length of the longest prefix of `bytes` of at most `ceiling` bytes that does not end inside a
@@ -99,9 +104,9 @@ fn micros(d: Duration) -> u64 {
 pub trait TraceRecord: Serialize {
     const KIND: &'static str;
 
-    /// What the record means for replay (traces.md §6.3); nothing by default.
-    fn marks(&self) -> Marks {
-        Marks::default()
+    /// The record holds a value a replay needs cut at the ceiling (traces.md §6.3); none by default.
+    fn cut(&self) -> bool {
+        false
     }
 }
 
@@ -113,7 +118,7 @@ pub struct Draft {
     /// `None` for a record the encoder could not represent (none of the types below can give one); it is
     /// left out and counted like a record over the ceiling.
     members: Option<Map<String, Value>>,
-    marks: Marks,
+    cut: bool,
 }
 
 impl Draft {
@@ -123,12 +128,12 @@ impl Draft {
             Ok(Value::Object(members)) => Some(members),
             _ => None,
         };
-        Draft { kind: R::KIND, at, members, marks: record.marks() }
+        Draft { kind: R::KIND, at, members, cut: record.cut() }
     }
 
-    /// What the record means for replay.
-    pub(crate) fn marks(&self) -> Marks {
-        self.marks
+    /// The record holds a value a replay needs cut at the ceiling.
+    pub(crate) fn cut(&self) -> bool {
+        self.cut
     }
 
     /// `record`, made now.
@@ -175,8 +180,8 @@ pub(crate) struct RunStartRecord<'a> {
 impl TraceRecord for RunStartRecord<'_> {
     const KIND: &'static str = "run_start";
 
-    fn marks(&self) -> Marks {
-        Marks { cut: self.input.is_cut(), host_call: false }
+    fn cut(&self) -> bool {
+        self.input.is_cut()
     }
 }
 
@@ -206,38 +211,31 @@ pub struct Mission<'a> {
     failure: Option<&'static str>,
     result: Option<ValueField<'a>>,
     error: Option<ErrorField<'a>>,
-    /// Only in a trace recorded for replay (traces.md §6.3).
-    #[serde(flatten)]
-    replay: Option<MissionReplay>,
-}
-
-/// The member `mission` gains in a trace recorded for replay.
-#[derive(Serialize)]
-struct MissionReplay {
     input_digest: Option<String>,
 }
 
 impl TraceRecord for Mission<'_> {
     const KIND: &'static str = "mission";
 
-    fn marks(&self) -> Marks {
-        Marks { cut: any_cut([&self.input, &self.result]), host_call: false }
+    fn cut(&self) -> bool {
+        any_cut([&self.input, &self.result])
     }
 }
 
 impl<'a> Mission<'a> {
     pub fn of(ended: &'a MissionEnded, replay: bool) -> Mission<'a> {
+        let (input, input_digest) = ended.input.as_ref().map(|v| digested(v, replay)).unzip();
         Mission {
             mission: &ended.mission,
             op: ended.op.as_str(),
             target: ended.target.as_deref(),
-            input: ended.input.as_ref().map(|v| field(v, replay)),
+            input,
             started_at: timestamp(ended.started_at),
             duration_us: micros(ended.duration),
             failure: ended.failure.map(|f| f.as_str()),
             result: ended.result.as_ref().map(|v| field(v, replay)),
             error: ended.error.as_ref().map(ErrorField::of),
-            replay: replay.then(|| MissionReplay { input_digest: ended.input.as_ref().map(value_digest) }),
+            input_digest,
         }
     }
 }
@@ -255,57 +253,63 @@ pub struct ToolCall<'a> {
     class: Option<FailureClass>,
     dispatch: Dispatch,
     value: Option<ValueField<'a>>,
+    /// With `ok`, `class`, `dispatch` and `value`, the whole table the script received.
+    content: Option<ValueField<'a>>,
     /// Only in a trace recorded for replay (traces.md §6.3).
     #[serde(flatten)]
-    replay: Option<ToolReplay<'a>>,
+    replay: Option<ToolReplay>,
 }
 
-/// The members `tool_call` gains in a trace recorded for replay: with `ok`, `class`, `dispatch` and
-/// `value` they are the whole table the script received.
+/// The member `tool_call` gains in a trace recorded for replay: the digest of the arguments, which a
+/// reader of another trace computes from their whole value field.
 #[derive(Serialize)]
-struct ToolReplay<'a> {
+struct ToolReplay {
     arguments_digest: Option<String>,
-    content: Option<&'a Value>,
 }
 
 impl TraceRecord for ToolCall<'_> {
     const KIND: &'static str = "tool_call";
 
-    fn marks(&self) -> Marks {
-        Marks { cut: any_cut([&self.arguments, &self.value]), host_call: true }
+    fn cut(&self) -> bool {
+        any_cut([&self.arguments, &self.value, &self.content])
     }
 }
 
 impl<'a> ToolCall<'a> {
     pub fn of(returned: &'a ToolReturned, replay: bool) -> ToolCall<'a> {
         let (ok, class, dispatch, value, content) = match &returned.reply {
-            ToolReply::Ok { value, content } => {
-                (true, None, Dispatch::True, value.as_ref().map(|v| field(v, replay)), Some(content))
-            }
+            ToolReply::Ok { value, content } => (true, None, Dispatch::True, value.as_ref(), Some(content)),
             ToolReply::Failed { class, dispatch, content } => {
                 (false, Some(*class), *dispatch, None, content.as_ref())
             }
         };
-        let replay = replay
-            .then(|| ToolReplay { arguments_digest: returned.arguments.as_ref().map(value_digest), content });
+        let (arguments, replay) = match (&returned.arguments, replay) {
+            (Some(arguments), true) => {
+                let (field, digest) = digested(arguments, true);
+                (Some(field), Some(ToolReplay { arguments_digest: Some(digest) }))
+            }
+            (None, true) => (None, Some(ToolReplay { arguments_digest: None })),
+            (arguments, false) => (arguments.as_ref().map(value_field), None),
+        };
         ToolCall {
             mission: &returned.mission,
             alias: &returned.alias,
             request_id: returned.request_id,
             started_at: timestamp(returned.started_at),
             duration_us: micros(returned.duration),
-            arguments: returned.arguments.as_ref().map(|v| field(v, replay.is_some())),
+            arguments,
             ok,
             class,
             dispatch,
-            value,
+            value: value.map(|v| field(v, replay.is_some())),
+            content: content.map(|c| field(c, replay.is_some())),
             replay,
         }
     }
 }
 
-/// `model_call` (traces.md §5.6): one model call that answered the run: classes, numbers and the
-/// assistant's message, never the request, the endpoint or the credential.
+/// `model_call` (traces.md §5.6): one model call that answered the run: classes, numbers, the
+/// assistant's message and the request's digest, never the request, the endpoint or the credential.
 #[derive(Serialize)]
 pub struct ModelCall<'a> {
     provider: &'a str,
@@ -318,22 +322,14 @@ pub struct ModelCall<'a> {
     /// `null` for a failed call.
     usage: &'a Value,
     message: Option<ValueField<'a>>,
-    /// Only in a trace recorded for replay (traces.md §6.3).
-    #[serde(flatten)]
-    replay: Option<ModelReplay<'a>>,
-}
-
-/// The member `model_call` gains in a trace recorded for replay.
-#[derive(Serialize)]
-struct ModelReplay<'a> {
     request_digest: Option<&'a str>,
 }
 
 impl TraceRecord for ModelCall<'_> {
     const KIND: &'static str = "model_call";
 
-    fn marks(&self) -> Marks {
-        Marks { cut: any_cut([&self.message]), host_call: true }
+    fn cut(&self) -> bool {
+        any_cut([&self.message])
     }
 }
 
@@ -357,7 +353,7 @@ impl<'a> ModelCall<'a> {
             finish_reason,
             usage,
             message,
-            replay: replay.then_some(ModelReplay { request_digest: returned.request_digest.as_deref() }),
+            request_digest: returned.request_digest.as_deref(),
         }
     }
 }
@@ -385,10 +381,57 @@ pub struct RunEnd<'a> {
     pub failure: Option<&'static str>,
     /// For an uncaught error, its message and traceback.
     pub error: Option<&'a LuauError>,
-    /// The digest of what the run published (traces.md §5.5.2).
-    pub result_digest: &'a str,
+    /// What the run published (traces.md §5.5.2).
+    pub published: &'a Publication,
     /// The outcome was decided outside the run (traces.md §6.3: `interrupted`).
     pub interrupted: bool,
+}
+
+/// What a call published (traces.md §5.5.2): a value, the structured result of a success or the tool
+/// error's `content` array carrying the run's `fail` detail, or, when it published neither, the failure
+/// class or the outcome.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Publication {
+    Value(Value),
+    Class(&'static str),
+}
+
+/// `run_end`'s `result` and `result_digest` (traces.md §5.5, §5.5.2), from one encoding of what the call
+/// published.
+pub(crate) struct Published<'a> {
+    value: Option<&'a Value>,
+    encoded: Vec<u8>,
+    digest: String,
+}
+
+impl<'a> Published<'a> {
+    pub(crate) fn of(publication: &'a Publication) -> Published<'a> {
+        let (value, encoded) = match publication {
+            Publication::Value(value) => (Some(value), to_deterministic(value)),
+            Publication::Class(class) => (None, to_deterministic(&Value::from(*class))),
+        };
+        let digest = sha256_qualified(&encoded);
+        Published { value, encoded, digest }
+    }
+
+    /// The forms of `result`, largest first (traces.md §6.2): whole in a trace recorded for replay, its
+    /// value field (traces.md §6.1), and the truncation marker with an empty prefix, which always fits; only `null`
+    /// for a call that published a class.
+    pub(crate) fn results(&self, replay: bool) -> Vec<Option<ValueField<'a>>> {
+        let Some(value) = self.value else { return vec![None] };
+        let field = measured(value, &self.encoded);
+        let mut forms = Vec::with_capacity(3);
+        if replay && field.is_cut() {
+            forms.push(Some(ValueField::Whole { value }));
+        }
+        forms.push(Some(field));
+        forms.push(Some(ValueField::Cut {
+            bytes: self.encoded.len(),
+            prefix: String::new(),
+            truncated: true,
+        }));
+        forms
+    }
 }
 
 /// Why a trace cannot be replayed (traces.md §6.3): a closed set, in the order the first that applies is
@@ -396,12 +439,10 @@ pub struct RunEnd<'a> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ReplayBlocked {
-    /// A value field of the trace holds the truncation marker.
+    /// A value field a replay needs holds the truncation marker.
     ValueCut,
     /// The file ceiling left records out.
     RecordsOmitted,
-    /// Recorded without `replay`, the run made a host call whose answer the trace does not hold whole.
-    NotRecorded,
     /// The outcome was decided outside the run (its deadline, its client, its loss, its cleanup, the
     /// commit), so a replay could not publish it.
     Interrupted,
@@ -417,6 +458,8 @@ pub struct RunEndRecord<'a> {
     omitted_records: u64,
     failure: Option<&'a str>,
     error: Option<ErrorField<'a>>,
+    /// Shown beside a replayed result, never compared: a cut `result` does not block replay.
+    result: Option<ValueField<'a>>,
     result_digest: &'a str,
     replayable: bool,
     replay_blocked: Option<ReplayBlocked>,
@@ -426,24 +469,35 @@ impl TraceRecord for RunEndRecord<'_> {
     const KIND: &'static str = "run_end";
 }
 
+/// What `run_end` says of the trace itself: its length and the records left out, and why it cannot be
+/// replayed.
+#[derive(Clone, Copy)]
+pub(crate) struct Closing {
+    pub duration: Duration,
+    pub omitted_records: u64,
+    pub blocked: Option<ReplayBlocked>,
+}
+
 impl<'a> RunEndRecord<'a> {
-    pub fn of(
+    /// `run_end` with `result` in one of the forms of [`Published::results`].
+    pub(crate) fn of(
         end: &'a RunEnd<'a>,
-        duration: Duration,
-        omitted_records: u64,
-        blocked: Option<ReplayBlocked>,
+        closing: Closing,
+        published: &'a Published<'a>,
+        result: Option<ValueField<'a>>,
     ) -> RunEndRecord<'a> {
         RunEndRecord {
             outcome: end.outcome,
             dispatch: end.dispatch,
             disconnected: end.disconnected,
-            duration_us: micros(duration),
-            omitted_records,
+            duration_us: micros(closing.duration),
+            omitted_records: closing.omitted_records,
             failure: end.failure,
             error: end.error.map(ErrorField::of),
-            result_digest: end.result_digest,
-            replayable: blocked.is_none(),
-            replay_blocked: blocked,
+            result,
+            result_digest: &published.digest,
+            replayable: closing.blocked.is_none(),
+            replay_blocked: closing.blocked,
         }
     }
 }

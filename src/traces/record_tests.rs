@@ -7,12 +7,33 @@ use serde_json::json;
 use super::*;
 use crate::apps::runtime::failure::{bounded, MESSAGE_BYTES, TRACEBACK_BYTES};
 use crate::apps::runtime::{MissionFailure, MissionOp};
-use crate::json::to_deterministic_record;
+use crate::json::{sha256_qualified, to_deterministic_record, value_digest};
 
 const AT: Duration = Duration::from_micros(1_789_545_600_010_203); // 2026-09-16T08:00:00.010203Z
 const TS: &str = "2026-09-16T08:00:00.010203Z";
-/// A result digest (traces.md §5.5.2): 71 bytes.
+/// A request digest (traces.md §5.6): 71 bytes.
 const DIGEST: &str = "sha256:0000000000000000000000000000000000000000000000000000000000000000";
+
+/// The digest of a value whose deterministic encoding is `encoding` (traces.md §6.3), computed from the
+/// text, not by the encoder.
+fn digest_of(encoding: &str) -> String {
+    sha256_qualified(encoding.as_bytes())
+}
+
+/// `run_end` for `end` in a trace recorded for replay or not, with `result` in its first form.
+fn run_end(
+    end: &RunEnd<'_>,
+    duration: Duration,
+    omitted_records: u64,
+    blocked: Option<ReplayBlocked>,
+    replay: bool,
+    at: SystemTime,
+) -> Draft {
+    let published = Published::of(end.published);
+    let result = published.results(replay).into_iter().next().unwrap();
+    let closing = Closing { duration, omitted_records, blocked };
+    Draft::new(&RunEndRecord::of(end, closing, &published, result), at)
+}
 
 fn line(draft: Draft, seq: u64) -> String {
     String::from_utf8(draft.line(seq).unwrap()).unwrap()
@@ -95,7 +116,7 @@ fn exact_lines() {
         provider: "llm".into(),
         started_at: at,
         duration: Duration::from_micros(9),
-        request_digest: None,
+        request_digest: Some(DIGEST.into()),
         reply: ModelReply::Ok {
             message: json!({"role": "assistant"}),
             finish_reason: Some("stop".into()),
@@ -103,27 +124,32 @@ fn exact_lines() {
         },
     };
     let failed = ModelReturned {
+        request_digest: None,
         reply: ModelReply::Failed { class: ModelFailure::Timeout, dispatch: Dispatch::Unknown },
         ..answered.clone()
     };
+    let structured = Publication::Value(json!({"text": "hi"}));
     let end = RunEnd {
         outcome: "success",
         dispatch: "true",
         disconnected: false,
         failure: None,
         error: None,
-        result_digest: DIGEST,
+        published: &structured,
         interrupted: false,
     };
+    let uncaught = Publication::Class("uncaught_error");
     let failed_end = RunEnd {
         outcome: "execution_failed",
         dispatch: "true",
         disconnected: false,
         failure: Some("uncaught_error"),
         error: Some(&raised),
-        result_digest: DIGEST,
+        published: &uncaught,
         interrupted: false,
     };
+    let (d_one, d_eval) = (digest_of("[1]"), digest_of("\"error('x')\""));
+    let (d_hi, d_uncaught) = (digest_of("{\"text\":\"hi\"}"), digest_of("\"uncaught_error\""));
     let table = [
         (
             Draft::new(&RunStartRecord::of(&start, false), at),
@@ -138,8 +164,9 @@ fn exact_lines() {
             Draft::new(&Mission::of(&mission, false), at),
             format!(
                 "{{\"at\":\"{TS}\",\"duration_us\":1500,\"error\":null,\"failure\":\"fail\",\
-                 \"input\":{{\"value\":[1]}},\"kind\":\"mission\",\"mission\":\"notes\",\"op\":\"call\",\
-                 \"result\":null,\"seq\":1,\"started_at\":\"{TS}\",\"target\":\"notes.find\"}}"
+                 \"input\":{{\"value\":[1]}},\"input_digest\":\"{d_one}\",\"kind\":\"mission\",\
+                 \"mission\":\"notes\",\"op\":\"call\",\"result\":null,\"seq\":1,\"started_at\":\"{TS}\",\
+                 \"target\":\"notes.find\"}}"
             ),
         ),
         (
@@ -147,23 +174,25 @@ fn exact_lines() {
             format!(
                 "{{\"at\":\"{TS}\",\"duration_us\":1500,\
                  \"error\":{{\"message\":\"mission/notes/eval:1: x\",\"traceback\":null}},\"failure\":\"error\",\
-                 \"input\":{{\"value\":\"error('x')\"}},\"kind\":\"mission\",\"mission\":\"notes\",\
-                 \"op\":\"eval\",\"result\":null,\"seq\":1,\"started_at\":\"{TS}\",\"target\":null}}"
+                 \"input\":{{\"value\":\"error('x')\"}},\"input_digest\":\"{d_eval}\",\"kind\":\"mission\",\
+                 \"mission\":\"notes\",\"op\":\"eval\",\"result\":null,\"seq\":1,\"started_at\":\"{TS}\",\
+                 \"target\":null}}"
             ),
         ),
         (
             Draft::new(&ToolCall::of(&ok_call, false), at),
             format!(
                 "{{\"alias\":\"fs.read\",\"arguments\":{{\"value\":{{}}}},\"at\":\"{TS}\",\"class\":null,\
-                 \"dispatch\":\"true\",\"duration_us\":12,\"kind\":\"tool_call\",\"mission\":\"notes\",\
-                 \"ok\":true,\"request_id\":7,\"seq\":1,\"started_at\":\"{TS}\",\"value\":{{\"value\":2}}}}"
+                 \"content\":{{\"value\":[]}},\"dispatch\":\"true\",\"duration_us\":12,\"kind\":\"tool_call\",\
+                 \"mission\":\"notes\",\"ok\":true,\"request_id\":7,\"seq\":1,\"started_at\":\"{TS}\",\
+                 \"value\":{{\"value\":2}}}}"
             ),
         ),
         (
             Draft::new(&ToolCall::of(&refused, false), at),
             format!(
                 "{{\"alias\":\"fs.read\",\"arguments\":null,\"at\":\"{TS}\",\"class\":\"tool_not_granted\",\
-                 \"dispatch\":\"false\",\"duration_us\":12,\"kind\":\"tool_call\",\"mission\":\"notes\",\
+                 \"content\":null,\"dispatch\":\"false\",\"duration_us\":12,\"kind\":\"tool_call\",\"mission\":\"notes\",\
                  \"ok\":false,\"request_id\":null,\"seq\":1,\"started_at\":\"{TS}\",\"value\":null}}"
             ),
         ),
@@ -173,7 +202,7 @@ fn exact_lines() {
                 "{{\"at\":\"{TS}\",\"class\":null,\"dispatch\":\"true\",\"duration_us\":9,\
                  \"finish_reason\":\"stop\",\"kind\":\"model_call\",\
                  \"message\":{{\"value\":{{\"role\":\"assistant\"}}}},\"ok\":true,\"provider\":\"llm\",\
-                 \"seq\":1,\"started_at\":\"{TS}\",\"usage\":{{\"total_tokens\":3}}}}"
+                 \"request_digest\":\"{DIGEST}\",\"seq\":1,\"started_at\":\"{TS}\",\"usage\":{{\"total_tokens\":3}}}}"
             ),
         ),
         (
@@ -181,27 +210,27 @@ fn exact_lines() {
             format!(
                 "{{\"at\":\"{TS}\",\"class\":\"model_timeout\",\"dispatch\":\"unknown\",\"duration_us\":9,\
                  \"finish_reason\":null,\"kind\":\"model_call\",\"message\":null,\"ok\":false,\
-                 \"provider\":\"llm\",\"seq\":1,\"started_at\":\"{TS}\",\"usage\":null}}"
+                 \"provider\":\"llm\",\"request_digest\":null,\"seq\":1,\"started_at\":\"{TS}\",\"usage\":null}}"
             ),
         ),
         (
-            Draft::new(&RunEndRecord::of(&end, Duration::from_micros(2_000), 3, Some(ReplayBlocked::RecordsOmitted)), at),
+            run_end(&end, Duration::from_micros(2_000), 3, Some(ReplayBlocked::RecordsOmitted), false, at),
             format!(
                 "{{\"at\":\"{TS}\",\"disconnected\":false,\"dispatch\":\"true\",\"duration_us\":2000,\
                  \"error\":null,\"failure\":null,\"kind\":\"run_end\",\"omitted_records\":3,\
                  \"outcome\":\"success\",\"replay_blocked\":\"records_omitted\",\"replayable\":false,\
-                 \"result_digest\":\"{DIGEST}\",\"seq\":1}}"
+                 \"result\":{{\"value\":{{\"text\":\"hi\"}}}},\"result_digest\":\"{d_hi}\",\"seq\":1}}"
             ),
         ),
         (
-            Draft::new(&RunEndRecord::of(&failed_end, Duration::from_micros(2_000), 0, None), at),
+            run_end(&failed_end, Duration::from_micros(2_000), 0, None, false, at),
             format!(
                 "{{\"at\":\"{TS}\",\"disconnected\":false,\"dispatch\":\"true\",\"duration_us\":2000,\
                  \"error\":{{\"message\":\"mission/notes/find (notes/find.luau):3: boom\",\
                  \"traceback\":\"mission/notes/find (notes/find.luau):3: in function 'find'\"}},\
                  \"failure\":\"uncaught_error\",\"kind\":\"run_end\",\"omitted_records\":0,\
                  \"outcome\":\"execution_failed\",\"replay_blocked\":null,\"replayable\":true,\
-                 \"result_digest\":\"{DIGEST}\",\"seq\":1}}"
+                 \"result\":null,\"result_digest\":\"{d_uncaught}\",\"seq\":1}}"
             ),
         ),
     ];
@@ -214,22 +243,25 @@ fn exact_lines() {
 #[test]
 fn a_time_the_format_cannot_hold_is_null() {
     let early = UNIX_EPOCH - Duration::from_micros(1);
+    let cancelled = Publication::Class("cancelled");
     let end = RunEnd {
         outcome: "cancelled",
         dispatch: "unknown",
         disconnected: true,
         failure: None,
         error: None,
-        result_digest: DIGEST,
+        published: &cancelled,
         interrupted: false,
     };
-    let got = line(Draft::new(&RunEndRecord::of(&end, Duration::ZERO, 0, None), early), 4);
+    let got = line(run_end(&end, Duration::ZERO, 0, None, false, early), 4);
+    let digest = digest_of("\"cancelled\"");
     assert_eq!(
         got,
         format!(
             "{{\"at\":null,\"disconnected\":true,\"dispatch\":\"unknown\",\"duration_us\":0,\"error\":null,\
              \"failure\":null,\"kind\":\"run_end\",\"omitted_records\":0,\"outcome\":\"cancelled\",\
-             \"replay_blocked\":null,\"replayable\":true,\"result_digest\":\"{DIGEST}\",\"seq\":4}}\n"
+             \"replay_blocked\":null,\"replayable\":true,\"result\":null,\"result_digest\":\"{digest}\",\
+             \"seq\":4}}\n"
         )
     );
 }
@@ -250,19 +282,25 @@ fn error_texts_are_bounded_by_their_encoding() {
         message: bounded(&"\u{1}".repeat(4_000), MESSAGE_BYTES),
         traceback: Some(bounded(&"\"".repeat(4_000), TRACEBACK_BYTES)),
     };
-    // The longest outcome, and the longest reason (traces.md §6.3).
+    // The longest outcome, and the longest reason (traces.md §6.3); a run with an error field publishes a
+    // class, but the bound holds even with the last form of a published value's `result` beside it.
+    let value = Publication::Value(json!("v".repeat(100_000)));
     let end = RunEnd {
         outcome: "admission_unavailable",
         dispatch: "unknown",
         disconnected: true,
         failure: Some("interrupt_budget"),
         error: Some(&worst),
-        result_digest: DIGEST,
+        published: &value,
         interrupted: false,
     };
     let early = UNIX_EPOCH + AT;
     let blocked = Some(ReplayBlocked::RecordsOmitted);
-    let record = RunEndRecord::of(&end, Duration::from_micros(u64::MAX), u64::MAX, blocked);
+    let published = Published::of(&value);
+    let marker = published.results(true).pop().unwrap();
+    assert_eq!(marker, Some(ValueField::Cut { bytes: 100_002, prefix: String::new(), truncated: true }));
+    let closing = Closing { duration: Duration::from_micros(u64::MAX), omitted_records: u64::MAX, blocked };
+    let record = RunEndRecord::of(&end, closing, &published, marker);
     let got = line(Draft::new(&record, early), u64::MAX);
     assert!(got.len() <= 4_096, "{} bytes", got.len());
     assert!(got.contains(&format!("\"message\":\"{}\"", "\\u0001".repeat(170))), "{got}");
@@ -285,7 +323,7 @@ fn digests_cover_the_deterministic_encoding() {
 }
 
 /// traces.md §6.3 and vector R1: in a trace recorded for replay every value is whole, however long, and
-/// each host call carries its digest and, for `tool_call`, the `content` the script received.
+/// `tool_call` also carries the digest of its arguments.
 #[test]
 fn replay_lines() {
     let at = UNIX_EPOCH + AT;
@@ -306,8 +344,8 @@ fn replay_lines() {
         "{whole}"
     );
     let cut = Draft::new(&RunStartRecord::of(&start, false), at);
-    assert_eq!(cut.marks(), Marks { cut: true, host_call: false });
-    assert_eq!(Draft::new(&RunStartRecord::of(&start, true), at).marks(), Marks::default());
+    assert!(cut.cut());
+    assert!(!Draft::new(&RunStartRecord::of(&start, true), at).cut());
 
     let ok_call = ToolReturned {
         mission: "notes".into(),
@@ -356,7 +394,7 @@ fn replay_lines() {
             Draft::new(&ToolCall::of(&ok_call, true), at),
             format!(
                 "{{\"alias\":\"fs.read\",\"arguments\":{{\"value\":{{}}}},\"arguments_digest\":\"{EMPTY_DIGEST}\",\
-                 \"at\":\"{TS}\",\"class\":null,\"content\":[{{\"text\":\"2\",\"type\":\"text\"}}],\
+                 \"at\":\"{TS}\",\"class\":null,\"content\":{{\"value\":[{{\"text\":\"2\",\"type\":\"text\"}}]}},\
                  \"dispatch\":\"true\",\"duration_us\":12,\"kind\":\"tool_call\",\"mission\":\"notes\",\
                  \"ok\":true,\"request_id\":7,\"seq\":1,\"started_at\":\"{TS}\",\"value\":{{\"value\":2}}}}"
             ),
@@ -365,7 +403,7 @@ fn replay_lines() {
             Draft::new(&ToolCall::of(&tool_error, true), at),
             format!(
                 "{{\"alias\":\"fs.read\",\"arguments\":null,\"arguments_digest\":null,\"at\":\"{TS}\",\
-                 \"class\":\"mcp_tool_error\",\"content\":[{{\"text\":\"no\",\"type\":\"text\"}}],\
+                 \"class\":\"mcp_tool_error\",\"content\":{{\"value\":[{{\"text\":\"no\",\"type\":\"text\"}}]}},\
                  \"dispatch\":\"true\",\"duration_us\":12,\"kind\":\"tool_call\",\"mission\":\"notes\",\
                  \"ok\":false,\"request_id\":7,\"seq\":1,\"started_at\":\"{TS}\",\"value\":null}}"
             ),
@@ -403,9 +441,10 @@ fn replay_lines() {
     }
 }
 
-/// traces.md §6.3: what each record means for replay: a host call, and a value cut at the ceiling.
+/// traces.md §6.3: which records hold a value a replay needs cut at the ceiling: the input, a tool's
+/// arguments, value and content, a model's message, a mission's input and result; never with `replay`.
 #[test]
-fn marks_of_each_record() {
+fn cut_records() {
     let at = UNIX_EPOCH + AT;
     let big = json!("z".repeat(5_000));
     let call = ToolReturned {
@@ -417,14 +456,27 @@ fn marks_of_each_record() {
         arguments: Some(json!({})),
         reply: ToolReply::Ok { value: Some(json!(1)), content: json!([]) },
     };
-    let big_call = ToolReturned {
+    let big_value = ToolReturned {
         reply: ToolReply::Ok { value: Some(big.clone()), content: json!([]) },
         ..call.clone()
     };
-    let marks = |replay| Draft::new(&ToolCall::of(&big_call, replay), at).marks();
-    assert_eq!(Draft::new(&ToolCall::of(&call, false), at).marks(), Marks { cut: false, host_call: true });
-    assert_eq!(marks(false), Marks { cut: true, host_call: true });
-    assert_eq!(marks(true), Marks { cut: false, host_call: true });
+    let big_content =
+        ToolReturned { reply: ToolReply::Ok { value: None, content: json!([big.clone()]) }, ..call.clone() };
+    let big_error = ToolReturned {
+        reply: ToolReply::Failed {
+            class: FailureClass::McpToolError,
+            dispatch: Dispatch::True,
+            content: Some(json!([big.clone()])),
+        },
+        ..call.clone()
+    };
+    let big_arguments = ToolReturned { arguments: Some(json!({"a": big.clone()})), ..call.clone() };
+    let cut = |returned: &ToolReturned, replay| Draft::new(&ToolCall::of(returned, replay), at).cut();
+    assert!(!cut(&call, false));
+    for (i, returned) in [&big_value, &big_content, &big_error, &big_arguments].into_iter().enumerate() {
+        assert!(cut(returned, false), "row {i}");
+        assert!(!cut(returned, true), "row {i}");
+    }
     let model = ModelReturned {
         provider: "llm".into(),
         started_at: at,
@@ -432,7 +484,13 @@ fn marks_of_each_record() {
         request_digest: None,
         reply: ModelReply::Failed { class: ModelFailure::Timeout, dispatch: Dispatch::Unknown },
     };
-    assert_eq!(Draft::new(&ModelCall::of(&model, false), at).marks(), Marks { cut: false, host_call: true });
+    assert!(!Draft::new(&ModelCall::of(&model, false), at).cut());
+    let long = ModelReturned {
+        reply: ModelReply::Ok { message: big.clone(), finish_reason: None, usage: json!({}) },
+        ..model.clone()
+    };
+    assert!(Draft::new(&ModelCall::of(&long, false), at).cut());
+    assert!(!Draft::new(&ModelCall::of(&long, true), at).cut());
     let mission = MissionEnded {
         mission: "m".into(),
         op: MissionOp::Eval,
@@ -444,6 +502,67 @@ fn marks_of_each_record() {
         result: Some(json!(1)),
         error: None,
     };
-    assert_eq!(Draft::new(&Mission::of(&mission, false), at).marks(), Marks { cut: true, host_call: false });
-    assert_eq!(Draft::new(&Mission::of(&mission, true), at).marks(), Marks::default());
+    assert!(Draft::new(&Mission::of(&mission, false), at).cut());
+    assert!(!Draft::new(&Mission::of(&mission, true), at).cut());
+}
+
+/// traces.md §5.3: a mission's `input_digest` is of its whole input in every trace, also when the value
+/// field is cut; `null` when the input could not be taken.
+#[test]
+fn input_digest_of_the_whole_input() {
+    let at = UNIX_EPOCH + AT;
+    let long = "q".repeat(5_000);
+    let mission = MissionEnded {
+        mission: "m".into(),
+        op: MissionOp::Eval,
+        target: None,
+        input: Some(json!(long)),
+        started_at: at,
+        duration: Duration::ZERO,
+        failure: None,
+        result: None,
+        error: None,
+    };
+    let want = json!(digest_of(&format!("\"{long}\"")));
+    for replay in [false, true] {
+        let record: Value =
+            serde_json::from_slice(&Draft::new(&Mission::of(&mission, replay), at).line(1).unwrap()).unwrap();
+        assert_eq!(record["input_digest"], want, "replay {replay}");
+    }
+    let untaken = MissionEnded { input: None, ..mission };
+    let record: Value =
+        serde_json::from_slice(&Draft::new(&Mission::of(&untaken, false), at).line(1).unwrap()).unwrap();
+    assert_eq!((&record["input"], &record["input_digest"]), (&Value::Null, &Value::Null));
+}
+
+/// traces.md §5.5 and §6.2: the forms of `run_end`'s `result`, largest first, and the digest of the whole
+/// value whatever the form.
+#[test]
+fn result_forms() {
+    let small = Publication::Value(json!({"k": 1}));
+    let long = Publication::Value(json!("r".repeat(5_000)));
+    let class = Publication::Class("fail");
+    let marker = |bytes| Some(ValueField::Cut { bytes, prefix: String::new(), truncated: true });
+    let cut = || {
+        Some(ValueField::Cut { bytes: 5_002, prefix: format!("\"{}", "r".repeat(4_095)), truncated: true })
+    };
+    let small_value = json!({"k": 1});
+    let long_value = json!("r".repeat(5_000));
+    let published = Published::of(&small);
+    assert_eq!(published.results(false), [Some(ValueField::Whole { value: &small_value }), marker(7)]);
+    assert_eq!(published.results(true), [Some(ValueField::Whole { value: &small_value }), marker(7)]);
+    let published = Published::of(&long);
+    assert_eq!(published.results(false), [cut(), marker(5_002)]);
+    assert_eq!(
+        published.results(true),
+        [Some(ValueField::Whole { value: &long_value }), cut(), marker(5_002)]
+    );
+    assert_eq!(Published::of(&class).results(true), [None]);
+    for (publication, encoding) in [
+        (&small, "{\"k\":1}".to_owned()),
+        (&long, format!("\"{}\"", "r".repeat(5_000))),
+        (&class, "\"fail\"".to_owned()),
+    ] {
+        assert_eq!(Published::of(publication).digest, digest_of(&encoding));
+    }
 }

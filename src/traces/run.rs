@@ -13,7 +13,8 @@ use std::time::{Instant, SystemTime};
 
 use super::file::{Place, RunFile};
 use super::record::{
-    Draft, Marks, Mission, ModelCall, ReplayBlocked, RunEnd, RunEndRecord, RunStart, RunStartRecord, ToolCall,
+    Closing, Draft, Mission, ModelCall, Published, ReplayBlocked, RunEnd, RunEndRecord, RunStart,
+    RunStartRecord, ToolCall,
 };
 use crate::apps::runtime::{MissionEnded, ModelReturned, RunObserver, ToolReturned};
 
@@ -23,10 +24,8 @@ pub struct RunTrace {
     started: Instant,
     /// `artifacts.trace.replay` (traces.md §6.3).
     replay: bool,
-    /// A record of the trace holds a value cut at the ceiling.
+    /// A record of the trace holds a value a replay needs cut at the ceiling.
     cut: AtomicBool,
-    /// The run made a host call a replay answers from the trace.
-    host_call: AtomicBool,
 }
 
 impl RunTrace {
@@ -48,22 +47,12 @@ impl RunTrace {
     }
 
     fn with(file: RunFile, replay: bool) -> RunTrace {
-        RunTrace {
-            file,
-            started: Instant::now(),
-            replay,
-            cut: AtomicBool::new(false),
-            host_call: AtomicBool::new(false),
-        }
+        RunTrace { file, started: Instant::now(), replay, cut: AtomicBool::new(false) }
     }
 
     fn write(&self, draft: Draft, place: Place) {
-        let Marks { cut, host_call } = draft.marks();
-        if cut {
+        if draft.cut() {
             self.cut.store(true, Ordering::Relaxed);
-        }
-        if host_call {
-            self.host_call.store(true, Ordering::Relaxed);
         }
         self.file.write(draft, place);
     }
@@ -74,8 +63,6 @@ impl RunTrace {
             Some(ReplayBlocked::ValueCut)
         } else if omitted > 0 {
             Some(ReplayBlocked::RecordsOmitted)
-        } else if !self.replay && self.host_call.load(Ordering::Relaxed) {
-            Some(ReplayBlocked::NotRecorded)
         } else if interrupted {
             Some(ReplayBlocked::Interrupted)
         } else {
@@ -83,13 +70,24 @@ impl RunTrace {
         }
     }
 
-    /// Ends the trace with `run_end` (traces.md §5.5) and closes the file. True iff every write of the
-    /// trace succeeded (a false is counted as `artifact_failed`, traces.md §7).
+    /// Ends the trace with `run_end` (traces.md §5.5) and closes the file: its `result` in the largest
+    /// form that fits the file (traces.md §6.2). True iff every write of the trace succeeded (a false is
+    /// counted as `artifact_failed`, traces.md §7).
     pub fn end(&self, end: &RunEnd<'_>) -> bool {
-        let omitted = self.file.omitted();
-        let record =
-            RunEndRecord::of(end, self.started.elapsed(), omitted, self.blocked(omitted, end.interrupted));
-        self.file.write(Draft::now(&record), Place::Framing);
+        let omitted_records = self.file.omitted();
+        let blocked = self.blocked(omitted_records, end.interrupted);
+        let closing = Closing { duration: self.started.elapsed(), omitted_records, blocked };
+        let published = Published::of(end.published);
+        let at = SystemTime::now();
+        let mut forms = published.results(self.replay).into_iter().peekable();
+        while let Some(result) = forms.next() {
+            let draft = Draft::new(&RunEndRecord::of(end, closing, &published, result), at);
+            if forms.peek().is_none() {
+                self.file.write(draft, Place::Framing);
+            } else if self.file.close_within(draft) {
+                break;
+            }
+        }
         self.file.close()
     }
 
@@ -108,10 +106,6 @@ impl RunTrace {
 }
 
 impl RunObserver for RunTrace {
-    fn replay(&self) -> bool {
-        self.replay
-    }
-
     fn mission_ended(&self, ended: MissionEnded) {
         self.write(Draft::now(&Mission::of(&ended, self.replay)), Place::Between);
     }
@@ -138,10 +132,6 @@ impl Held {
 }
 
 impl RunObserver for Held {
-    fn replay(&self) -> bool {
-        self.replay
-    }
-
     fn mission_ended(&self, ended: MissionEnded) {
         self.keep(Draft::now(&Mission::of(&ended, self.replay)));
     }

@@ -461,10 +461,16 @@ fn ag5_an_agent_run_is_traced_with_its_evals() {
         first,
         &json!({"kind": "model_call", "seq": 2, "at": first["at"], "provider": "llm", "started_at": first["started_at"],
                 "duration_us": first["duration_us"], "ok": true, "class": null, "dispatch": "true",
-                "finish_reason": "tool_calls", "usage": usage(20, 10),
+                "finish_reason": "tool_calls", "usage": usage(20, 10), "request_digest": first["request_digest"],
                 "message": {"value": {"role": "assistant", "tool_calls": [
                     {"id": "r1", "name": "run_luau", "arguments": {"source": source}}]}}})
     );
+    // Each request's digest in every trace (traces.md §5.6); the second request carries the first turn.
+    let digests = [&records[1]["request_digest"], &records[4]["request_digest"]];
+    for d in digests {
+        assert!(d.as_str().is_some_and(|d| d.len() == 71 && d.starts_with("sha256:")), "{d}");
+    }
+    assert_ne!(digests[0], digests[1]);
     assert_eq!(records[3]["op"], "eval");
     assert_eq!(records[3]["input"], json!({"value": source}));
     assert_eq!(records[4]["message"]["value"]["tool_calls"][0]["name"], "finish");
@@ -533,12 +539,51 @@ fn r7_a_replay_trace_keeps_each_model_answer_with_its_request_digest() {
     let upstream = &records[2];
     assert_eq!(upstream["arguments"], json!({"value": {"n": 1}}));
     assert_eq!(upstream["arguments_digest"], json!(digest(&json!({"n": 1}))));
-    assert_eq!(upstream["content"], json!([]));
+    assert_eq!(upstream["content"], json!({"value": []}));
     assert_eq!(records[3]["input_digest"], json!(digest(&json!(source))));
     let end = &records[5];
     assert_eq!(
         (&end["result_digest"], &end["replayable"], &end["replay_blocked"]),
         (&json!(digest(&agent)), &json!(true), &Value::Null)
+    );
+    assert!(!text.contains(MODEL_KEY) && !text.contains(&up.endpoint()));
+}
+
+/// R9 (traces.md §5.6, §6.3): without `replay`, `m:chat`'s record carries the digest of the request as
+/// the run made it, computed here from the request with SHA-256 alone; the run is replayable.
+#[test]
+fn r9_without_replay_a_model_call_has_its_request_digest() {
+    use crate::traces_replay::digest;
+    let up = OpenAiFixture::start(&[json!({"reply": {"content": "hello", "usage": usage(7, 2)}})]);
+    let fx = deployment(&up);
+    let _gateway = start(&fx);
+    let request = user("hi");
+    let chatted = chat(&fx, 1, json!({"request": request}));
+    let dir = fx.d.path("artifacts/traces");
+    let files: Vec<_> = std::fs::read_dir(&dir)
+        .expect("traces")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .collect();
+    assert_eq!(files.len(), 1);
+    let text = std::fs::read_to_string(&files[0]).expect("trace");
+    let records: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).expect("record")).collect();
+    let kinds: Vec<&str> = records.iter().map(|r| r["kind"].as_str().expect("kind")).collect();
+    assert_eq!(kinds, ["run_start", "model_call", "run_end"]);
+    let answer = &records[1];
+    assert_eq!(
+        answer,
+        &json!({"kind": "model_call", "seq": 2, "at": answer["at"], "provider": "llm",
+                "started_at": answer["started_at"], "duration_us": answer["duration_us"], "ok": true,
+                "class": null, "dispatch": "true", "finish_reason": "stop", "usage": usage(7, 2),
+                "message": {"value": {"role": "assistant", "content": "hello"}},
+                "request_digest": digest(&json!({"messages": [{"content": "hi", "role": "user"}]}))})
+    );
+    let end = &records[2];
+    assert_eq!(
+        (&end["result"], &end["result_digest"], &end["replayable"], &end["replay_blocked"]),
+        (&json!({"value": chatted}), &json!(digest(&chatted)), &json!(true), &Value::Null)
     );
     assert!(!text.contains(MODEL_KEY) && !text.contains(&up.endpoint()));
 }

@@ -156,7 +156,7 @@ fn t1_t2_t3_one_trace_per_call_with_the_exact_record_sequence() {
             json!({"text": "hi"}),
             vec![
                 r#"{"at":"AT","call_id":"CALL_ID","deadline_ms":30000,"front":"mcp","input":{"value":{"text":"hi"}},"kind":"run_start","run_ref":"RUN_REF","seq":1,"tool":"echo","trace_id":"TRACE_ID"}"#.into(),
-                format!(r#"{{"at":"AT","disconnected":false,"dispatch":"true",{DUR},"error":null,"failure":null,"kind":"run_end","omitted_records":0,"outcome":"success","replay_blocked":null,"replayable":true,"result_digest":"{}","seq":2}}"#, digest(&json!({"text": "hi"}))),
+                format!(r#"{{"at":"AT","disconnected":false,"dispatch":"true",{DUR},"error":null,"failure":null,"kind":"run_end","omitted_records":0,"outcome":"success","replay_blocked":null,"replayable":true,"result":{{"value":{{"text":"hi"}}}},"result_digest":"{}","seq":2}}"#, digest(&json!({"text": "hi"}))),
             ],
         ),
         (
@@ -164,7 +164,7 @@ fn t1_t2_t3_one_trace_per_call_with_the_exact_record_sequence() {
             json!({}),
             vec![
                 r#"{"at":"AT","call_id":"CALL_ID","deadline_ms":30000,"front":"mcp","input":{"value":{}},"kind":"run_start","run_ref":"RUN_REF","seq":1,"tool":"boom","trace_id":"TRACE_ID"}"#.into(),
-                format!(r#"{{"at":"AT","disconnected":false,"dispatch":"true",{DUR},"error":{{"message":"workflow/app (app.luau):2: secret internals","traceback":"workflow/app (app.luau):2: in function 'run'"}},"failure":"uncaught_error","kind":"run_end","omitted_records":0,"outcome":"execution_failed","replay_blocked":null,"replayable":true,"result_digest":"{}","seq":2}}"#, digest(&json!("uncaught_error"))),
+                format!(r#"{{"at":"AT","disconnected":false,"dispatch":"true",{DUR},"error":{{"message":"workflow/app (app.luau):2: secret internals","traceback":"workflow/app (app.luau):2: in function 'run'"}},"failure":"uncaught_error","kind":"run_end","omitted_records":0,"outcome":"execution_failed","replay_blocked":null,"replayable":true,"result":null,"result_digest":"{}","seq":2}}"#, digest(&json!("uncaught_error"))),
             ],
         ),
         (
@@ -172,7 +172,7 @@ fn t1_t2_t3_one_trace_per_call_with_the_exact_record_sequence() {
             json!({}),
             vec![
                 r#"{"at":"AT","call_id":"CALL_ID","deadline_ms":300,"front":"mcp","input":{"value":{}},"kind":"run_start","run_ref":"RUN_REF","seq":1,"tool":"spin","trace_id":"TRACE_ID"}"#.into(),
-                format!(r#"{{"at":"AT","disconnected":false,"dispatch":"true",{DUR},"error":null,"failure":null,"kind":"run_end","omitted_records":0,"outcome":"cancelled","replay_blocked":"interrupted","replayable":false,"result_digest":"{}","seq":2}}"#, digest(&json!("cancelled"))),
+                format!(r#"{{"at":"AT","disconnected":false,"dispatch":"true",{DUR},"error":null,"failure":null,"kind":"run_end","omitted_records":0,"outcome":"cancelled","replay_blocked":"interrupted","replayable":false,"result":null,"result_digest":"{}","seq":2}}"#, digest(&json!("cancelled"))),
             ],
         ),
         (
@@ -180,9 +180,9 @@ fn t1_t2_t3_one_trace_per_call_with_the_exact_record_sequence() {
             json!({}),
             vec![
                 r#"{"at":"AT","call_id":"CALL_ID","deadline_ms":30000,"front":"mcp","input":{"value":{}},"kind":"run_start","run_ref":"RUN_REF","seq":1,"tool":"missions","trace_id":"TRACE_ID"}"#.into(),
-                format!(r#"{{"at":"AT",{DUR},"error":null,"failure":null,"input":{{"value":{{"n":2}}}},"kind":"mission","mission":"m","op":"call","result":{{"value":{{"n":4}}}},"seq":2,"started_at":"STARTED_AT","target":"lib.twice"}}"#),
-                format!(r#"{{"at":"AT",{DUR},"error":{{"message":"mission/m/eval:1: x","traceback":"mission/m/eval:1: in function <mission/m/eval:1>\nworkflow/app (app.luau):5: in function <workflow/app (app.luau):5>\nworkflow/app (app.luau):5: in function 'run'"}},"failure":"error","input":{{"value":"error('x')"}},"kind":"mission","mission":"m","op":"eval","result":null,"seq":3,"started_at":"STARTED_AT","target":null}}"#),
-                format!(r#"{{"at":"AT","disconnected":false,"dispatch":"true",{DUR},"error":null,"failure":null,"kind":"run_end","omitted_records":0,"outcome":"success","replay_blocked":null,"replayable":true,"result_digest":"{}","seq":4}}"#, digest(&json!({"n": 4}))),
+                format!(r#"{{"at":"AT",{DUR},"error":null,"failure":null,"input":{{"value":{{"n":2}}}},"input_digest":"{}","kind":"mission","mission":"m","op":"call","result":{{"value":{{"n":4}}}},"seq":2,"started_at":"STARTED_AT","target":"lib.twice"}}"#, digest(&json!({"n": 2}))),
+                format!(r#"{{"at":"AT",{DUR},"error":{{"message":"mission/m/eval:1: x","traceback":"mission/m/eval:1: in function <mission/m/eval:1>\nworkflow/app (app.luau):5: in function <workflow/app (app.luau):5>\nworkflow/app (app.luau):5: in function 'run'"}},"failure":"error","input":{{"value":"error('x')"}},"input_digest":"{}","kind":"mission","mission":"m","op":"eval","result":null,"seq":3,"started_at":"STARTED_AT","target":null}}"#, digest(&json!("error('x')"))),
+                format!(r#"{{"at":"AT","disconnected":false,"dispatch":"true",{DUR},"error":null,"failure":null,"kind":"run_end","omitted_records":0,"outcome":"success","replay_blocked":null,"replayable":true,"result":{{"value":{{"n":4}}}},"result_digest":"{}","seq":4}}"#, digest(&json!({"n": 4}))),
             ],
         ),
     ];
@@ -409,10 +409,11 @@ fn t14_t15_t16_a_failed_run_tells_the_operator_why() {
     }
     // The mission's own error is in its `mission` record, with the mission's file and line.
     let mission = &found[2].1[1];
+    let null = digest(&Value::Null);
     assert_eq!(
         normalised(mission),
         format!(
-            r#"{{"at":"AT",{DUR},"error":{{"message":"{lib}: attempt to index nil with 'field'","traceback":"{lib}: in function 'oops'\nworkflow/app (app.luau):3: in function 'run'"}},"failure":"error","input":{{"value":null}},"kind":"mission","mission":"m","op":"call","result":null,"seq":2,"started_at":"STARTED_AT","target":"lib.oops"}}"#
+            r#"{{"at":"AT",{DUR},"error":{{"message":"{lib}: attempt to index nil with 'field'","traceback":"{lib}: in function 'oops'\nworkflow/app (app.luau):3: in function 'run'"}},"failure":"error","input":{{"value":null}},"input_digest":"{null}","kind":"mission","mission":"m","op":"call","result":null,"seq":2,"started_at":"STARTED_AT","target":"lib.oops"}}"#
         )
     );
     let events = support::providers::event_records(&d);

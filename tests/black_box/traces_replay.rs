@@ -1,7 +1,8 @@
-//! Replayable traces (traces.md §5.5.2, §6.3; vectors R1, R3, R6) through the real gateway over the stdio
-//! fixture: with `replay`, every value a host call returned whole with its digests; `result_digest` in every
-//! trace, checked against a digest computed here from the published response; without `replay`, the
-//! reason a run cannot be replayed; no credential in any file.
+//! Replayable traces (traces.md §5.5.2, §6.3; vectors R1, R3, R6, R8) through the real gateway over the
+//! stdio fixture: with `replay`, every value a host call returned whole with the arguments' digest;
+//! `result` and `result_digest` in every trace, checked against a digest computed here from the published
+//! response; without `replay`, every answer up to the value ceiling, replayable when nothing was cut, and
+//! the reason a run cannot be replayed when something was; no credential in any file.
 
 use crate::support;
 
@@ -102,7 +103,7 @@ fn r1_r6_a_replay_trace_keeps_every_answer_whole() {
         let answered = json!({
             "alias": "fx.echo", "mission": "default", "ok": true, "class": null, "dispatch": "true",
             "arguments": {"value": args}, "arguments_digest": digest(args),
-            "value": {"value": args}, "content": []
+            "value": {"value": args}, "content": {"value": []}
         });
         let mut got = record.clone();
         for volatile in ["at", "seq", "started_at", "duration_us", "request_id", "kind"] {
@@ -116,8 +117,14 @@ fn r1_r6_a_replay_trace_keeps_every_answer_whole() {
     assert_eq!(mission["result"], json!({"value": published}));
     let end = &records[4];
     assert_eq!(
-        (&end["outcome"], &end["result_digest"], &end["replayable"], &end["replay_blocked"]),
-        (&json!("success"), &json!(digest(&published)), &json!(true), &Value::Null)
+        (&end["outcome"], &end["result"], &end["result_digest"], &end["replayable"], &end["replay_blocked"]),
+        (
+            &json!("success"),
+            &json!({"value": published}),
+            &json!(digest(&published)),
+            &json!(true),
+            &Value::Null
+        )
     );
     // The alias not granted: refused before dispatch, a table without `content`.
     let refused_call = &runs[1][1];
@@ -130,24 +137,82 @@ fn r1_r6_a_replay_trace_keeps_every_answer_whole() {
 }
 
 /// R3 over stdio: without `replay`, an upstream value over the value ceiling is cut, and the run says
-/// so (`value_cut`); a run whose values fit still made a call whose answer the trace does not hold whole
-/// (`not_recorded`). `result_digest` is there all the same, and no replay member is.
+/// so (`value_cut`); a run whose values fit is replayable. Both have `content`, `result` and
+/// `result_digest`, and neither has `arguments_digest`.
 #[test]
 fn r3_without_replay_a_cut_value_blocks_replay() {
     let fx = deployment(json!(true));
     let gateway = Gateway::start(fx.command("none"), fx.addr());
-    let big = run(&fx, 1, &mission_args("fx.echo", json!({"s": "x".repeat(5_000)})));
+    let long = json!({"s": "x".repeat(5_000)});
+    let big = run(&fx, 1, &mission_args("fx.echo", long.clone()));
     let small = run(&fx, 2, &mission_args("fx.echo", json!({"k": 1})));
     drop(gateway);
     let runs = traces(&fx);
     assert_eq!(runs.len(), 2);
-    assert_eq!(runs[0][1]["value"]["truncated"], json!(true));
-    assert!(runs[0][1].get("content").is_none() && runs[0][1].get("arguments_digest").is_none());
-    for (records, published, reason) in [(&runs[0], &big, "value_cut"), (&runs[1], &small, "not_recorded")] {
+    let cut = &runs[0][1];
+    // The encoding of `{"s":"xxx…"}`: 5,008 bytes.
+    let marker =
+        json!({"bytes": 5_008, "prefix": format!("{{\"s\":\"{}", "x".repeat(4_090)), "truncated": true});
+    assert_eq!(
+        (&cut["arguments"], &cut["value"], &cut["content"]),
+        (&marker, &marker, &json!({"value": []}))
+    );
+    let encoded = to_string(&big);
+    let published_marker = json!({"bytes": encoded.len(), "prefix": &encoded[..4_096], "truncated": true});
+    for (records, published, result, verdict) in [
+        (&runs[0], &big, published_marker, (json!(false), json!("value_cut"))),
+        (&runs[1], &small, json!({"value": small}), (json!(true), Value::Null)),
+    ] {
+        assert!(records[1].get("arguments_digest").is_none(), "{}", records[1]);
         let end = records.last().expect("run_end");
         assert_eq!(
-            (&end["result_digest"], &end["replayable"], &end["replay_blocked"]),
-            (&json!(digest(published)), &json!(false), &json!(reason))
+            (&end["result"], &end["result_digest"], &end["replayable"], &end["replay_blocked"]),
+            (&result, &json!(digest(published)), &verdict.0, &verdict.1)
+        );
+    }
+}
+
+/// The encoding of `value` as the gateway writes it (pins.md §2), for the values of these tests.
+fn to_string(value: &Value) -> String {
+    serde_json::to_string(value).expect("json")
+}
+
+/// R8 over stdio: without `replay`, three calls of a mission tool whose upstream answers fit the value
+/// ceiling: each trace holds the table the script received (`value` and `content`), the mission's input
+/// and its digest, and what the run published, and is replayable.
+#[test]
+fn r8_without_replay_small_answers_are_replayable() {
+    let fx = deployment(json!(true));
+    let gateway = Gateway::start(fx.command("none"), fx.addr());
+    let sizes = [1, 2, 3];
+    let published: Vec<Value> =
+        sizes.iter().map(|&n| run(&fx, n, &mission_args("fx.big", json!({"size": n})))).collect();
+    drop(gateway);
+    let runs = traces(&fx);
+    assert_eq!(runs.len(), 3);
+    for ((records, n), published) in runs.iter().zip(sizes).zip(&published) {
+        assert_eq!(kinds(records), ["run_start", "tool_call", "mission", "run_end"]);
+        let content = json!([{"text": "y".repeat(n), "type": "text"}]);
+        assert_eq!(published, &json!({"content": content, "ok": true}));
+        let mut call = records[1].clone();
+        for volatile in ["at", "seq", "started_at", "duration_us", "request_id"] {
+            call.as_object_mut().expect("record").remove(volatile);
+        }
+        let args = json!({"size": n});
+        assert_eq!(
+            call,
+            json!({"kind": "tool_call", "alias": "fx.big", "mission": "default", "ok": true, "class": null,
+                   "dispatch": "true", "arguments": {"value": args}, "value": null, "content": {"value": content}})
+        );
+        let input = mission_args("fx.big", args);
+        assert_eq!(
+            (&records[2]["input"], &records[2]["input_digest"], &records[2]["result"]),
+            (&json!({"value": input}), &json!(digest(&input)), &json!({"value": published}))
+        );
+        let end = &records[3];
+        assert_eq!(
+            (&end["result"], &end["result_digest"], &end["replayable"], &end["replay_blocked"]),
+            (&json!({"value": published}), &json!(digest(published)), &json!(true), &Value::Null)
         );
     }
 }

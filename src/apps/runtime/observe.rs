@@ -89,8 +89,8 @@ pub struct ModelReturned {
     pub provider: String,
     pub started_at: SystemTime,
     pub duration: Duration,
-    /// The digest of the request as sent (traces.md §6.3), only for an observer that records for replay
-    /// ([`RunObserver::replay`]); `None` otherwise, or when the request did not convert (nothing was sent).
+    /// The digest of the request as sent (traces.md §5.6, §6.3); `None` when it did not convert (nothing
+    /// was sent).
     pub request_digest: Option<String>,
     pub reply: ModelReply,
 }
@@ -98,11 +98,6 @@ pub struct ModelReturned {
 /// Hears a run's mission invocations, `tool` calls and model calls as they end. Called on the run's thread, in the
 /// order they ended; it must not block for long (a trace appends one line).
 pub trait RunObserver: Send + Sync {
-    /// Whether the observer records for replay (traces.md §6.3): the run then also hands it what only the
-    /// run has, the digest of each model request. Asked once per model call.
-    fn replay(&self) -> bool {
-        false
-    }
     fn mission_ended(&self, ended: MissionEnded);
     fn tool_returned(&self, returned: ToolReturned);
     fn model_returned(&self, returned: ModelReturned);

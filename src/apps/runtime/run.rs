@@ -87,11 +87,8 @@ impl Run {
     ) -> mlua::Result<ModelReply> {
         let started_at = SystemTime::now();
         let started = Instant::now();
-        // traces.md §6.3: only a trace that records for replay pays for the request's digest.
-        let request_digest = match &self.observer {
-            Some(observer) if observer.replay() => request.as_ref().map(value_digest),
-            _ => None,
-        };
+        // traces.md §5.6: a traced run pays one digest of the request per model call; an untraced one nothing.
+        let request_digest = self.observer.as_ref().and(request.as_ref()).map(value_digest);
         let reply = port.chat(name, request);
         self.boundary()?;
         if let Some(observer) = &self.observer {
