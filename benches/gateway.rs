@@ -27,6 +27,8 @@ mod goals;
 mod models;
 #[path = "gateway/relay.rs"]
 mod relay;
+#[path = "gateway/replay.rs"]
+mod replay;
 #[path = "gateway/residue.rs"]
 mod residue;
 #[path = "gateway/traces.rs"]
@@ -351,6 +353,8 @@ pub struct Results {
     traces: traces::Results,
     /// A model call through the gateway next to the direct request (issue 16).
     models: models::Results,
+    /// Recorded mission runs replayed offline next to the same runs served live (issue 26).
+    replay: replay::Results,
     /// G7: activation to the entry's first instruction, or why it could not be measured.
     sandbox: Result<Measured, String>,
 }
@@ -372,6 +376,7 @@ async fn run_all() -> Results {
     let residue = residue::measure().await;
     let traces = traces::measure().await;
     let models = models::measure().await;
+    let replay = replay::measure().await;
     // In-process and last, when no server of this run is left to compete for the cores.
     let sandbox = tokio::task::spawn_blocking(sandbox_ready).await.expect("sandbox samples");
     Results {
@@ -384,6 +389,7 @@ async fn run_all() -> Results {
         residue,
         traces,
         models,
+        replay,
         sandbox,
     }
 }
@@ -579,6 +585,7 @@ fn render(r: &Results) -> String {
     out.push_str(&residue::section(&r.residue));
     out.push_str(&traces::section(&r.traces));
     out.push_str(&models::section(&r.models));
+    out.push_str(&replay::section(&r.replay));
     out.push_str(&sandbox_section(&r.sandbox));
     out
 }
