@@ -7,9 +7,10 @@
 //! * `run` replays one run and gives its verdict;
 //! * `render` prints the verdicts for a person or as JSON.
 //!
-//! This module owns the command: its arguments, which stages load CONFIG (those of serve mode that need
-//! no port, process, connection or credential: replay.md §2), which files are read, the progress line and
-//! the exit status. It binds nothing, starts no upstream, opens no connection and reads no credential.
+//! This module owns the command's arguments, which files are read, the progress line and the exit status
+//! of the verdicts. Loading CONFIG (the stages of serve mode that need no port, process, connection or
+//! credential, replay.md §2) and its refusal are startup's (`startup::replay`), which calls in here. It binds
+//! nothing, starts no upstream, opens no connection and reads no credential.
 
 mod port;
 mod render;
@@ -21,11 +22,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::apps::Built;
-use crate::config::{gateway, host, paths, Mode};
-use crate::explain::{Fact, Refusal};
-use crate::os::signals::StopRequest;
-use crate::startup::documents::Documents;
-use crate::startup::{report_explained_failure, report_failure, templates, StartupCode};
+use crate::config::paths;
 use crate::traces::hist::capture::is_run_ref;
 
 /// replay.md §1: the usage line of a usage error.
@@ -89,77 +86,36 @@ pub(crate) fn parse(args: &[OsString], cwd: &Path) -> Option<ReplayArgs> {
     Some(ReplayArgs { config, paths: positional, env_file, json })
 }
 
-/// The command to its exit status (replay.md §7): 0 every run `same`, 1 any other verdict, 2 a usage
-/// error or a PATH that cannot be read, 78 CONFIG refused (explained as `ptc check` explains it), 70
-/// interrupted.
-pub(crate) async fn run(args: Vec<OsString>, cwd: &Path, mut stop: StopRequest) -> u8 {
-    let Some(args) = parse(&args, cwd) else {
-        let _ = std::io::stderr().write_all(USAGE_LINE.as_bytes());
-        return 2;
-    };
-    let work = tokio::task::spawn_blocking(move || replay_all(&args));
-    tokio::select! {
-        biased;
-        _ = stop.requested() => 70,
-        done = work => match done {
-            Ok(status) => status,
-            Err(_panic) => report_failure(StartupCode::InternalError),
-        },
-    }
-}
-
-fn replay_all(args: &ReplayArgs) -> u8 {
-    let built = match load(&args.config) {
-        Ok(built) => built,
-        Err(refusal) => return report_explained_failure(&refusal),
-    };
-    let files = match files(&args.paths) {
-        Ok(files) => files,
-        Err(line) => {
-            let _ = std::io::stderr().write_all(line.as_bytes());
-            return 2;
-        }
-    };
+/// Replays `files` against `built` and prints the verdicts (replay.md §6): a progress line on stderr after
+/// every [`PROGRESS_EVERY`] runs when there are more, then the person's text or the JSON object on stdout.
+/// The exit status of replay.md §7: 0 every run `same`, 1 any other verdict, 70 stdout not written.
+/// Blocking: each run is a Luau run on this thread.
+pub(crate) fn replay_files(built: &Built, files: Vec<trace::TraceFile>, json: bool) -> u8 {
     let total = files.len();
     let mut results = Vec::with_capacity(total);
     for (done, file) in files.into_iter().enumerate() {
-        results.push(run::replay(&built, file));
+        results.push(run::replay(built, file));
         if total > PROGRESS_EVERY && (done + 1) % PROGRESS_EVERY == 0 {
             let _ =
                 std::io::stderr().write_all(format!("ptc replay: {} of {total} runs\n", done + 1).as_bytes());
         }
     }
-    let text = if args.json { render::json(&results) } else { render::person(&results) };
+    let text = if json { render::json(&results) } else { render::person(&results) };
     let mut out = std::io::stdout().lock();
     if out.write_all(text.as_bytes()).and_then(|_| out.flush()).is_err() {
         return 70;
     }
-    let all_same = results.iter().all(|r| matches!(r.verdict, run::Verdict::Same { .. }));
-    if all_same {
+    if results.iter().all(|r| matches!(r.verdict, run::Verdict::Same { .. })) {
         0
     } else {
         1
     }
 }
 
-/// replay.md §2: CONFIG as serve mode loads it, up to what a run needs: the gateway document (stage 1),
-/// the host document (stage 2) and the bearer binding's declaration (stage 3, the value not read), the
-/// templates with their content pins compared (stage 5). No store, no lock, no credential, no provider.
-fn load(config: &Path) -> Result<Built, Refusal> {
-    let at = |stage: &'static str| move |e: Refusal| e.context(Fact::Stage, stage);
-    let gateway = gateway::load(config, Mode::Serve).map_err(|e| at("1 gateway document")(e.into()))?;
-    let host = host::load(&gateway.host_path, &gateway.bearer_binding)
-        .map_err(|e| at("2 host document")(e.into()))?;
-    host::check_bearer_binding(&host, &gateway.bearer_binding)
-        .map_err(|e| at("3 bearer binding")(e.into()))?;
-    let docs = Documents { gateway, host };
-    templates::build(&docs, Mode::Serve).map_err(at("5 templates"))
-}
-
 /// The trace files PATHs name, in order: a file as named; a directory's files whose names are run
 /// references (traces.md §4.1) in byte order, the incomplete ones (a run still being written) left out.
 /// A PATH that cannot be read, or a named file that is not a complete trace, is the line to print.
-fn files(paths: &[PathBuf]) -> Result<Vec<trace::TraceFile>, String> {
+pub(crate) fn files(paths: &[PathBuf]) -> Result<Vec<trace::TraceFile>, String> {
     let mut files = Vec::new();
     for path in paths {
         let shown = path.display();

@@ -21,7 +21,7 @@ use crate::codes::provider::{Dispatch, FailureClass};
 use crate::json::value_digest;
 use crate::traces::hist::HistTool;
 
-/// The first host call where the replayed run and the trace part (replay.md §4.3): its 1-based position
+/// The first host call where the replayed run and the trace part (replay.md §3): its 1-based position
 /// among the run's host calls, the call the trace has there and the one the replayed run made (`None`
 /// when the trace has no more calls, or the replayed run ended before making it).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -38,7 +38,7 @@ pub(crate) struct Script {
     state: Mutex<State>,
     cancel: CancelToken,
     /// The run asked for the listing facts of an upstream tool (`handle:api()`, the agent's signatures),
-    /// which only acquisition knows and no trace holds (replay.md §4.4).
+    /// which only acquisition knows and no trace holds (replay.md §3).
     listing: AtomicBool,
 }
 
@@ -117,7 +117,7 @@ impl ToolPort for Script {
 
     /// The grant set as the gateway's port gives it, for what a replay knows: a cold tool's `hist` tools
     /// have fixed facts; an upstream tool's description and schemas come from acquisition, which a replay
-    /// does not make, so asking for them ends the run as not replayable (replay.md §4.4).
+    /// does not make, so asking for them ends the run as not replayable (replay.md §3).
     fn granted_tools(&self, mission: &str) -> Vec<ApiTool> {
         let selections = &self.tool.selections;
         let Some(grants) = selections.missions.get(mission) else { return Vec::new() };

@@ -81,6 +81,9 @@ fn block(text: &mut String, result: &RunResult) {
             if let Some(value) = recorded {
                 line(text, "first difference", &first_difference(value, &replayed.result));
             }
+            if shows_address(&replayed.result) {
+                line(text, "note", ADDRESS_NOTE);
+            }
             error_lines(text, replayed.error.as_ref());
         }
         Verdict::Diverged { divergence, error } => {
@@ -96,6 +99,20 @@ fn block(text: &mut String, result: &RunResult) {
             error_lines(text, error.as_ref());
         }
     }
+}
+
+/// replay.md §5: what a person is told when a replayed result shows a Luau address.
+pub(crate) const ADDRESS_NOTE: &str =
+    "the replayed result shows a Luau address (tostring of a table, function, userdata, buffer or thread), which differs from run to run";
+
+/// Whether a value's encoding holds the text `tostring` gives a value that has no other (replay.md §5):
+/// `<type>: 0x` followed by hexadecimal digits.
+pub(crate) fn shows_address(value: &Value) -> bool {
+    let text = to_deterministic_string(value);
+    ["table: 0x", "function: 0x", "userdata: 0x", "buffer: 0x", "thread: 0x"].iter().any(|prefix| {
+        text.match_indices(prefix)
+            .any(|(i, _)| text[i + prefix.len()..].chars().next().is_some_and(|c| c.is_ascii_hexdigit()))
+    })
 }
 
 /// One indented `key: value` line; a value of several lines continues under its first character.
@@ -253,6 +270,7 @@ fn detail(verdict: &Verdict) -> Value {
                     ]),
                 ),
                 ("first_difference", difference),
+                ("shows_address", Value::Bool(shows_address(&replayed.result))),
             ])
         }
         Verdict::Diverged { divergence, error } => {
@@ -285,6 +303,14 @@ mod tests {
         for (a, b, want) in cases {
             assert_eq!(first_difference(&a, &b), want, "{a} {b}");
         }
+    }
+
+    #[test]
+    fn an_address_is_detected() {
+        assert!(shows_address(&json!({"t": "table: 0x00007f3a9c0041d0"})));
+        assert!(shows_address(&json!(["function: 0xdeadbeef"])));
+        assert!(!shows_address(&json!({"t": "table: 0x"})));
+        assert!(!shows_address(&json!({"text": "a table: of contents"})));
     }
 
     #[test]

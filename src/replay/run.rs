@@ -23,7 +23,7 @@ use crate::exec::result::{success_response, tool_error_content};
 use crate::json::value_digest;
 use crate::mcp::rpc::RequestId;
 
-/// Why a run is not replayed (replay.md §4.4): a closed set.
+/// Why a run is not replayed (replay.md §4): a closed set.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Reason {
     /// `run_end.replay_blocked` (traces.md §6.3), as the trace says it.
