@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use super::trace::{Answer, CallKey, CallKind, HostCall};
 use crate::apps::runtime::{ApiTool, CancelToken, ModelPort, ModelReply, ToolAnswer, ToolPort, ToolReply};
-use crate::apps::ServedTool;
+use crate::apps::selection::Selections;
 use crate::codes::model::ModelFailure;
 use crate::codes::provider::{Dispatch, FailureClass};
 use crate::json::value_digest;
@@ -33,7 +33,8 @@ pub(crate) struct Divergence {
 
 /// The answers of one replayed run.
 pub(crate) struct Script {
-    tool: ServedTool,
+    /// The replayed tool's grants and model declarations, as CONFIG now has them.
+    selections: Selections,
     calls: Vec<HostCall>,
     state: Mutex<State>,
     cancel: CancelToken,
@@ -49,8 +50,14 @@ struct State {
 }
 
 impl Script {
-    pub(crate) fn new(tool: ServedTool, calls: Vec<HostCall>, cancel: CancelToken) -> Arc<Script> {
-        Arc::new(Script { tool, calls, state: Mutex::default(), cancel, listing: AtomicBool::new(false) })
+    pub(crate) fn new(selections: Selections, calls: Vec<HostCall>, cancel: CancelToken) -> Arc<Script> {
+        Arc::new(Script {
+            selections,
+            calls,
+            state: Mutex::default(),
+            cancel,
+            listing: AtomicBool::new(false),
+        })
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
@@ -119,7 +126,7 @@ impl ToolPort for Script {
     /// have fixed facts; an upstream tool's description and schemas come from acquisition, which a replay
     /// does not make, so asking for them ends the run as not replayable (replay.md §3).
     fn granted_tools(&self, mission: &str) -> Vec<ApiTool> {
-        let selections = &self.tool.selections;
+        let selections = &self.selections;
         let Some(grants) = selections.missions.get(mission) else { return Vec::new() };
         let mut tools = Vec::new();
         for (alias, grant) in grants {
@@ -149,7 +156,7 @@ impl ToolPort for Script {
 
 impl ModelPort for Script {
     fn declared(&self, name: &str) -> bool {
-        self.tool.selections.models.iter().any(|m| m == name)
+        self.selections.models.iter().any(|m| m == name)
     }
 
     fn chat(&self, name: &str, request: Option<Value>) -> ModelReply {
@@ -162,5 +169,92 @@ impl ModelPort for Script {
             Some(Answer::Model(reply)) => reply,
             _ => ModelReply::Failed { class: ModelFailure::Unavailable, dispatch: Dispatch::False },
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn echo(args: Value, value: i64) -> HostCall {
+        let key =
+            CallKey { kind: CallKind::Tool, alias: "fx.echo".to_owned(), digest: Some(value_digest(&args)) };
+        let reply = ToolReply::Ok { value: Some(json!(value)), content: json!([]) };
+        HostCall { key, answer: Answer::Tool(reply) }
+    }
+
+    fn script(calls: Vec<HostCall>) -> (Arc<Script>, CancelToken) {
+        let cancel = CancelToken::new();
+        (Script::new(Selections::default(), calls, cancel.clone()), cancel)
+    }
+
+    fn value(answer: &ToolAnswer) -> Option<Value> {
+        match &answer.reply {
+            ToolReply::Ok { value, .. } => value.clone(),
+            ToolReply::Failed { .. } => None,
+        }
+    }
+
+    /// replay.md §3: calls that match are answered in order with the recorded replies.
+    #[test]
+    fn matching_calls_are_answered_in_order() {
+        let (script, cancel) = script(vec![echo(json!({"k": 1}), 1), echo(json!({"k": 2}), 2)]);
+        assert_eq!(value(&script.call("m", "fx.echo", Some(json!({"k": 1})))), Some(json!(1)));
+        assert_eq!(value(&script.call("m", "fx.echo", Some(json!({"k": 2})))), Some(json!(2)));
+        assert_eq!(script.divergence(), None);
+        assert!(!cancel.is_cancelled());
+    }
+
+    /// Other arguments, another alias, a model call for a tool call, one call more, one call fewer: each
+    /// the first divergence, with the run cancelled when the replayed run made the call.
+    #[test]
+    fn divergences() {
+        let recorded = |k: i64| Some(echo(json!({"k": k}), k).key);
+        let other = Some(CallKey {
+            kind: CallKind::Tool,
+            alias: "fx.echo".to_owned(),
+            digest: Some(value_digest(&json!({"k": 9}))),
+        });
+        let (s, cancel) = script(vec![echo(json!({"k": 1}), 1)]);
+        assert_eq!(value(&s.call("m", "fx.echo", Some(json!({"k": 9})))), None);
+        assert!(cancel.is_cancelled());
+        assert_eq!(s.divergence(), Some(Divergence { position: 1, recorded: recorded(1), replayed: other }));
+        // Once diverged, nothing more is answered, and the first divergence stays.
+        assert_eq!(value(&s.call("m", "fx.echo", Some(json!({"k": 1})))), None);
+        assert_eq!(s.divergence().map(|d| d.position), Some(1));
+
+        let (s, _) = script(vec![echo(json!({"k": 1}), 1)]);
+        s.call("m", "fx.read", Some(json!({"k": 1})));
+        assert_eq!(s.divergence().and_then(|d| d.replayed).map(|k| k.alias), Some("fx.read".to_owned()));
+
+        let (s, _) = script(vec![echo(json!({"k": 1}), 1)]);
+        assert_eq!(
+            s.chat("llm", Some(json!({"messages": []}))),
+            ModelReply::Failed { class: ModelFailure::Unavailable, dispatch: Dispatch::False }
+        );
+        assert_eq!(s.divergence().and_then(|d| d.replayed).map(|k| k.kind), Some(CallKind::Model));
+
+        let (s, _) = script(vec![echo(json!({"k": 1}), 1)]);
+        s.call("m", "fx.echo", Some(json!({"k": 1})));
+        s.call("m", "fx.echo", Some(json!({"k": 2})));
+        let more = s.divergence().expect("one call more");
+        assert_eq!((more.position, more.recorded), (2, None));
+
+        let (s, cancel) = script(vec![echo(json!({"k": 1}), 1), echo(json!({"k": 2}), 2)]);
+        s.call("m", "fx.echo", Some(json!({"k": 1})));
+        assert_eq!(s.divergence(), Some(Divergence { position: 2, recorded: recorded(2), replayed: None }));
+        assert!(!cancel.is_cancelled());
+    }
+
+    /// Arguments that did not convert match a record whose digest is `null`.
+    #[test]
+    fn unconvertible_arguments_match_a_null_digest() {
+        let key = CallKey { kind: CallKind::Tool, alias: "fx.echo".to_owned(), digest: None };
+        let reply = ToolReply::failed(FailureClass::McpRequestInvalid, Dispatch::False);
+        let (s, _) = script(vec![HostCall { key, answer: Answer::Tool(reply.clone()) }]);
+        assert_eq!(s.call("m", "fx.echo", None).reply, reply);
+        assert_eq!(s.divergence(), None);
     }
 }

@@ -109,7 +109,7 @@ fn verdict(tool: &ServedTool, recorded: Recorded) -> Verdict {
         return Verdict::NotReplayable(Reason::InputInvalid);
     }
     let cancel = CancelToken::new();
-    let script = Script::new(tool.clone(), calls, cancel.clone());
+    let script = Script::new(tool.selections.clone(), calls, cancel.clone());
     let end = match &tool.run {
         Run::Forward { mission, tool: alias } => forward(script.as_ref(), mission, alias, input),
         Run::Luau => Ending::Run(luau(tool, &script, &input, &cancel)),
