@@ -71,12 +71,14 @@ fn block(text: &mut String, result: &RunResult) {
         Verdict::Different { recorded_digest, recorded_result, replayed } => {
             text.push_str(&format!("{head}: different\n"));
             let recorded = whole(recorded_result.as_ref());
-            match recorded {
-                Some(value) => line(text, "recorded", &shown(value)),
-                None => {
-                    line(text, "recorded", &format!("{recorded_digest} (the trace holds only its digest)"))
+            let held = match (recorded, recorded_result) {
+                (Some(value), _) => shown(value),
+                (None, Some(_)) => {
+                    format!("{recorded_digest} (the trace holds the result cut at the value ceiling)")
                 }
-            }
+                (None, None) => format!("{recorded_digest} (the trace holds only its digest)"),
+            };
+            line(text, "recorded", &held);
             line(text, "replayed", &shown(&replayed.result));
             if let Some(value) = recorded {
                 line(text, "first difference", &first_difference(value, &replayed.result));
