@@ -132,8 +132,9 @@ fn verdict(tool: &ServedTool, recorded: Recorded) -> Verdict {
 fn luau(tool: &ServedTool, script: &Arc<Script>, input: &Value, cancel: &CancelToken) -> Option<RunEnd> {
     let deadline = Instant::now() + Duration::from_millis(tool.run_duration_ms);
     let limits = CallLimits::for_application(tool.memory_bytes, deadline);
-    // As the gateway's runner: a tool without grants or models has no ports (`exec::luau_runner`), so its
-    // runs see exactly what they saw when recorded.
+    // As the gateway's runner (`exec::luau_runner`): a tool without grants or models has no model port, so
+    // `model` and `:agent` refuse as they did when recorded. Its `tool` calls, which the runtime answers
+    // `tool_not_granted` without a port, are answered by their records, which say exactly that.
     let selections = &tool.selections;
     let reaches = selections.missions.values().any(|g| !g.is_empty()) || !selections.models.is_empty();
     let ports = match reaches {
