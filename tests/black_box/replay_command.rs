@@ -1,4 +1,4 @@
-//! `ptc replay` (replay.md), vectors RP1–RP9 of replay.md §8: recorded runs over the real stdio fixture and
+//! `ptc replay` (replay.md), vectors RP1–RP10 of replay.md §8: recorded runs over the real stdio fixture and
 //! the scripted model fixture, replayed with the gateway and the fixtures stopped; the exact texts of
 //! every verdict, the `--json` object parsed, the exit codes, no upstream process started, no credential
 //! in any output.
@@ -363,4 +363,31 @@ fn rp9_usage_errors() {
     let config = fx.d.path("ptc-gateway.json");
     assert_eq!(text(&out.stderr), format!("ptc replay: {}: not a complete trace\n", config.display()));
     assert!(Path::new(&config).exists());
+}
+
+/// RP10: more than 100 runs: a progress line on stderr after the 100th; the runs of a directory in the byte
+/// order of their names.
+#[test]
+fn rp10_a_long_directory_reports_progress() {
+    let fx = deployment(json!({"replay": true}));
+    {
+        let _gateway = Gateway::start(fx.command("none"), fx.addr());
+        // An alias not granted: answered before any upstream, recorded like any `tool` call.
+        let (status, body) = call(fx.addr(), "mission", 1, &mission_args("nope", json!({})));
+        assert_eq!(status, 200, "{body}");
+    }
+    let dir = fx.d.path("artifacts/traces");
+    let runs = traces(&fx);
+    assert_eq!(runs.len(), 1);
+    let name = format!("{}.jsonl", run_ref(&runs[0]));
+    let (start, _) = name.split_once('-').expect("a run reference");
+    for n in 2..=101 {
+        std::fs::copy(dir.join(&name), dir.join(format!("{start}-{n:020}.jsonl"))).expect("copy");
+    }
+    // Not a run reference: ignored.
+    std::fs::write(dir.join("notes.txt"), "x").expect("write");
+    let out = replay(&fx, &["ptc-gateway.json", "artifacts/traces"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "101 runs: 101 same, 0 different, 0 diverged, 0 not replayable\n");
+    assert_eq!(text(&out.stderr), "ptc replay: 100 of 101 runs\n");
 }
