@@ -35,6 +35,8 @@ pub enum Invocation {
     Call(Vec<OsString>),
     /// `ptc list …` (lifecycle.md §1.4); its arguments are checked by the client.
     List(Vec<OsString>),
+    /// `ptc replay …` (replay.md §1); its arguments are checked by the command.
+    Replay(Vec<OsString>),
     /// No subcommand, an unknown one, or a subcommand without any argument: usage on stderr, exit 2.
     Usage,
 }
@@ -55,6 +57,7 @@ Usage:
   ptc check CONFIG [--env-file FILE]
   ptc call ENDPOINT TOOL [--arguments JSON]
   ptc list ENDPOINT [--json]
+  ptc replay CONFIG PATH… [--env-file FILE] [--json]
   ptc --help | --version
 
 ptc gateway serves the tools of the gateway document CONFIG on its loopback listener.
@@ -74,6 +77,11 @@ token from PTC_GATEWAY_TOKEN, and prints the structuredContent on stdout.
 
 ptc list prints the tools a running gateway serves (name, read or write, title, description), with the
 same token; --json prints the raw tools/list result.
+
+ptc replay runs recorded traces (files, or directories of them) again against the tools as CONFIG now
+pins them, with every upstream and model call answered from the trace: no port, no upstream process, no
+connection, no credential. It prints each run that is not the same and a summary; --json prints one
+object. Exit 0 when every run is the same, 1 otherwise, 2 usage, 78 when CONFIG does not load.
 
 Exit status of ptc gateway: 0 clean exit, 70 unclean shutdown or abnormal stop, 78 startup failure
 (stderr then holds exactly one line {\"error\":\"<code>\"}).
@@ -122,6 +130,8 @@ pub fn parse(args: &[OsString], cwd: &Path) -> Invocation {
         Invocation::Call(rest.to_vec())
     } else if subcommand == "list" {
         Invocation::List(rest.to_vec())
+    } else if subcommand == "replay" {
+        Invocation::Replay(rest.to_vec())
     } else {
         Invocation::Usage
     }
@@ -220,6 +230,8 @@ mod tests {
             (&["gateway", "--env-file", "e.env"], Invocation::GatewayUsageError),
             (&["call"], Invocation::Usage),
             (&["list"], Invocation::Usage),
+            (&["replay"], Invocation::Usage),
+            (&["replay", "g.json"], Invocation::Replay(args(&["g.json"]))),
             (&["call", "x"], Invocation::Call(args(&["x"]))),
             (&["list", "--json"], Invocation::List(args(&["--json"]))),
             (&["gateway", "a.json", "b.json"], Invocation::GatewayUsageError),

@@ -32,6 +32,7 @@ mod os;
 mod pcc;
 mod pins;
 mod providers;
+mod replay;
 mod startup;
 mod storage;
 mod support;

@@ -54,6 +54,7 @@ async fn async_main(notifier: crate::os::notify::Notifier) -> u8 {
         Invocation::Check(args) => startup::run_check(args, stop).await,
         Invocation::Call(args) => run_call(args, stop).await,
         Invocation::List(args) => run_list(args, stop).await,
+        Invocation::Replay(args) => startup::replay::run(args, &cwd, stop).await,
     }
 }
 

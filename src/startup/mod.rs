@@ -17,6 +17,7 @@ pub mod pools;
 pub mod providers;
 pub(crate) mod refusal_facts;
 pub mod release;
+pub mod replay;
 pub mod serve;
 pub mod shutdown;
 pub mod templates;

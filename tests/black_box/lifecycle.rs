@@ -82,9 +82,9 @@ fn a_bare_subcommand_prints_the_usage() {
         Duration::from_secs(5),
     );
     let usage = String::from_utf8(help.stdout).expect("UTF-8 usage");
-    let first_lines = "Usage:\n  ptc gateway CONFIG [--env-file FILE] [--print-pins]\n  ptc pin CONFIG [--env-file FILE]\n  ptc check CONFIG [--env-file FILE]\n  ptc call ENDPOINT TOOL [--arguments JSON]\n  ptc list ENDPOINT [--json]\n  ptc --help | --version\n\n";
+    let first_lines = "Usage:\n  ptc gateway CONFIG [--env-file FILE] [--print-pins]\n  ptc pin CONFIG [--env-file FILE]\n  ptc check CONFIG [--env-file FILE]\n  ptc call ENDPOINT TOOL [--arguments JSON]\n  ptc list ENDPOINT [--json]\n  ptc replay CONFIG PATH… [--env-file FILE] [--json]\n  ptc --help | --version\n\n";
     assert!(usage.starts_with(first_lines), "the usage text\n{usage}");
-    for subcommand in ["gateway", "pin", "check", "call", "list"] {
+    for subcommand in ["gateway", "pin", "check", "call", "list", "replay"] {
         let out = run_with_deadline(
             {
                 let mut c = ptc();

@@ -41,6 +41,7 @@ mod pins_and_budget;
 mod providers_gateway;
 mod providers_gateway_http;
 mod ptc_call;
+mod replay_command;
 mod service_managers;
 #[cfg(feature = "fault-injection")]
 mod traces;

@@ -163,6 +163,16 @@ fn debug_analysis_counts_the_main_gateways_runs() {
     assert_eq!(status, Some(0), "{time}");
     let one = "{\"ok\":true,\"value\":{\"by_tool\":{\"clock_now\":{\"success\":1}},\"runs\":1}}\n";
     assert_eq!(call(&analysis, "analysis_eval", counters, analysis_token), (Some(0), one.to_owned()));
+    // The README's replay (replay.md): the recorded run again, its time answered from the trace.
+    let mut replay = ptc();
+    replay.current_dir(at.join("main")).args(["replay", "ptc-gateway.json", "artifacts/traces"]);
+    let replayed = run_with_deadline(replay, Duration::from_secs(30));
+    assert_eq!(
+        (replayed.status.code(), String::from_utf8_lossy(&replayed.stdout).into_owned()),
+        (Some(0), "1 runs: 1 same, 0 different, 0 diverged, 0 not replayable\n".to_owned()),
+        "{}",
+        String::from_utf8_lossy(&replayed.stderr)
+    );
     let (status, api) = call(&analysis, "analysis_api", "{}", analysis_token);
     assert_eq!(status, Some(0), "{api}");
     let api: serde_json::Value = serde_json::from_str(&api).expect("json");

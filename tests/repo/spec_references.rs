@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use regex::Regex;
 
-const DOCS: [&str; 10] = [
+const DOCS: [&str; 11] = [
     "audit-events",
     "config",
     "execution",
@@ -22,6 +22,7 @@ const DOCS: [&str; 10] = [
     "pcc",
     "pins",
     "providers",
+    "replay",
     "traces",
 ];
 
