@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 
-use super::trace::{Answer, CallKey, CallKind, HostCall};
+use super::trace::{Answer, CallKey, CallKind, HostCall, Listings};
 use crate::apps::runtime::{ApiTool, CancelToken, ModelPort, ModelReply, ToolAnswer, ToolPort, ToolReply};
 use crate::apps::selection::Selections;
 use crate::codes::model::ModelFailure;
@@ -36,10 +36,12 @@ pub(crate) struct Script {
     /// The replayed tool's grants and model declarations, as CONFIG now has them.
     selections: Selections,
     calls: Vec<HostCall>,
+    /// The granted tools' facts the recorded run was shown (traces.md §5.8).
+    listings: Listings,
     state: Mutex<State>,
     cancel: CancelToken,
-    /// The run asked for the listing facts of an upstream tool (`handle:api()`, the agent's signatures),
-    /// which only acquisition knows and no trace holds (replay.md §3).
+    /// The run asked for the listing facts of an upstream tool (`handle:api()`, the agent's signatures)
+    /// that the trace does not hold (replay.md §3).
     listing: AtomicBool,
 }
 
@@ -50,10 +52,16 @@ struct State {
 }
 
 impl Script {
-    pub(crate) fn new(selections: Selections, calls: Vec<HostCall>, cancel: CancelToken) -> Arc<Script> {
+    pub(crate) fn new(
+        selections: Selections,
+        calls: Vec<HostCall>,
+        listings: Listings,
+        cancel: CancelToken,
+    ) -> Arc<Script> {
         Arc::new(Script {
             selections,
             calls,
+            listings,
             state: Mutex::default(),
             cancel,
             listing: AtomicBool::new(false),
@@ -122,28 +130,40 @@ impl ToolPort for Script {
         ToolAnswer { reply, request_id: None }
     }
 
-    /// The grant set as the gateway's port gives it, for what a replay knows: a cold tool's `hist` tools
-    /// have fixed facts; an upstream tool's description and schemas come from acquisition, which a replay
-    /// does not make, so asking for them ends the run as not replayable (replay.md §3).
+    /// The grant set as the gateway's port gives it (CONFIG's aliases and effects), with the facts a
+    /// replay knows: a cold tool's `hist` tools have fixed facts; an upstream tool's description and
+    /// schemas come from acquisition, which a replay does not make, so they are the ones the trace's
+    /// `listing` record of the mission holds for the alias (traces.md §5.8). An alias it does not hold
+    /// (a trace written before the record existed, an alias granted since) ends the run as not
+    /// replayable (replay.md §3).
     fn granted_tools(&self, mission: &str) -> Vec<ApiTool> {
         let selections = &self.selections;
         let Some(grants) = selections.missions.get(mission) else { return Vec::new() };
+        let listed = self.listings.get(mission);
         let mut tools = Vec::new();
         for (alias, grant) in grants {
+            let recorded = listed.and_then(|listed| listed.get(alias));
             let hist = selections
                 .snapshots
                 .contains_key(&grant.declaration)
                 .then(|| HistTool::from_name(&grant.upstream_tool))
                 .flatten();
-            match hist {
-                Some(tool) => tools.push(ApiTool {
+            match (hist, recorded) {
+                (Some(tool), _) => tools.push(ApiTool {
                     alias: alias.clone(),
                     description: Some(tool.description().to_owned()),
                     input_schema: Arc::new(tool.input_schema()),
                     output_schema: None,
                     effect: grant.effect,
                 }),
-                None => {
+                (None, Some(facts)) => tools.push(ApiTool {
+                    alias: alias.clone(),
+                    description: facts.description.clone(),
+                    input_schema: facts.input_schema.clone(),
+                    output_schema: facts.output_schema.clone(),
+                    effect: grant.effect,
+                }),
+                (None, None) => {
                     self.listing.store(true, Ordering::Relaxed);
                     self.cancel.cancel();
                     return Vec::new();
@@ -187,7 +207,7 @@ mod tests {
 
     fn script(calls: Vec<HostCall>) -> (Arc<Script>, CancelToken) {
         let cancel = CancelToken::new();
-        (Script::new(Selections::default(), calls, cancel.clone()), cancel)
+        (Script::new(Selections::default(), calls, Listings::new(), cancel.clone()), cancel)
     }
 
     fn value(answer: &ToolAnswer) -> Option<Value> {

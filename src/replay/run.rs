@@ -34,8 +34,8 @@ pub(crate) enum Reason {
     ToolUnknown,
     /// The recorded input does not satisfy the tool's input contract as CONFIG now has it.
     InputInvalid,
-    /// The run asked for an upstream tool's listing facts (`handle:api()`, an agent's signatures), which a
-    /// trace does not hold.
+    /// The run asked for an upstream tool's listing facts (`handle:api()`, an agent's signatures) that the
+    /// trace has no `listing` record of (traces.md §5.8).
     ListingUnknown,
 }
 
@@ -103,13 +103,13 @@ pub(crate) fn replay(built: &Built, trace: TraceFile) -> RunResult {
 }
 
 fn verdict(tool: &ServedTool, recorded: Recorded) -> Verdict {
-    let Recorded { input, calls, result_digest, result } = recorded;
+    let Recorded { input, calls, listings, result_digest, result } = recorded;
     // execution.md §3.1: a call whose input fails the contract never runs.
     if !tool.input.is_valid(&input) {
         return Verdict::NotReplayable(Reason::InputInvalid);
     }
     let cancel = CancelToken::new();
-    let script = Script::new(tool.selections.clone(), calls, cancel.clone());
+    let script = Script::new(tool.selections.clone(), calls, listings, cancel.clone());
     let end = match &tool.run {
         Run::Forward { mission, tool: alias } => forward(script.as_ref(), mission, alias, input),
         Run::Luau => Ending::Run(luau(tool, &script, &input, &cancel)),

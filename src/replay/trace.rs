@@ -7,7 +7,9 @@
 //! published `result`. Does not own whether a trace is complete for the `hist` tools (`traces::hist`) or
 //! what a replay does with the calls (`port`).
 
+use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::Arc;
 
 use serde_json::Value;
 
@@ -60,11 +62,25 @@ pub(crate) struct HostCall {
     pub answer: Answer,
 }
 
+/// One granted tool's listed facts as a `listing` record holds them (traces.md §5.8): what acquisition
+/// listed, without the alias and effect, which CONFIG gives.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct ListedFacts {
+    pub description: Option<String>,
+    pub input_schema: Arc<Value>,
+    pub output_schema: Option<Arc<Value>>,
+}
+
+/// The `listing` records of a trace: by mission, then by alias (the first record of a mission).
+pub(crate) type Listings = BTreeMap<String, BTreeMap<String, ListedFacts>>;
+
 /// A trace a replay can run: everything of traces.md §6.3.
 #[derive(Debug)]
 pub(crate) struct Recorded {
     pub input: Value,
     pub calls: Vec<HostCall>,
+    /// The granted tools' facts the recorded run was shown (traces.md §5.8).
+    pub listings: Listings,
     /// `run_end.result_digest`.
     pub result_digest: String,
     /// `run_end.result` when the trace has it (a value field, as recorded).
@@ -162,8 +178,34 @@ fn recorded(
         })
         .collect::<Option<Vec<_>>>()
         .ok_or(Unreplayable::NotRecorded)?;
+    let mut listings = Listings::new();
+    for record in between.iter().filter(|r| kind(r) == Some("listing")) {
+        let (mission, tools) = listing(record).ok_or(Unreplayable::NotRecorded)?;
+        listings.entry(mission).or_insert(tools);
+    }
     let result = end.get("result").filter(|r| !r.is_null()).cloned();
-    Ok(Recorded { input, calls, result_digest, result })
+    Ok(Recorded { input, calls, listings, result_digest, result })
+}
+
+/// A `listing` record (traces.md §5.8): its mission and each tool's facts by alias.
+fn listing(record: &Value) -> Option<(String, BTreeMap<String, ListedFacts>)> {
+    let mission = text(record, "mission")?;
+    let tools = whole(Some(record.get("tools")?))??;
+    let mut facts = BTreeMap::new();
+    for tool in tools.as_array()? {
+        let description = match tool.get("description")? {
+            Value::String(description) => Some(description.clone()),
+            Value::Null => None,
+            _ => return None,
+        };
+        let output_schema = match tool.get("output_schema")? {
+            Value::Null => None,
+            schema => Some(Arc::new(schema.clone())),
+        };
+        let input_schema = Arc::new(tool.get("input_schema")?.clone());
+        facts.insert(text(tool, "alias")?, ListedFacts { description, input_schema, output_schema });
+    }
+    Some((mission, facts))
 }
 
 fn dispatch(record: &Value) -> Option<Dispatch> {
@@ -294,6 +336,41 @@ mod tests {
                 call["content"] = content;
             }
             let bytes = file(&[start(), call, end(json!({"replayable": true}))]);
+            assert_eq!(parse(&bytes, "s").expect("complete").content.err(), Some(Unreplayable::NotRecorded));
+        }
+    }
+
+    /// traces.md §5.8: a `listing` record is read by mission and alias (the first of a mission kept); a
+    /// cut or malformed one cannot show the facts whole.
+    #[test]
+    fn listings_are_read() {
+        let listing = |mission: &str, description: &str| {
+            json!({"kind": "listing", "mission": mission, "tools": {"value": [{"alias": "fx.echo",
+                "description": description, "effect": "read", "input_schema": {"type": "object"},
+                "output_schema": null}]}})
+        };
+        let bytes = file(&[
+            start(),
+            listing("m", "Echoes."),
+            listing("m", "Later."),
+            listing("n", "Other."),
+            end(json!({"replayable": true})),
+        ]);
+        let recorded = parse(&bytes, "s").expect("complete").content.expect("replayable");
+        let facts = |mission: &str| recorded.listings.get(mission).and_then(|m| m.get("fx.echo")).cloned();
+        let echo = ListedFacts {
+            description: Some("Echoes.".to_owned()),
+            input_schema: Arc::new(json!({"type": "object"})),
+            output_schema: None,
+        };
+        assert_eq!(facts("m"), Some(echo));
+        assert_eq!(facts("n").and_then(|f| f.description), Some("Other.".to_owned()));
+        assert_eq!(recorded.calls.len(), 0);
+        for tools in
+            [json!({"bytes": 5000, "prefix": "[", "truncated": true}), json!({"value": [{"alias": 1}]})]
+        {
+            let record = json!({"kind": "listing", "mission": "m", "tools": tools});
+            let bytes = file(&[start(), record, end(json!({"replayable": true}))]);
             assert_eq!(parse(&bytes, "s").expect("complete").content.err(), Some(Unreplayable::NotRecorded));
         }
     }

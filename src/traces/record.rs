@@ -1,6 +1,7 @@
 //! The exact trace records (traces.md §5) and their value fields (traces.md §6.1).
 //!
-//! Owns the key sets and value domains of `run_start`, `mission`, `tool_call`, `model_call` and `run_end`,
+//! Owns the key sets and value domains of `run_start`, `mission`, `tool_call`, `model_call`, `listing` and
+//! `run_end`,
 //! each a `Serialize` type whose fields are its members, the value field's two forms, the member a trace
 //! recorded for replay adds, whether a record holds a value cut at the ceiling (traces.md §6.3), what
 //! `run_end` says the run published and its digest ([`Publication`], traces.md §5.5.2), the error field of
@@ -14,9 +15,12 @@ use std::time::{Duration, SystemTime};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::apps::runtime::{LuauError, MissionEnded, ModelReply, ModelReturned, ToolReply, ToolReturned};
+use crate::apps::runtime::{
+    ApiTool, LuauError, MissionEnded, ModelReply, ModelReturned, ToolReply, ToolReturned, ToolsListed,
+};
 use crate::codes::model::ModelFailure;
 use crate::codes::provider::{Dispatch, FailureClass};
+use crate::config::host::ToolEffect;
 use crate::events::time::event_timestamp;
 use crate::json::{sha256_qualified, to_deterministic};
 
@@ -356,6 +360,51 @@ impl<'a> ModelCall<'a> {
             request_digest: returned.request_digest.as_deref(),
         }
     }
+}
+
+/// `listing` (traces.md §5.8): the listed facts of a mission's granted tools, the first time the run was
+/// shown them. `tools` is a value field of [`listed_tools`].
+#[derive(Serialize)]
+pub struct Listing<'a> {
+    mission: &'a str,
+    tools: ValueField<'a>,
+}
+
+impl TraceRecord for Listing<'_> {
+    const KIND: &'static str = "listing";
+
+    fn cut(&self) -> bool {
+        self.tools.is_cut()
+    }
+}
+
+impl<'a> Listing<'a> {
+    /// The record of `listed`, whose tools' value (`listed_tools`) is `tools`.
+    pub fn of(listed: &'a ToolsListed, tools: &'a Value, replay: bool) -> Listing<'a> {
+        Listing { mission: &listed.mission, tools: field(tools, replay) }
+    }
+}
+
+/// traces.md §5.8: the value of `listing.tools`, one object per tool in the order shown (by alias), each
+/// `{"alias", "description", "effect", "input_schema", "output_schema"}` with `null` for a missing
+/// description or output schema.
+pub fn listed_tools(tools: &[ApiTool]) -> Value {
+    let tool = |tool: &ApiTool| {
+        let mut members = Map::new();
+        members.insert("alias".to_owned(), Value::from(tool.alias.as_str()));
+        members
+            .insert("description".to_owned(), tool.description.as_deref().map_or(Value::Null, Value::from));
+        let effect = match tool.effect {
+            ToolEffect::Read => "read",
+            ToolEffect::Write => "write",
+        };
+        members.insert("effect".to_owned(), Value::from(effect));
+        members.insert("input_schema".to_owned(), Value::clone(&tool.input_schema));
+        let output = tool.output_schema.as_deref().cloned().unwrap_or(Value::Null);
+        members.insert("output_schema".to_owned(), output);
+        Value::Object(members)
+    };
+    Value::Array(tools.iter().map(tool).collect())
 }
 
 /// The `error` member of `mission` and `run_end` (traces.md §5.3, §5.5): an error's message and traceback,

@@ -566,3 +566,55 @@ fn result_forms() {
         assert_eq!(Published::of(publication).digest, digest_of(&encoding));
     }
 }
+
+/// traces.md §5.8: `listing`'s exact line, with a missing description and output schema `null` and an
+/// output schema kept; the tools cut at the value ceiling without `replay` (the record is then cut, so
+/// the run is `value_cut`) and whole with it.
+#[test]
+fn listing_lines() {
+    use crate::apps::runtime::{ApiTool, ToolsListed};
+    use crate::config::host::ToolEffect;
+    use std::sync::Arc;
+
+    let at = UNIX_EPOCH + AT;
+    let tool = |alias: &str, description: Option<&str>, output: Option<Value>, effect| ApiTool {
+        alias: alias.to_owned(),
+        description: description.map(str::to_owned),
+        input_schema: Arc::new(json!({"type": "object"})),
+        output_schema: output.map(Arc::new),
+        effect,
+    };
+    let listed = ToolsListed {
+        mission: "default".to_owned(),
+        tools: vec![
+            tool("fs.read", Some("Reads."), Some(json!({"type": "string"})), ToolEffect::Read),
+            tool("fs.write", None, None, ToolEffect::Write),
+        ],
+    };
+    let tools = listed_tools(&listed.tools);
+    for replay in [false, true] {
+        let draft = Draft::new(&Listing::of(&listed, &tools, replay), at);
+        assert!(!draft.cut());
+        let want = format!(
+            "{{\"at\":\"{TS}\",\"kind\":\"listing\",\"mission\":\"default\",\"seq\":2,\"tools\":{{\"value\":[\
+             {{\"alias\":\"fs.read\",\"description\":\"Reads.\",\"effect\":\"read\",\"input_schema\":{{\"type\":\"object\"}},\"output_schema\":{{\"type\":\"string\"}}}},\
+             {{\"alias\":\"fs.write\",\"description\":null,\"effect\":\"write\",\"input_schema\":{{\"type\":\"object\"}},\"output_schema\":null}}]}}}}\n"
+        );
+        assert_eq!(line(draft, 2), want);
+    }
+    let long = "d".repeat(VALUE_CEILING);
+    let big = ToolsListed {
+        mission: "default".to_owned(),
+        tools: vec![tool("fs.read", Some(&long), None, ToolEffect::Read)],
+    };
+    let tools = listed_tools(&big.tools);
+    let cut = Draft::new(&Listing::of(&big, &tools, false), at);
+    assert!(cut.cut());
+    let record: Value = serde_json::from_slice(&cut.line(2).unwrap()).unwrap();
+    assert_eq!(record["tools"]["truncated"], json!(true));
+    assert_eq!(record["tools"]["bytes"], json!(to_deterministic(&tools).len()));
+    let whole = Draft::new(&Listing::of(&big, &tools, true), at);
+    assert!(!whole.cut());
+    let record: Value = serde_json::from_slice(&whole.line(2).unwrap()).unwrap();
+    assert_eq!(record["tools"], json!({"value": tools}));
+}

@@ -13,10 +13,10 @@ use std::time::{Instant, SystemTime};
 
 use super::file::{Place, RunFile};
 use super::record::{
-    Closing, Draft, Mission, ModelCall, Published, ReplayBlocked, RunEnd, RunEndRecord, RunStart,
-    RunStartRecord, ToolCall,
+    listed_tools, Closing, Draft, Listing, Mission, ModelCall, Published, ReplayBlocked, RunEnd,
+    RunEndRecord, RunStart, RunStartRecord, ToolCall,
 };
-use crate::apps::runtime::{MissionEnded, ModelReturned, RunObserver, ToolReturned};
+use crate::apps::runtime::{MissionEnded, ModelReturned, RunObserver, ToolReturned, ToolsListed};
 
 /// The trace of one run.
 pub struct RunTrace {
@@ -117,6 +117,11 @@ impl RunObserver for RunTrace {
     fn model_returned(&self, returned: ModelReturned) {
         self.write(Draft::now(&ModelCall::of(&returned, self.replay)), Place::Between);
     }
+
+    fn tools_listed(&self, listed: ToolsListed) {
+        let tools = listed_tools(&listed.tools);
+        self.write(Draft::now(&Listing::of(&listed, &tools, self.replay)), Place::Between);
+    }
 }
 
 /// Records of a run tried on the async worker, kept until the try is known to count.
@@ -142,6 +147,11 @@ impl RunObserver for Held {
 
     fn model_returned(&self, returned: ModelReturned) {
         self.keep(Draft::now(&ModelCall::of(&returned, self.replay)));
+    }
+
+    fn tools_listed(&self, listed: ToolsListed) {
+        let tools = listed_tools(&listed.tools);
+        self.keep(Draft::now(&Listing::of(&listed, &tools, self.replay)));
     }
 }
 

@@ -260,8 +260,10 @@ fn rp6_a_value_over_the_ceiling_without_replay_is_not_replayable() {
 }
 
 /// RP7 and RP8: a two-turn agent loop against the scripted model fixture, replayed with the fixture
-/// stopped: `same`. An agent whose mission is granted an upstream tool needs that tool's listed facts for
-/// its system message, which no trace holds: `listing_unknown`.
+/// stopped: `same`. An agent whose mission is granted an upstream tool (the stdio fixture's `fx.echo`,
+/// which its first turn calls) shows that tool's listed facts in its system message: the trace records
+/// them once (`listing`, traces.md §5.8) and the replay shows them again, with neither the model fixture
+/// nor the upstream running: `same`. The same trace without its `listing` record: `listing_unknown`.
 #[test]
 fn rp7_rp8_an_agent_loop_replays_without_its_model() {
     let answers = |source: &str| {
@@ -320,22 +322,117 @@ fn rp7_rp8_an_agent_loop_replays_without_its_model() {
     let _ = std::fs::remove_file(&fx.marker);
     let runs = traces(&fx);
     assert_eq!(runs.len(), 2);
-    let kinds: Vec<&str> = runs[0].iter().map(|r| r["kind"].as_str().expect("kind")).collect();
-    assert_eq!(kinds, ["run_start", "model_call", "mission", "model_call", "run_end"]);
+    let kinds = |records: &[Value]| -> Vec<String> {
+        records.iter().map(|r| r["kind"].as_str().expect("kind").to_owned()).collect()
+    };
+    assert_eq!(kinds(&runs[0]), ["run_start", "model_call", "mission", "model_call", "run_end"]);
+    assert_eq!(
+        kinds(&runs[1]),
+        ["run_start", "listing", "model_call", "tool_call", "mission", "model_call", "run_end"]
+    );
+    let listing = without(&runs[1][1], &["at"]);
+    assert_eq!(
+        listing,
+        json!({"kind": "listing", "seq": 2, "mission": "tools", "tools": {"value": [{"alias": "fx.echo",
+            "description": "echo", "effect": "read", "input_schema": {"type": "object"}, "output_schema": null}]}})
+    );
     let out = replay(&fx, &["ptc-gateway.json", "artifacts/traces"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "2 runs: 2 same, 0 different, 0 diverged, 0 not replayable\n");
+    assert!(!fx.marker.exists(), "replay started the upstream");
+    let old = without_listing(&fx, &runs[1]);
+    let out = replay(&fx, &["ptc-gateway.json", &old]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
     assert_eq!(
         text(&out.stdout),
         format!(
-            "{} agent: not replayable: listing_unknown\n2 runs: 1 same, 0 different, 0 diverged, 1 not replayable\n",
+            "{} agent: not replayable: listing_unknown\n1 runs: 0 same, 0 different, 0 diverged, 1 not replayable\n",
             run_ref(&runs[1])
         )
     );
-    let first = fx.d.path("artifacts/traces").join(format!("{}.jsonl", run_ref(&runs[0])));
-    let out = replay(&fx, &["ptc-gateway.json", &first.display().to_string()]);
+}
+
+/// `record` without the members `keys` (the timestamps a test cannot know).
+fn without(record: &Value, keys: &[&str]) -> Value {
+    let mut record = record.clone();
+    if let Some(members) = record.as_object_mut() {
+        for key in keys {
+            members.remove(*key);
+        }
+    }
+    record
+}
+
+/// The trace `records` as a trace written before `listing` existed (its `listing` records left out), in
+/// its own directory `old/`; the path of that file.
+fn without_listing(fx: &Fx, records: &[Value]) -> String {
+    let lines: String = records
+        .iter()
+        .filter(|r| r["kind"] != "listing")
+        .map(|r| format!("{}\n", serde_json::to_string(r).expect("json")))
+        .collect();
+    let path = fx.d.path("old").join(format!("{}.jsonl", run_ref(records)));
+    std::fs::create_dir_all(fx.d.path("old")).expect("old");
+    std::fs::write(&path, lines).expect("write");
+    path.display().to_string()
+}
+
+/// RP11: a workflow that reads `handle:api()` (twice) and returns what it derived from the listed facts,
+/// beside one upstream call: the trace records the facts once (`listing`, traces.md §5.8), whole, and the
+/// replay, with the upstream not started, shows them again: `same`, exit 0. Without the record:
+/// `listing_unknown`.
+#[test]
+fn rp11_handle_api_replays_from_the_listing_record() {
+    let mut fx = Fx::new("modern");
+    fx.d.write_file(
+        "mission/app.luau",
+        "local M = {}\nfunction M.run(input)\n  local api = mission(\"default\"):api()\n  local aliases, echo = {}, nil\n  for i, t in mission(\"default\"):api().tools do\n    aliases[i] = t.alias\n    if t.alias == \"fx.echo\" then echo = t end\n  end\n  local called = mission(\"default\"):call(\"calls.run\", input)\n  return { mission = api.mission, aliases = aliases, called = called.value,\n    echo = { description = echo.description, effect = echo.effect, input_type = echo.input_schema.type } }\nend\nreturn M\n",
+    );
+    fx.d.gateway["artifacts"]["trace"] = json!({"replay": true});
+    fx.pin();
+    let names = ["big", "closein", "crash", "echo", "garbage", "segv", "slow", "stall"];
+    let expected = json!({
+        "aliases": names.iter().map(|n| format!("fx.{n}")).collect::<Vec<_>>(),
+        "called": {"k": 1},
+        "echo": {"description": "echo", "effect": "read", "input_type": "object"},
+        "mission": "default"
+    });
+    {
+        let _gateway = Gateway::start(fx.command("none"), fx.addr());
+        let (status, body) = call(fx.addr(), "mission", 1, &mission_args("fx.echo", json!({"k": 1})));
+        assert_eq!(status, 200, "{body}");
+        assert_eq!(structured(&body).expect("result"), expected);
+    }
+    let _ = std::fs::remove_file(&fx.marker);
+    let runs = traces(&fx);
+    assert_eq!(runs.len(), 1);
+    let kinds: Vec<&str> = runs[0].iter().map(|r| r["kind"].as_str().expect("kind")).collect();
+    assert_eq!(kinds, ["run_start", "listing", "tool_call", "mission", "run_end"]);
+    let tools: Vec<Value> = names
+        .iter()
+        .map(|n| {
+            json!({"alias": format!("fx.{n}"), "description": n, "effect": "read",
+                        "input_schema": {"type": "object"}, "output_schema": null})
+        })
+        .collect();
+    assert_eq!(
+        without(&runs[0][1], &["at"]),
+        json!({"kind": "listing", "seq": 2, "mission": "default", "tools": {"value": tools}})
+    );
+    assert_eq!(runs[0][4]["result"], json!({"value": expected}));
+    let out = replay(&fx, &["ptc-gateway.json", "artifacts/traces"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert_eq!(text(&out.stdout), "1 runs: 1 same, 0 different, 0 diverged, 0 not replayable\n");
+    let out = replay(&fx, &["--json", "ptc-gateway.json", "artifacts/traces"]);
+    let parsed: Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert_eq!(parsed["results"][0]["verdict"], json!("same"));
+    assert_eq!(parsed["results"][0]["detail"], json!({"result_digest": digest(&expected)}));
     assert!(!fx.marker.exists(), "replay started the upstream");
+    let old = without_listing(&fx, &runs[0]);
+    let out = replay(&fx, &["--json", "ptc-gateway.json", &old]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let parsed: Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert_eq!(parsed["results"][0]["detail"], json!({"reason": "listing_unknown"}));
 }
 
 /// RP9: usage. No argument: the usage text, exit 2; CONFIG without a PATH, an unknown option: the usage

@@ -126,8 +126,7 @@ fn tools(result_schema: Option<&Value>) -> Value {
 /// The system message's text for `mission`.
 fn system_text(run: &Run, mission: &str) -> String {
     let functions = run.missions.get(mission).map(|env| env.functions().to_vec()).unwrap_or_default();
-    let mut granted = run.tools.as_ref().map(|port| port.granted_tools(mission)).unwrap_or_default();
-    granted.sort_by(|a, b| a.alias.cmp(&b.alias));
+    let granted = run.granted_tools(mission);
     format!("{SYSTEM_INTRO}```luau\n{}```\n", signature::render(&functions, &granted))
 }
 

@@ -44,9 +44,8 @@ pub(super) fn value(workflow: &Lua, run: &Run, name: &str) -> mlua::Result<Table
         functions.raw_set(i + 1, entry)?;
     }
     result.raw_set("functions", functions)?;
-    let mut granted = run.tools.as_ref().map(|port| port.granted_tools(name)).unwrap_or_default();
     // execution.md §12.5: sorted by alias in byte order, whatever order the port gave.
-    granted.sort_by(|a, b| a.alias.cmp(&b.alias));
+    let granted = run.granted_tools(name);
     let tools = array(workflow, granted.len())?;
     for (i, tool) in granted.iter().enumerate() {
         let entry = workflow.create_table_with_capacity(0, 4)?;

@@ -6,7 +6,7 @@
 //! (`missions`) or classification (`outcome`).
 
 use std::cell::RefCell;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -94,6 +94,7 @@ pub(super) fn run(
                 tools: ports.tools,
                 models: ports.models,
                 observer: ports.observer,
+                listed: Mutex::new(BTreeSet::new()),
             });
             let finished = match vm.begin(run.budget.clone(), limits.memory_bytes) {
                 Ok(scope) => in_scope(&scope, &run, env, entry, input, on_entry),

@@ -35,7 +35,9 @@ pub mod tools;
 
 pub use failure::LuauError;
 pub use models::{ModelPort, ModelReply};
-pub use observe::{MissionEnded, MissionFailure, MissionOp, ModelReturned, RunObserver, ToolReturned};
+pub use observe::{
+    MissionEnded, MissionFailure, MissionOp, ModelReturned, RunObserver, ToolReturned, ToolsListed,
+};
 pub use tools::{ApiTool, ToolAnswer, ToolPort, ToolReply};
 
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -1,5 +1,6 @@
-//! What a run reports while it runs (traces.md §5.3, §5.4, §5.6): each mission invocation that ended, each
-//! `tool` call that returned and each model call that answered, for the call's trace.
+//! What a run reports while it runs (traces.md §5.3, §5.4, §5.6, §5.8): each mission invocation that ended,
+//! each `tool` call that returned, each model call that answered and the granted tools' listed facts the
+//! first time a mission's are shown, for the call's trace.
 //!
 //! Owns the [`RunObserver`] contract and the facts it is handed. Does not own the trace's records, files or
 //! ceilings (the `traces` module), nor deciding whether a call is traced (the call executor's). A run without
@@ -11,7 +12,7 @@ use serde_json::Value;
 
 use super::failure::LuauError;
 use super::models::ModelReply;
-use super::tools::ToolReply;
+use super::tools::{ApiTool, ToolReply};
 
 /// `handle:call` or `handle:eval` (execution.md §12.5).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -95,10 +96,20 @@ pub struct ModelReturned {
     pub reply: ModelReply,
 }
 
+/// The listed facts of a mission's granted tools as the run was first shown them (traces.md §5.8): by
+/// `handle:api()` or an agent's system message, sorted by alias.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolsListed {
+    pub mission: String,
+    pub tools: Vec<ApiTool>,
+}
+
 /// Hears a run's mission invocations, `tool` calls and model calls as they end. Called on the run's thread, in the
 /// order they ended; it must not block for long (a trace appends one line).
 pub trait RunObserver: Send + Sync {
     fn mission_ended(&self, ended: MissionEnded);
     fn tool_returned(&self, returned: ToolReturned);
     fn model_returned(&self, returned: ModelReturned);
+    /// Once per mission per run, the first time the run is shown its granted tools' listed facts.
+    fn tools_listed(&self, listed: ToolsListed);
 }

@@ -7,15 +7,15 @@
 //! without importing the run's driver (`call`), and the ports (`tools`, `models`) stay below it. Does not
 //! own the thread's state or the entry call (`call`), nor mission invocations (`missions`).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 use std::time::{Instant, SystemTime};
 
 use mlua::Lua;
 
 use super::models::{ModelPort, ModelReply};
-use super::observe::{ModelReturned, RunObserver};
-use super::tools::ToolPort;
+use super::observe::{ModelReturned, RunObserver, ToolsListed};
+use super::tools::{ApiTool, ToolPort};
 use crate::apps::luau::budget::Budget;
 use crate::apps::luau::sandbox::Sandbox;
 use crate::apps::luau::Environment;
@@ -37,6 +37,9 @@ pub(super) struct Run {
     pub models: Option<Arc<dyn ModelPort>>,
     /// The trace's observer (traces.md §5); `None` when the call is not traced.
     pub observer: Option<Arc<dyn RunObserver>>,
+    /// The missions whose granted tools' listed facts the observer has heard (traces.md §5.8: once per
+    /// mission per run). Stays empty, and allocates nothing, without an observer.
+    pub listed: Mutex<BTreeSet<String>>,
 }
 
 /// The error every host function raises once the run has ended (cancelled, deadline, budget, or the
@@ -74,6 +77,23 @@ impl Run {
         if let Some(mission) = mission {
             mission.fail.record(value);
         }
+    }
+
+    /// The granted tools of `mission` with their listed facts, sorted by alias in byte order as
+    /// `handle:api()` and the agent's signatures show them (execution.md §12.5, models.md §8.2). The first
+    /// time a traced run is shown a mission's, the trace records them (traces.md §5.8), so a replay can
+    /// show them again without acquisition.
+    pub fn granted_tools(&self, mission: &str) -> Vec<ApiTool> {
+        let mut granted = self.tools.as_ref().map(|port| port.granted_tools(mission)).unwrap_or_default();
+        granted.sort_by(|a, b| a.alias.cmp(&b.alias));
+        if let Some(observer) = &self.observer {
+            let first =
+                self.listed.lock().map(|mut listed| listed.insert(mission.to_owned())).unwrap_or(false);
+            if first && !granted.is_empty() {
+                observer.tools_listed(ToolsListed { mission: mission.to_owned(), tools: granted.clone() });
+            }
+        }
+        granted
     }
 
     /// One model call of the run through `port`: the request, then the run's boundary (once the run is

@@ -225,3 +225,46 @@ fn api_lists_granted_tools() {
     );
     assert_eq!(json_of(end), Ok(want.to_owned()));
 }
+
+/// Hears only the listings (traces.md §5.8).
+#[derive(Default)]
+struct Listings(std::sync::Mutex<Vec<crate::apps::runtime::ToolsListed>>);
+
+impl crate::apps::runtime::RunObserver for Listings {
+    fn mission_ended(&self, _: crate::apps::runtime::MissionEnded) {}
+    fn tool_returned(&self, _: crate::apps::runtime::ToolReturned) {}
+    fn model_returned(&self, _: crate::apps::runtime::ModelReturned) {}
+    fn tools_listed(&self, listed: crate::apps::runtime::ToolsListed) {
+        self.0.lock().unwrap().push(listed);
+    }
+}
+
+/// traces.md §5.8: a traced run's observer hears a mission's granted tools once per run, sorted by alias
+/// as `handle:api()` shows them, however often it is asked; a mission granted nothing is not reported.
+#[test]
+fn the_listing_is_reported_once_per_mission() {
+    let listed = |tools: Vec<ApiTool>| {
+        let app =
+            app("return #mission('m'):api().tools + #mission('m'):api().tools", &[("a", "return {}", &[])]);
+        let observer = Arc::new(Listings::default());
+        let ports = RunPorts {
+            tools: Some(Arc::new(Granting(tools))),
+            models: None,
+            observer: Some(observer.clone()),
+        };
+        let end = run_workflow_with(&app, &parse("{}"), limits(100_000_000), &CancelToken::new(), ports);
+        let heard = std::mem::take(&mut *observer.0.lock().unwrap());
+        (json_of(end), heard)
+    };
+    let (end, heard) = listed(vec![
+        granted("notes.write", None, r#"{"type":"object"}"#, ToolEffect::Write),
+        granted("notes.read", Some("Read a note."), r#"{"type":"object"}"#, ToolEffect::Read),
+    ]);
+    assert_eq!(end, Ok("4".to_owned()));
+    let missions: Vec<_> = heard.iter().map(|l| l.mission.as_str()).collect();
+    assert_eq!(missions, ["m"]);
+    let order: Vec<_> = heard[0].tools.iter().map(|t| t.alias.as_str()).collect();
+    assert_eq!(order, ["notes.read", "notes.write"]);
+    let (end, heard) = listed(Vec::new());
+    assert_eq!((end, heard.len()), (Ok("0".to_owned()), 0));
+}
