@@ -194,6 +194,8 @@ impl ModelPort for Script {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeMap;
+
     use serde_json::json;
 
     use super::*;
@@ -276,5 +278,62 @@ mod tests {
         let (s, _) = script(vec![HostCall { key, answer: Answer::Tool(reply.clone()) }]);
         assert_eq!(s.call("m", "fx.echo", None).reply, reply);
         assert_eq!(s.divergence(), None);
+    }
+
+    /// replay.md §3: the grant set as CONFIG has it (aliases in order, its effects), with the facts the
+    /// trace's `listing` record holds; an alias it does not hold ends the run as not replayable.
+    #[test]
+    fn granted_tools_from_the_listing() {
+        use super::super::trace::ListedFacts;
+        use crate::apps::selection::Grant;
+        use crate::config::host::ToolEffect;
+
+        let grant = |upstream: &str, effect| Grant {
+            declaration: "fx".to_owned(),
+            upstream_tool: upstream.to_owned(),
+            effect,
+        };
+        let mut selections = Selections::default();
+        let grants =
+            [("fx.write", grant("write", ToolEffect::Write)), ("fx.echo", grant("echo", ToolEffect::Read))];
+        selections
+            .missions
+            .insert("m".to_owned(), grants.into_iter().map(|(a, g)| (a.to_owned(), g)).collect());
+        let facts = |description: &str| ListedFacts {
+            description: Some(description.to_owned()),
+            input_schema: Arc::new(json!({"type": "object"})),
+            output_schema: Some(Arc::new(json!({"type": "string"}))),
+        };
+        let mut listed = BTreeMap::new();
+        listed.insert("fx.echo".to_owned(), facts("Echoes."));
+        listed.insert("fx.write".to_owned(), facts("Writes."));
+        let mut listings = Listings::new();
+        listings.insert("m".to_owned(), listed.clone());
+        let cancel = CancelToken::new();
+        let s = Script::new(selections.clone(), Vec::new(), listings, cancel.clone());
+        let shown: Vec<_> = s
+            .granted_tools("m")
+            .into_iter()
+            .map(|t| (t.alias, t.description, t.effect, t.output_schema.map(|o| (*o).clone())))
+            .collect();
+        let output = Some(json!({"type": "string"}));
+        assert_eq!(
+            shown,
+            [
+                ("fx.echo".to_owned(), Some("Echoes.".to_owned()), ToolEffect::Read, output.clone()),
+                ("fx.write".to_owned(), Some("Writes.".to_owned()), ToolEffect::Write, output),
+            ]
+        );
+        assert_eq!(s.granted_tools("other"), Vec::new());
+        assert!(!s.needed_listing() && !cancel.is_cancelled());
+
+        // An alias granted since the recording: not listed, so the run ends.
+        listed.remove("fx.write");
+        let mut listings = Listings::new();
+        listings.insert("m".to_owned(), listed);
+        let cancel = CancelToken::new();
+        let s = Script::new(selections, Vec::new(), listings, cancel.clone());
+        assert_eq!(s.granted_tools("m"), Vec::new());
+        assert!(s.needed_listing() && cancel.is_cancelled());
     }
 }

@@ -455,25 +455,30 @@ fn ag5_an_agent_run_is_traced_with_its_evals() {
     let text = std::fs::read_to_string(&files[0]).expect("trace");
     let records: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).expect("record")).collect();
     let kinds: Vec<&str> = records.iter().map(|r| r["kind"].as_str().expect("kind")).collect();
-    assert_eq!(kinds, ["run_start", "model_call", "tool_call", "mission", "model_call", "run_end"]);
-    let first = &records[1];
+    // The granted tools' facts of the system message, once (traces.md §5.8), before the first request.
+    assert_eq!(
+        kinds,
+        ["run_start", "listing", "model_call", "tool_call", "mission", "model_call", "run_end"]
+    );
+    assert_eq!((&records[1]["mission"], &records[1]["seq"]), (&json!("default"), &json!(2)));
+    let first = &records[2];
     assert_eq!(
         first,
-        &json!({"kind": "model_call", "seq": 2, "at": first["at"], "provider": "llm", "started_at": first["started_at"],
+        &json!({"kind": "model_call", "seq": 3, "at": first["at"], "provider": "llm", "started_at": first["started_at"],
                 "duration_us": first["duration_us"], "ok": true, "class": null, "dispatch": "true",
                 "finish_reason": "tool_calls", "usage": usage(20, 10), "request_digest": first["request_digest"],
                 "message": {"value": {"role": "assistant", "tool_calls": [
                     {"id": "r1", "name": "run_luau", "arguments": {"source": source}}]}}})
     );
     // Each request's digest in every trace (traces.md §5.6); the second request carries the first turn.
-    let digests = [&records[1]["request_digest"], &records[4]["request_digest"]];
+    let digests = [&records[2]["request_digest"], &records[5]["request_digest"]];
     for d in digests {
         assert!(d.as_str().is_some_and(|d| d.len() == 71 && d.starts_with("sha256:")), "{d}");
     }
     assert_ne!(digests[0], digests[1]);
-    assert_eq!(records[3]["op"], "eval");
-    assert_eq!(records[3]["input"], json!({"value": source}));
-    assert_eq!(records[4]["message"]["value"]["tool_calls"][0]["name"], "finish");
+    assert_eq!(records[4]["op"], "eval");
+    assert_eq!(records[4]["input"], json!({"value": source}));
+    assert_eq!(records[5]["message"]["value"]["tool_calls"][0]["name"], "finish");
     assert!(
         !text.contains(MODEL_KEY) && !text.contains("chat/completions") && !text.contains(&up.endpoint())
     );
@@ -529,19 +534,22 @@ fn r7_a_replay_trace_keeps_each_model_answer_with_its_request_digest() {
     assert!(!text.contains(MODEL_KEY));
     // The agent loop: two answers with their requests' digests, the eval's upstream call between them.
     let (text, records) = read(&files[1]);
-    assert_eq!(kinds(&records), ["run_start", "model_call", "tool_call", "mission", "model_call", "run_end"]);
-    let (first, second) = (&records[1]["request_digest"], &records[4]["request_digest"]);
+    assert_eq!(
+        kinds(&records),
+        ["run_start", "listing", "model_call", "tool_call", "mission", "model_call", "run_end"]
+    );
+    let (first, second) = (&records[2]["request_digest"], &records[5]["request_digest"]);
     for d in [first, second] {
         assert!(d.as_str().is_some_and(|d| d.len() == 71 && d.starts_with("sha256:")), "{d}");
     }
     assert_ne!(first, second, "the second request carries the first turn");
-    assert_eq!(records[1]["message"]["value"]["tool_calls"][0]["name"], "run_luau");
-    let upstream = &records[2];
+    assert_eq!(records[2]["message"]["value"]["tool_calls"][0]["name"], "run_luau");
+    let upstream = &records[3];
     assert_eq!(upstream["arguments"], json!({"value": {"n": 1}}));
     assert_eq!(upstream["arguments_digest"], json!(digest(&json!({"n": 1}))));
     assert_eq!(upstream["content"], json!({"value": []}));
-    assert_eq!(records[3]["input_digest"], json!(digest(&json!(source))));
-    let end = &records[5];
+    assert_eq!(records[4]["input_digest"], json!(digest(&json!(source))));
+    let end = &records[6];
     assert_eq!(
         (&end["result_digest"], &end["replayable"], &end["replay_blocked"]),
         (&json!(digest(&agent)), &json!(true), &Value::Null)
