@@ -104,8 +104,9 @@ pub struct ToolsListed {
     pub tools: Vec<ApiTool>,
 }
 
-/// Hears a run's mission invocations, `tool` calls and model calls as they end. Called on the run's thread, in the
-/// order they ended; it must not block for long (a trace appends one line).
+/// Hears a run's mission invocations, `tool` calls and model calls as they end, and each mission's granted
+/// tools the first time the run is shown them. Called on the run's thread, in the order they happened; it
+/// must not block for long (a trace appends one line).
 pub trait RunObserver: Send + Sync {
     fn mission_ended(&self, ended: MissionEnded);
     fn tool_returned(&self, returned: ToolReturned);
