@@ -140,9 +140,35 @@ pub fn parse(args: &[OsString], cwd: &Path) -> Invocation {
 /// lifecycle.md §1.1: one positional `CONFIG`, `--env-file FILE` / `--env-file=FILE` at most once with a
 /// non-empty value, `--print-pins` at most once without a value, any order, `--` ends options.
 fn parse_gateway(args: &[OsString], cwd: &Path) -> Option<GatewayArgs> {
-    let mut config: Option<PathBuf> = None;
-    let mut env_file: Option<PathBuf> = None;
     let mut print_pins = false;
+    let scanned = scan(args, |option| match option {
+        "--print-pins" if !print_pins => {
+            print_pins = true;
+            true
+        }
+        _ => false,
+    })?;
+    let [config] = scanned.positional.as_slice() else { return None };
+    Some(GatewayArgs {
+        config: paths::anchor(config, cwd),
+        env_file: scanned.env_file.map(|p| paths::anchor(&p, cwd)),
+        mode: if print_pins { Mode::Discovery } else { Mode::Serve },
+    })
+}
+
+/// What [`scan`] found: the positional arguments in order, and `--env-file`'s value (neither anchored).
+pub(crate) struct Scanned {
+    pub positional: Vec<PathBuf>,
+    pub env_file: Option<PathBuf>,
+}
+
+/// The option grammar every command taking `--env-file` shares (lifecycle.md §1.1, replay.md §1): options
+/// and positional arguments in any order, `--` ends options, a positional argument is not empty,
+/// `--env-file FILE` / `--env-file=FILE` at most once with a non-empty value. Every other option is offered
+/// to `option`, which accepts it (true) or refuses it; a refused or non-UTF-8 option is a usage error
+/// (`None`), as is a missing `--env-file` value.
+pub(crate) fn scan(args: &[OsString], mut option: impl FnMut(&str) -> bool) -> Option<Scanned> {
+    let mut scanned = Scanned { positional: Vec::new(), env_file: None };
     let mut options_done = false;
     let mut iter = args.iter();
     while let Some(arg) = iter.next() {
@@ -153,38 +179,25 @@ fn parse_gateway(args: &[OsString], cwd: &Path) -> Option<GatewayArgs> {
         }
         let is_option = !options_done && arg.as_encoded_bytes().starts_with(b"-") && arg.len() > 1;
         if !is_option {
-            if config.is_some() || arg.is_empty() {
+            if arg.is_empty() {
                 return None;
             }
-            config = Some(PathBuf::from(arg));
+            scanned.positional.push(PathBuf::from(arg));
             continue;
         }
-        match text {
-            Some("--print-pins") if !print_pins => print_pins = true,
-            Some("--env-file") if env_file.is_none() => {
-                let value = iter.next()?;
-                if value.is_empty() {
-                    return None;
-                }
-                env_file = Some(PathBuf::from(value));
-            }
-            Some(t) if t.starts_with("--env-file=") && env_file.is_none() => {
-                let value = &t["--env-file=".len()..];
-                if value.is_empty() {
-                    return None;
-                }
-                env_file = Some(PathBuf::from(value));
-            }
-            // An unknown option, a repeated option, `--print-pins=…`, or a non-UTF-8 option.
+        let env_file = match text? {
+            "--env-file" => iter.next()?.to_os_string(),
+            t if t.starts_with("--env-file=") => OsString::from(&t["--env-file=".len()..]),
+            other if option(other) => continue,
+            // An unknown option, a repeated one, or one given a value it does not take.
             _ => return None,
+        };
+        if env_file.is_empty() || scanned.env_file.is_some() {
+            return None;
         }
+        scanned.env_file = Some(PathBuf::from(env_file));
     }
-    let config = config?;
-    Some(GatewayArgs {
-        config: paths::anchor(&config, cwd),
-        env_file: env_file.map(|p| paths::anchor(&p, cwd)),
-        mode: if print_pins { Mode::Discovery } else { Mode::Serve },
-    })
+    Some(scanned)
 }
 
 #[cfg(test)]

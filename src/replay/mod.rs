@@ -22,6 +22,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::apps::Built;
+use crate::cli;
 use crate::config::paths;
 use crate::traces::hist::capture::is_run_ref;
 
@@ -44,46 +45,15 @@ pub(crate) struct ReplayArgs {
 /// replay.md §1: CONFIG, then one or more PATHs; `--env-file FILE` (or `=FILE`) and `--json` at most once
 /// each, anywhere; `--` ends options. `None` is a usage error.
 pub(crate) fn parse(args: &[OsString], cwd: &Path) -> Option<ReplayArgs> {
-    let mut positional: Vec<PathBuf> = Vec::new();
-    let mut env_file: Option<PathBuf> = None;
     let mut json = false;
-    let mut options_done = false;
-    let mut iter = args.iter();
-    while let Some(arg) = iter.next() {
-        let text = arg.to_str();
-        if !options_done && text == Some("--") {
-            options_done = true;
-            continue;
-        }
-        let is_option = !options_done && arg.as_encoded_bytes().starts_with(b"-") && arg.len() > 1;
-        if !is_option {
-            if arg.is_empty() {
-                return None;
-            }
-            positional.push(paths::anchor(Path::new(arg), cwd));
-            continue;
-        }
-        match text {
-            Some("--json") if !json => json = true,
-            Some("--env-file") if env_file.is_none() => {
-                let value = iter.next().filter(|v| !v.is_empty())?;
-                env_file = Some(paths::anchor(Path::new(value), cwd));
-            }
-            Some(t) if t.starts_with("--env-file=") && env_file.is_none() => {
-                let value = &t["--env-file=".len()..];
-                if value.is_empty() {
-                    return None;
-                }
-                env_file = Some(paths::anchor(Path::new(value), cwd));
-            }
-            _ => return None,
-        }
-    }
-    if positional.len() < 2 {
+    let scanned = cli::scan(args, |option| option == "--json" && !std::mem::replace(&mut json, true))?;
+    let mut positional = scanned.positional.iter().map(|p| paths::anchor(p, cwd));
+    let config = positional.next()?;
+    let paths: Vec<PathBuf> = positional.collect();
+    if paths.is_empty() {
         return None;
     }
-    let config = positional.remove(0);
-    Some(ReplayArgs { config, paths: positional, env_file, json })
+    Some(ReplayArgs { config, paths, env_file: scanned.env_file.map(|p| paths::anchor(&p, cwd)), json })
 }
 
 /// Replays `files` against `built` and prints the verdicts (replay.md §6): a progress line on stderr after
@@ -122,8 +92,13 @@ pub(crate) fn files(paths: &[PathBuf]) -> Result<Vec<trace::TraceFile>, String> 
         let meta =
             std::fs::metadata(path).map_err(|e| format!("ptc replay: {shown}: {}\n", os_reason(&e)))?;
         if !meta.is_dir() {
-            let file =
-                trace::read(path).map_err(|_| format!("ptc replay: {shown}: not a complete trace\n"))?;
+            let file = trace::read(path).map_err(|unread| {
+                let reason = match &unread {
+                    trace::Unread::Io(error) => os_reason(error),
+                    trace::Unread::Incomplete(_) => unread.to_string(),
+                };
+                format!("ptc replay: {shown}: {reason}\n")
+            })?;
             files.push(file);
             continue;
         }

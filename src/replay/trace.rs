@@ -106,19 +106,30 @@ pub(crate) struct TraceFile {
 }
 
 /// The file is not a complete trace (traces.md §9.3): no `run_start` first, no `run_end` last, a torn
-/// line, or not readable.
-#[derive(Debug)]
+/// line, or larger than any trace.
+#[derive(Debug, thiserror::Error)]
+#[error("not a complete trace")]
 pub(crate) struct Incomplete;
 
+/// Why a trace file was not read back (replay.md §1): the system refused to read it, or it is not a
+/// complete trace.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum Unread {
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    #[error(transparent)]
+    Incomplete(#[from] Incomplete),
+}
+
 /// Reads `path` whole (at most [`MAX_TRACE_BYTES`]) and parses it.
-pub(crate) fn read(path: &Path) -> Result<TraceFile, Incomplete> {
-    let size = std::fs::metadata(path).map_err(|_| Incomplete)?.len();
+pub(crate) fn read(path: &Path) -> Result<TraceFile, Unread> {
+    let size = std::fs::metadata(path)?.len();
     if size > MAX_TRACE_BYTES {
-        return Err(Incomplete);
+        return Err(Incomplete.into());
     }
-    let bytes = std::fs::read(path).map_err(|_| Incomplete)?;
+    let bytes = std::fs::read(path)?;
     let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-    parse(&bytes, &stem)
+    Ok(parse(&bytes, &stem)?)
 }
 
 /// Parses the bytes of a trace file; `stem` is the file name without `.jsonl`, the run reference when
@@ -316,6 +327,23 @@ mod tests {
         assert_eq!(digests, [Some(value_digest(&json!({"p": 1}))), Some("sha256:given".to_owned())]);
         assert_eq!(recorded.result, None);
         assert_eq!(recorded.input, json!({"a": 1}));
+    }
+
+    /// A file the system refuses to read keeps the system's error (replay.md §1 prints its description);
+    /// a file that reads but is no trace is `Incomplete`.
+    #[test]
+    fn an_unreadable_file_keeps_the_system_error() {
+        let dir = std::env::temp_dir().join(format!("ptc-replay-unread-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let unread = read(&dir).map(|_| ()).unwrap_err();
+        assert!(
+            matches!(&unread, Unread::Io(e) if e.raw_os_error() == Some(nix::libc::EISDIR)),
+            "{unread:?}"
+        );
+        let file = dir.join("t.jsonl");
+        std::fs::write(&file, b"{}\n").expect("write");
+        assert_eq!(read(&file).map(|_| ()).unwrap_err().to_string(), "not a complete trace");
+        std::fs::remove_dir_all(&dir).expect("cleanup");
     }
 
     #[test]

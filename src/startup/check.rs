@@ -35,15 +35,21 @@ pub(crate) async fn run(args: &GatewayArgs) -> Outcome {
 }
 
 /// The refusal of a stage, naming the stage (lifecycle.md §1.5).
-fn at<E: Into<Refusal>>(stage: &'static str) -> impl FnOnce(E) -> Refusal {
+pub(crate) fn at<E: Into<Refusal>>(stage: &'static str) -> impl FnOnce(E) -> Refusal {
     move |error| error.into().context(Fact::Stage, stage)
 }
 
-async fn stages(args: &GatewayArgs) -> Result<Vec<String>, Refusal> {
-    let gateway = gateway::load(&args.config, Mode::Serve).map_err(at("1 gateway document"))?;
+/// Stages 1, 2 and 3 of serve mode (the bearer binding declared, its value not read), each refusal naming
+/// its stage: what `ptc check` and `ptc replay` (replay.md §2) both run first.
+pub(crate) fn documents(config: &Path) -> Result<Documents, Refusal> {
+    let gateway = gateway::load(config, Mode::Serve).map_err(at("1 gateway document"))?;
     let host = host::load(&gateway.host_path, &gateway.bearer_binding).map_err(at("2 host document"))?;
     host::check_bearer_binding(&host, &gateway.bearer_binding).map_err(at("3 bearer binding"))?;
-    let docs = Documents { gateway, host };
+    Ok(Documents { gateway, host })
+}
+
+async fn stages(args: &GatewayArgs) -> Result<Vec<String>, Refusal> {
+    let docs = documents(&args.config)?;
     if let Some(artifacts) = &docs.gateway.artifacts {
         let subdirs = [EVENTS_DIR, TRACES_DIR, INSPECTION_DIR, METRICS_DIR];
         probe(StartupCode::ArtifactRootUnavailable, &artifacts.root, &subdirs)

@@ -30,8 +30,9 @@ pub async fn run(args: &GatewayArgs) -> Result<Vec<String>, Refusal> {
         let problem = Problem::Unreadable(ReadError::from_io(ReadErrorKind::Open, &e));
         DocumentError::new(StartupCode::ConfigUnavailable, &args.config, problem)
     })?;
-    let text = String::from_utf8(bytes).map_err(|_| {
-        document(StartupCode::ConfigUnavailable, "the document changed: it is no longer UTF-8".to_owned())
+    let text = String::from_utf8(bytes).map_err(|e| {
+        let reason = format!("the document changed: it is no longer UTF-8 ({})", e.utf8_error());
+        document(StartupCode::ConfigUnavailable, reason)
     })?;
     let (rewritten, changes) = rewrite(&text, &pins).ok_or_else(|| {
         let reason = "the document has no top-level tools array of named objects whose pins can be rewritten";

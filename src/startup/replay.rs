@@ -11,12 +11,11 @@ use std::io::Write;
 use std::path::Path;
 
 use crate::apps::Built;
-use crate::config::{gateway, host, Mode};
-use crate::explain::{Fact, Refusal};
+use crate::config::Mode;
+use crate::explain::Refusal;
 use crate::os::signals::StopRequest;
 use crate::replay::{self, USAGE_LINE};
-use crate::startup::documents::Documents;
-use crate::startup::{report_explained_failure, report_failure, templates, StartupCode};
+use crate::startup::{check, report_explained_failure, report_failure, templates, StartupCode};
 
 /// The command to its exit status (replay.md §7): the replay's 0 or 1; 2 for a usage error or a PATH that
 /// cannot be read; 78 for CONFIG refused; 70 when interrupted (nothing printed).
@@ -51,12 +50,6 @@ pub async fn run(args: Vec<OsString>, cwd: &Path, mut stop: StopRequest) -> u8 {
 /// replay.md §2: stages 1, 2, 3 (the binding declared, its value not read) and 5 with 5d, as serve mode
 /// runs them, each refusal naming its stage (lifecycle.md §1.5).
 fn load(config: &Path) -> Result<Built, Refusal> {
-    let at = |stage: &'static str| move |e: Refusal| e.context(Fact::Stage, stage);
-    let gateway = gateway::load(config, Mode::Serve).map_err(|e| at("1 gateway document")(e.into()))?;
-    let host = host::load(&gateway.host_path, &gateway.bearer_binding)
-        .map_err(|e| at("2 host document")(e.into()))?;
-    host::check_bearer_binding(&host, &gateway.bearer_binding)
-        .map_err(|e| at("3 bearer binding")(e.into()))?;
-    let docs = Documents { gateway, host };
-    templates::build(&docs, Mode::Serve).map_err(at("5 templates"))
+    let docs = check::documents(config)?;
+    templates::build(&docs, Mode::Serve).map_err(check::at("5 templates"))
 }

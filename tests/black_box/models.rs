@@ -435,6 +435,16 @@ fn m15_an_answer_over_the_memory_limit_fails_the_run() {
     assert_eq!(audit[0]["outcome_code"], "execution_failed");
 }
 
+/// The one trace file of the deployment: its text (for what must not be in it) and its records.
+fn the_trace(fx: &Fx) -> (String, Vec<Value>) {
+    let files = support::trace_files(&fx.d.path("artifacts/traces"));
+    assert_eq!(files.len(), 1, "one trace file");
+    let name = &files[0].0;
+    let text = std::fs::read_to_string(fx.d.path("artifacts/traces").join(name)).expect("trace");
+    let records = files.into_iter().next().map(|(_, records)| records).unwrap_or_default();
+    (text, records)
+}
+
 /// AG5: an agent run's trace (traces.md §5.6, models.md §9): each turn's answer as a `model_call` record,
 /// each eval as a mission invocation with its upstream call; no endpoint or key.
 #[test]
@@ -444,16 +454,7 @@ fn ag5_an_agent_run_is_traced_with_its_evals() {
     let fx = deployment(&up);
     let _gateway = start(&fx);
     assert_eq!(chat(&fx, 1, json!({"goal": "one", "max_turns": 2}))["value"], 1);
-    let dir = fx.d.path("artifacts/traces");
-    let files: Vec<_> = std::fs::read_dir(&dir)
-        .expect("traces")
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
-        .collect();
-    assert_eq!(files.len(), 1);
-    let text = std::fs::read_to_string(&files[0]).expect("trace");
-    let records: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).expect("record")).collect();
+    let (text, records) = the_trace(&fx);
     let kinds: Vec<&str> = records.iter().map(|r| r["kind"].as_str().expect("kind")).collect();
     // The granted tools' facts of the system message, once (traces.md §5.8), before the first request.
     assert_eq!(
@@ -567,16 +568,7 @@ fn r9_without_replay_a_model_call_has_its_request_digest() {
     let _gateway = start(&fx);
     let request = user("hi");
     let chatted = chat(&fx, 1, json!({"request": request}));
-    let dir = fx.d.path("artifacts/traces");
-    let files: Vec<_> = std::fs::read_dir(&dir)
-        .expect("traces")
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
-        .collect();
-    assert_eq!(files.len(), 1);
-    let text = std::fs::read_to_string(&files[0]).expect("trace");
-    let records: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).expect("record")).collect();
+    let (text, records) = the_trace(&fx);
     let kinds: Vec<&str> = records.iter().map(|r| r["kind"].as_str().expect("kind")).collect();
     assert_eq!(kinds, ["run_start", "model_call", "run_end"]);
     let answer = &records[1];

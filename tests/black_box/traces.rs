@@ -96,22 +96,7 @@ fn traces_dir(d: &Deployment) -> PathBuf {
 
 /// The trace files, oldest first, each with its parsed records.
 fn traces(d: &Deployment) -> Vec<(String, Vec<Value>)> {
-    let mut names: Vec<String> = std::fs::read_dir(traces_dir(d))
-        .unwrap()
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(".jsonl"))
-        .collect();
-    names.sort();
-    names
-        .into_iter()
-        .map(|name| {
-            let text = std::fs::read_to_string(traces_dir(d).join(&name)).unwrap();
-            assert!(text.ends_with('\n'), "{name}: every record ends with LF");
-            let records = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
-            (name, records)
-        })
-        .collect()
+    support::trace_files(&traces_dir(d))
 }
 
 /// A record with its volatile members (times, durations, ids) replaced by their shapes, so that the rest

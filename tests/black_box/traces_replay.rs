@@ -37,21 +37,7 @@ fn deployment(trace: Value) -> Fx {
 
 /// The records of every trace file, oldest run first.
 fn traces(fx: &Fx) -> Vec<Vec<Value>> {
-    let path = fx.d.path("artifacts/traces");
-    let mut names: Vec<_> = std::fs::read_dir(&path)
-        .expect("traces")
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(".jsonl"))
-        .collect();
-    names.sort();
-    names
-        .iter()
-        .map(|n| {
-            let text = std::fs::read_to_string(path.join(n)).expect("trace");
-            text.lines().map(|l| serde_json::from_str(l).expect("record")).collect()
-        })
-        .collect()
+    support::trace_files(&fx.d.path("artifacts/traces")).into_iter().map(|(_, records)| records).collect()
 }
 
 fn kinds(records: &[Value]) -> Vec<&str> {

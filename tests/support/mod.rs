@@ -271,6 +271,27 @@ pub fn assert_explained_startup_error(output: &Output, code: &str, context: &str
     assert!(output.stdout.is_empty(), "{context}: stdout must be empty");
 }
 
+/// The trace files of the directory `dir` (traces.md §4.1), in the byte order of their names (the order the
+/// runs were reserved), each with its records; every file ends with LF.
+pub fn trace_files(dir: &Path) -> Vec<(String, Vec<Value>)> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .expect("trace directory")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".jsonl"))
+        .collect();
+    names.sort();
+    names
+        .into_iter()
+        .map(|name| {
+            let text = std::fs::read_to_string(dir.join(&name)).expect("trace file");
+            assert!(text.ends_with('\n'), "{name}: every record ends with LF");
+            let records = text.lines().map(|l| serde_json::from_str(l).expect("record")).collect();
+            (name, records)
+        })
+        .collect()
+}
+
 /// A running gateway, killed and reaped on drop.
 pub struct Gateway {
     pub child: Child,

@@ -215,7 +215,10 @@ fn execute(mission: &MissionSandbox, name: &str, prepared: Prepared) -> mlua::Re
 /// The mission's sandbox in this call: created at the first invocation, reused afterwards
 /// (execution.md §12.6).
 fn sandbox_of(workflow: &Lua, run: &Arc<Run>, name: &str) -> Result<Arc<MissionSandbox>, Failure> {
-    let mut sandboxes = run.sandboxes.lock().map_err(|_| Failure::error("mission sandboxes unavailable"))?;
+    let mut sandboxes = run
+        .sandboxes
+        .lock()
+        .map_err(|poisoned| Failure::error(format!("mission sandboxes unavailable: {poisoned}")))?;
     if let Some(existing) = sandboxes.get(name) {
         return Ok(existing.clone());
     }

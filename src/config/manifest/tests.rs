@@ -185,10 +185,14 @@ fn structure_vectors() {
         ),
     ];
     for (name, base, want, edit) in &table {
-        assert_eq!(run(base, edit.as_ref()).map(|_| ()).map_err(|_| Refused), *want, "{name}");
+        // The problem itself is shown when a row fails.
+        let got = run(base, edit.as_ref()).map(|_| ());
+        assert_eq!(got.is_ok(), want.is_ok(), "{name}: {got:?}");
     }
-    assert_eq!(super::parse(b"{").map(|_| ()).map_err(|_| Refused), invalid);
-    assert_eq!(super::parse(b"[]").map(|_| ()).map_err(|_| Refused), invalid);
+    for bytes in [&b"{"[..], b"[]"] {
+        let got = super::parse(bytes).map(|_| ());
+        assert_eq!(got.is_ok(), invalid.is_ok(), "{got:?}");
+    }
 }
 
 #[test]
