@@ -1,7 +1,8 @@
 //! One admitted call from its input contract check (http-mcp.md §8.5) to the release of its run slot
 //! (execution.md §2–§10).
 //!
-//! Owns the order: the input check, the reservation, the commit, activation only after a complete commit,
+//! Owns the order: the input check, the reservation, the commit, activation only after a complete commit
+//! (or with it, for a provider-free run whose commit `commit` holds back, execution.md §4.5),
 //! heartbeats after every 5,000 ms of silence, cancellation when the client is gone or the drain cuts off,
 //! the deadline, classification, result validation, publication within 10,000 ms, and the release order of
 //! execution.md §10 (run settled → audit record durable → message written, abandoned or skipped → run slot →
@@ -16,9 +17,10 @@ use bytes::Bytes;
 use ptc_actors::{Lease, Refusal};
 use tokio::time::Instant as TokioInstant;
 
+use super::commit::{Head, GROUPING_HOLD};
 use super::outcome::{fixed_text, Dispatch, Outcome};
 use super::result::{message_event, success_response, tool_error_response};
-use super::runner::Ran;
+use super::runner::{Activation, Ran};
 use super::settle::{self, Client, Ending, Render, Settled};
 use super::stream::{self, StreamWriter, HEARTBEAT};
 use super::{trace, Shared};
@@ -48,18 +50,20 @@ pub struct Settlement {
     pub disconnected: bool,
 }
 
-/// Answers one admitted call, from its input contract check on.
-pub fn answer(shared: &Arc<Shared>, call: AdmittedCall) -> hyper::Response<ResponseBody> {
+/// Answers one admitted call, from its input contract check on. The response goes to hyper once its
+/// commit may be written: at once, or, for a provider-free run, after the run's first slice
+/// (execution.md §4.5).
+pub async fn answer(shared: &Arc<Shared>, call: AdmittedCall) -> hyper::Response<ResponseBody> {
     let progress = call.progress.clone();
     let template = call.tool.clone();
     // The input contract (execution.md §3.1): invalid input is committed and answered without a run slot,
-    // even while every slot is used.
+    // even while every slot is used; its whole stream is known, so it leaves in one write (§4.5).
     if !template.input.is_valid(&call.arguments) {
         let (response, mut writer) = stream::open(progress, call.http10);
-        let queued = stream::queue_commit(&mut writer);
         let text = fixed_text(template.effect, Dispatch::False, Outcome::InvalidInput);
         let event = message_event(&tool_error_response(&call.id, text, None));
-        tokio::spawn(publish_only(writer, queued, event, call.lease));
+        let queued = stream::queue_commit(&mut writer).and_then(|()| writer.queue_last(Bytes::from(event)));
+        tokio::spawn(publish_only(writer, queued, call.lease));
         return response;
     }
     // A write tool is served only with its audit (config.md: `private_audit` is present iff a tool may
@@ -91,8 +95,14 @@ pub fn answer(shared: &Arc<Shared>, call: AdmittedCall) -> hyper::Response<Respo
         return refuse(RpcError::ArtifactUnavailable, call);
     };
     let (response, mut writer) = stream::open(progress, call.http10);
-    // Queued now, so the comment leaves with the head; the run still waits until it was written.
-    let queued = stream::queue_commit(&mut writer);
+    // execution.md §4.5: a provider-free run's commit is held back while the run takes its first slice;
+    // any other commit is queued now, so it leaves with the head, and the run waits until it was written.
+    let (head, released) = if shared.runner.provider_free(&template) {
+        let (head, released) = Head::held();
+        (head, Some(released))
+    } else {
+        (Head::queued(&mut writer), None)
+    };
     let shared = shared.clone();
     // Linked to the run-admission owner: a panic of this task anywhere is that owner's loss
     // (lifecycle.md §6.3), even one that left the call unanswered.
@@ -100,7 +110,7 @@ pub fn answer(shared: &Arc<Shared>, call: AdmittedCall) -> hyper::Response<Respo
     drop(owner.spawn_linked(async move {
         let AdmittedCall { tool, arguments, id, lease, .. } = call;
         let call = Call { tool: &tool, id: &id, call_id, trace_id, traced, run: &run, deadline };
-        let settlement = drive(&shared, call, arguments, queued, writer).await;
+        let settlement = drive(&shared, call, arguments, head, writer).await;
         tracing::debug!(
             outcome = settlement.outcome.as_str(),
             dispatch = settlement.dispatch.as_str(),
@@ -110,6 +120,11 @@ pub fn answer(shared: &Arc<Shared>, call: AdmittedCall) -> hyper::Response<Respo
         drop(run);
         drop(lease);
     }));
+    if let Some(released) = released {
+        // Dropped without a release only by a panic of the call's task, which fences the domain; the
+        // response then ends with what was queued.
+        let _ = released.await;
+    }
     response
 }
 
@@ -120,20 +135,15 @@ fn refuse(error: RpcError, call: AdmittedCall) -> hyper::Response<ResponseBody> 
     hold_until_written(response, call.lease)
 }
 
-/// The invalid-input path (execution.md §3.1, §4.3): commit, the event, the end; nothing was dispatched.
-async fn publish_only(
-    mut writer: StreamWriter,
-    queued: Result<(), stream::Gone>,
-    event: String,
-    lease: Lease,
-) {
+/// The invalid-input path (execution.md §3.1, §4.3): the commit, the event and the end, queued together;
+/// nothing was dispatched. Waits until they were written, holding the request lease.
+async fn publish_only(mut writer: StreamWriter, queued: Result<(), stream::Gone>, lease: Lease) {
     let written = tokio::time::timeout(WRITE_BOUND, async {
         queued?;
-        stream::committed(&mut writer).await?;
-        writer.finish_with(Bytes::from(event)).await
+        writer.queued_written().await
     })
     .await;
-    if written.is_err() {
+    if !matches!(written, Ok(Ok(()))) {
         writer.abandon();
     }
     drop(lease);
@@ -161,59 +171,72 @@ async fn drive(
     shared: &Arc<Shared>,
     call: Call<'_>,
     arguments: serde_json::Value,
-    queued: Result<(), stream::Gone>,
+    mut head: Head,
     mut writer: StreamWriter,
 ) -> Settlement {
     let Call { tool, id, call_id, trace_id, traced, run, deadline } = call;
-    // execution.md §4.2: nothing runs before the commit is written; a failed or late commit dispatches
-    // nothing.
-    let committed = async {
-        queued?;
-        stream::committed(&mut writer).await
-    };
-    match tokio::time::timeout(WRITE_BOUND, committed).await {
-        Ok(Ok(())) => {}
-        Ok(Err(stream::Gone)) | Err(_) => {
-            writer.abandon();
-            // audit-events.md §3.5: a commit that could not be written counts as publication_failed.
-            shared.events.publication_failed(tool.index());
-            let ended = trace::Ended {
-                outcome: Outcome::PublicationFailed,
-                dispatch: Dispatch::False,
-                disconnected: true,
-                why: None,
-                published: trace::Published::default(),
-            };
-            trace::end(shared, tool, traced, ended);
-            return Settlement {
-                outcome: Outcome::PublicationFailed,
-                dispatch: Dispatch::False,
-                disconnected: true,
-            };
-        }
+    // execution.md §4.2: unless the run is provider-free (§4.5), nothing runs before the commit is
+    // written; a failed or late commit dispatches nothing.
+    if !head.is_held() && committed_in_time(&mut head, &mut writer).await.is_err() {
+        writer.abandon();
+        // audit-events.md §3.5: a commit that could not be written counts as publication_failed.
+        shared.events.publication_failed(tool.index());
+        let ended = trace::Ended {
+            outcome: Outcome::PublicationFailed,
+            dispatch: Dispatch::False,
+            disconnected: true,
+            why: None,
+            published: trace::Published::default(),
+        };
+        trace::end(shared, tool, traced, ended);
+        return Settlement {
+            outcome: Outcome::PublicationFailed,
+            dispatch: Dispatch::False,
+            disconnected: true,
+        };
     }
     let started_at = SystemTime::now();
     let activation = shared.runner.activate(tool, arguments, deadline, trace_id, &traced);
-    let watched = settle::guarded(watch_run(activation, &mut writer, run, deadline)).await;
+    let watched = settle::guarded(watch(activation, &mut head, &mut writer, run, deadline)).await;
     let (ran, disconnected) = watched.unwrap_or_else(|| (Ran::Lost, writer.is_gone()));
     // execution.md §5.2: found gone before classification: cancelled, and nothing is written.
     let client = Client { stopped: disconnected, disconnected };
     let ending = Ending { tool, id, call_id, started_at, traced };
-    let Settled { outcome, dispatch, response, audit_lost } =
-        settle::settle(shared, ending, ran, client, &McpShapes).await;
+    let settling = settle::settle(shared, ending, ran, client, &McpShapes);
+    let Settled { outcome, dispatch, response, audit_lost } = if head.is_held() {
+        // execution.md §4.5: the held commit waits for the message at most the grouping hold.
+        tokio::pin!(settling);
+        match tokio::time::timeout(GROUPING_HOLD, &mut settling).await {
+            Ok(settled) => settled,
+            Err(_) => {
+                let _ = head.release(&mut writer);
+                settling.await
+            }
+        }
+    } else {
+        settling.await
+    };
     if audit_lost {
         // execution.md §10 "Audit failure": nothing is published (the stream closes without a message event).
+        commit_alone(&mut head, &mut writer).await;
         writer.abandon();
         return Settlement { outcome, dispatch, disconnected };
     }
     if disconnected {
         return Settlement { outcome, dispatch, disconnected };
     }
+    let message = Bytes::from(message_event(&response));
     let published = tokio::time::timeout(WRITE_BOUND, async {
         if fault::injected(FaultPoint::PublicationWrite) {
+            commit_alone(&mut head, &mut writer).await;
             return Err(stream::Gone);
         }
-        writer.finish_with(Bytes::from(message_event(&response))).await
+        if head.is_held() {
+            // execution.md §4.5: the head, `: accepted`, the event and the end in one write.
+            head.release_with_last(&mut writer, message)?;
+            return writer.queued_written().await;
+        }
+        writer.finish_with(message).await
     })
     .await;
     if matches!(published, Ok(Ok(()))) {
@@ -227,16 +250,67 @@ async fn drive(
     Settlement { outcome: outcome.strongest(Outcome::PublicationFailed), dispatch, disconnected: true }
 }
 
-/// Waits for the run to settle while writing heartbeats, cancelling it when the client is gone, the
-/// deadline passes or the drain cuts off (execution.md §5). Returns how it settled and whether the client was
-/// found gone.
-async fn watch_run(
-    activation: super::runner::Activation,
+/// Releases a held commit alone and waits, within the write bound, until it was written: a stream that
+/// then closes without its message event still carried the head and `: accepted` (execution.md §4.5, §10).
+async fn commit_alone(head: &mut Head, writer: &mut StreamWriter) {
+    if head.is_held() && head.release(writer).is_ok() {
+        let _ = tokio::time::timeout(WRITE_BOUND, writer.queued_written()).await;
+    }
+}
+
+/// Waits, within the write bound, until the queued commit was written (execution.md §4.2).
+async fn committed_in_time(head: &mut Head, writer: &mut StreamWriter) -> Result<(), stream::Gone> {
+    let committed = async {
+        head.release(writer)?;
+        stream::committed(writer).await
+    };
+    tokio::time::timeout(WRITE_BOUND, committed).await.unwrap_or(Err(stream::Gone))
+}
+
+/// Watches the run until it settles. A held commit (execution.md §4.5) waits for the run's first slice:
+/// a run that settled in it returns at once, its commit still held for its message; any other has its
+/// commit released and watched while it runs on.
+async fn watch(
+    activation: Activation,
+    head: &mut Head,
     writer: &mut StreamWriter,
     run: &Lease,
     deadline: Instant,
 ) -> (Ran, bool) {
-    let super::runner::Activation { mut settled, cancel } = activation;
+    let Activation { mut settled, cancel } = activation;
+    let commit: Option<Committing> = if head.is_held() {
+        if let std::task::Poll::Ready(ran) = futures::poll!(&mut settled) {
+            return (ran, false);
+        }
+        let released = head.release(writer);
+        let written = writer.queued_written();
+        Some(Box::pin(async move {
+            released?;
+            tokio::time::timeout(WRITE_BOUND, written).await.unwrap_or(Err(stream::Gone))
+        }))
+    } else {
+        None
+    };
+    watch_run(Activation { settled, cancel }, writer, run, deadline, commit).await
+}
+/// An early-activated run's commit on its way: completes when it was written, or with `Gone` when its
+/// write failed or did not complete within the write bound.
+type Committing = std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), stream::Gone>> + Send>>;
+
+/// Waits for the run to settle while writing heartbeats, cancelling it when the client is gone, the
+/// deadline passes or the drain cuts off (execution.md §5). An early-activated run's commit that fails or
+/// is late is a gone client too (execution.md §4.5), and the connection is closed. Returns how the run
+/// settled and whether the client was found gone.
+async fn watch_run(
+    activation: Activation,
+    writer: &mut StreamWriter,
+    run: &Lease,
+    deadline: Instant,
+    commit: Option<Committing>,
+) -> (Ran, bool) {
+    let Activation { mut settled, cancel } = activation;
+    let mut committing = commit.is_some();
+    let mut commit: Committing = commit.unwrap_or_else(|| Box::pin(std::future::pending()));
     let mut disconnected = false;
     let mut cancelled = false;
     let mut silent_since = TokioInstant::now();
@@ -245,6 +319,14 @@ async fn watch_run(
         let heartbeat_due = silent_since + HEARTBEAT_INTERVAL;
         tokio::select! {
             ran = &mut settled => return (ran, disconnected),
+            written = &mut commit, if committing => {
+                committing = false;
+                if written.is_err() && !disconnected {
+                    writer.abandon();
+                    disconnected = true;
+                    cancel();
+                }
+            }
             _ = writer.gone(), if !disconnected => {
                 disconnected = true;
                 cancel();

@@ -42,13 +42,7 @@ impl Runner for LuauRunner {
     ) -> Activation {
         let observer = files.trace.clone();
         let token = CancelToken::new();
-        // A tool whose missions are granted no alias reaches no upstream (every `tool` is
-        // `tool_not_granted`, the same answer the port would give after its grant check): it needs no
-        // borrow, and its run is pure, so it may be tried on this thread (`luau_run`).
-        // A tool with workflow model providers reaches its model sites through the borrow too (models.md §7).
-        let grants =
-            tool.selections.missions.values().any(|g| !g.is_empty()) || !tool.selections.models.is_empty();
-        let borrow = self.providers.as_ref().filter(|_| grants).and_then(|runtime| {
+        let borrow = self.lent_providers(tool).and_then(|runtime| {
             let deadline = tokio::time::Instant::from_std(deadline);
             let call = Borrowed {
                 tool: tool.clone(),
@@ -72,6 +66,25 @@ impl Runner for LuauRunner {
             }
         };
         Activation { settled, cancel: Box::new(move || token.cancel()) }
+    }
+
+    /// A Luau workflow without a provider borrow: its first poll tries the run on the serving thread
+    /// (`luau_run`) and reaches nothing outside its sandboxes (execution.md §4.5).
+    fn provider_free(&self, tool: &ServedTool) -> bool {
+        matches!(tool.run, Run::Luau) && self.lent_providers(tool).is_none()
+    }
+}
+
+impl LuauRunner {
+    /// The provider runtime a run of `tool` borrows from, if it reaches any provider. A tool whose
+    /// missions are granted no alias reaches no upstream (every `tool` is `tool_not_granted`, the same
+    /// answer the port would give after its grant check): it needs no borrow, and its run is pure, so it
+    /// may be tried on the serving thread (`luau_run`). A tool with workflow model providers reaches its
+    /// model sites through the borrow too (models.md §7).
+    fn lent_providers(&self, tool: &ServedTool) -> Option<&Arc<ProviderRuntime>> {
+        let grants =
+            tool.selections.missions.values().any(|g| !g.is_empty()) || !tool.selections.models.is_empty();
+        self.providers.as_ref().filter(|_| grants)
     }
 }
 

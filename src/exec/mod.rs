@@ -2,6 +2,7 @@
 //! readiness check (http-mcp.md §8.4).
 //!
 //! Owns the call's life from the input check to the release of its run slot: [`driver`] orders it,
+//! `commit` decides when its commit leaves (with the message, for a quick provider-free run),
 //! `settle` is the path after the run that the PCC front shares (the outcome table, the audit, the trace's
 //! end), [`stream`] writes the committed event stream, [`result`] builds the exact result shapes, [`outcome`]
 //! holds the outcomes' precedence and fixed texts (the closed codes are `crate::codes::outcome`), and [`runner`] is the seam to the application
@@ -10,6 +11,7 @@
 //! sandbox (`crate::apps`) or the audit's files and durability (`crate::audit`).
 
 pub mod borrow;
+pub(crate) mod commit;
 pub mod driver;
 pub mod luau_runner;
 pub mod outcome;
@@ -77,6 +79,6 @@ impl Executor {
 
 impl CallExecutor for Executor {
     fn execute(&self, call: AdmittedCall) -> ResponseFuture<'_> {
-        Box::pin(std::future::ready(driver::answer(&self.shared, call)))
+        Box::pin(driver::answer(&self.shared, call))
     }
 }

@@ -68,4 +68,13 @@ pub trait Runner: Send + Sync + 'static {
         trace: TraceId,
         files: &RunFiles,
     ) -> Activation;
+
+    /// True when a run of `tool` can reach no provider: such a run may be activated before its commit is
+    /// written, so that one that settles in its first slice leaves with its commit in one write
+    /// (execution.md §4.5). The default keeps the order of execution.md §4.2 for every run; a runner whose
+    /// first poll of [`Activation::settled`] reaches outside the process must keep it.
+    fn provider_free(&self, tool: &ServedTool) -> bool {
+        let _ = tool;
+        false
+    }
 }

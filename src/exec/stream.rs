@@ -182,6 +182,17 @@ impl StreamWriter {
         Ok(())
     }
 
+    /// Queues `bytes` as the last chunk and ends the body at once, without waiting for room or for the
+    /// write: for a stream whose every piece is known before hyper polls it (execution.md §4.5), so that
+    /// the head, the pieces and the chunked terminator leave in one write.
+    /// [`StreamWriter::queued_written`] then waits for that write.
+    pub fn queue_last(&mut self, bytes: Bytes) -> Result<(), Gone> {
+        self.queue(bytes)?;
+        self.pieces = None;
+        self.sent += 1;
+        Ok(())
+    }
+
     /// Queues `bytes` as the last chunk and ends the body, then waits until everything was written: the
     /// event and the chunked terminator leave in one write.
     pub async fn finish_with(&mut self, bytes: Bytes) -> Result<(), Gone> {
@@ -207,28 +218,49 @@ impl StreamWriter {
 
     /// Waits until every piece sent so far was taken by hyper and then flushed.
     async fn written(&self) -> Result<(), Gone> {
+        written(self.shared.clone(), self.sent).await
+    }
+
+    /// Completes when every piece queued so far was written, like the wait of [`StreamWriter::write`],
+    /// without holding the writer: the call driver watches an early-activated run's commit with it while
+    /// it still writes heartbeats (execution.md §4.5).
+    pub fn queued_written(&self) -> impl std::future::Future<Output = Result<(), Gone>> + Send + 'static {
+        written(self.shared.clone(), self.sent)
+    }
+}
+
+/// Waits until `sent` pieces were taken by hyper and then flushed.
+async fn written(shared: Arc<Shared>, sent: u64) -> Result<(), Gone> {
+    let gone = || async {
         loop {
-            let changed = self.shared.changed.notified();
-            let (taken, epoch) = self.shared.taken();
-            if taken >= self.sent {
-                return match &self.shared.progress {
-                    Some(progress) => {
-                        // Biased: a flush that completed counts even if the connection ended right after.
-                        tokio::select! {
-                            biased;
-                            _ = progress.flushed_after(epoch) => Ok(()),
-                            _ = progress.closed() => Err(Gone),
-                            _ = self.gone() => Err(Gone),
-                        }
-                    }
-                    None => Ok(()),
-                };
-            }
-            if self.is_gone() {
-                return Err(Gone);
+            let changed = shared.changed.notified();
+            if shared.gone.load(Ordering::Acquire) {
+                return;
             }
             changed.await;
         }
+    };
+    loop {
+        let changed = shared.changed.notified();
+        let (taken, epoch) = shared.taken();
+        if taken >= sent {
+            return match &shared.progress {
+                Some(progress) => {
+                    // Biased: a flush that completed counts even if the connection ended right after.
+                    tokio::select! {
+                        biased;
+                        _ = progress.flushed_after(epoch) => Ok(()),
+                        _ = progress.closed() => Err(Gone),
+                        _ = gone() => Err(Gone),
+                    }
+                }
+                None => Ok(()),
+            };
+        }
+        if shared.gone.load(Ordering::Acquire) {
+            return Err(Gone);
+        }
+        changed.await;
     }
 }
 

@@ -15,7 +15,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use support::audit::{all_records, assert_record, audit_files, deployment, exchange, got_success};
-use support::{assert_startup_error, run_with_deadline, Deployment, Gateway};
+use support::sse::{assert_committed_head, chunked, first_read, parse_stream, success};
+use support::{assert_startup_error, content_pin, run_with_deadline, Deployment, Gateway};
 
 const START: Duration = Duration::from_secs(20);
 
@@ -183,6 +184,35 @@ fn read_tools_and_refused_write_calls_are_not_audited() {
     assert!(String::from_utf8_lossy(&resp.body).contains("Tool input did not satisfy its contract"));
     assert_eq!(stop(gw), Some(0));
     assert!(all_records(&d.path("audit")).is_empty());
+}
+
+/// execution.md §4.5 vector SG3: a provider-free write call that settles at once leaves in one write (the
+/// head, `: accepted`, the event and the end) once its audit record is durable, so the record is in the
+/// audit file when the client's first `read` returns.
+#[test]
+fn sg3_a_quick_write_call_leaves_in_one_write_after_its_record_is_durable() {
+    let mut d = deployment(1, 8, 1 << 20, 8);
+    d.write_file("note/app.luau", "local M = {}\nfunction M.run(input) return { ok = true } end\nreturn M\n");
+    d.gateway["tools"][2]["expected_application_content_digest"] =
+        json!(content_pin::of(&d.path("note/ptc.json")));
+    let d = ready(d);
+    let gw = Gateway::start(d.command(), addr(&d));
+    let request = support::tools_call_request(gw.addr, "note", 1, r#"{"text":"x"}"#, false);
+    let (connection, bytes, _) = first_read(gw.addr, &request);
+    let records = all_records(&d.path("audit"));
+    let (stream, body) = parse_stream(&bytes);
+    assert_committed_head(&stream);
+    let accepted: &[u8] = b": accepted\n\n";
+    let expected = success(1, r#"{"ok":true}"#);
+    let whole = chunked(&[accepted, &expected.as_bytes()[accepted.len()..]], true);
+    assert_eq!(String::from_utf8_lossy(&body), String::from_utf8_lossy(&whole));
+    assert_eq!(records.len(), 1, "durable before the answer: {records:?}");
+    assert_eq!(
+        (records[0]["tool_name"].clone(), records[0]["outcome_code"].clone()),
+        (json!("note"), json!("success"))
+    );
+    drop(connection);
+    assert_eq!(stop(gw), Some(0));
 }
 
 #[test]

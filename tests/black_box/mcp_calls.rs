@@ -9,7 +9,10 @@ use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use support::sse::{assert_committed_head, fill, find, read_stream, success, tool_error, Stream};
+use support::sse::{
+    assert_committed_head, chunked, fill, find, first_read, parse_stream, read_stream, success, tool_error,
+    Stream,
+};
 use support::{content_pin, Deployment, Gateway};
 
 /// One application of the fixture: name, Luau source of component `app` (entry `app.run`), input and
@@ -189,6 +192,57 @@ fn every_outcome_has_its_exact_event_stream() {
         // Each comment and the event are one chunk; no heartbeat within 5 s.
         assert_eq!(s.chunks.len(), 2, "{tool} {arguments}");
         assert_eq!(s.chunks[0].1, b": accepted\n\n");
+    }
+}
+
+/// execution.md §4.5 vectors SG1, SG2 and SG4: what a client already waiting in `read` gets from the
+/// gateway's first write. A provider-free run that settles in its first slice, and invalid input, leave
+/// whole in that write; a run that goes on has its head and `: accepted` written at once, and its first
+/// heartbeat 5,000 ms after them.
+#[test]
+fn a_quick_call_leaves_in_one_write_and_a_long_one_is_committed_at_once() {
+    let d = deployment(2);
+    let gw = start(&d);
+    let accepted: &[u8] = b": accepted\n\n";
+    let whole = |expected: &str| {
+        let event = &expected.as_bytes()[accepted.len()..];
+        chunked(&[accepted, event], true)
+    };
+    let vectors: Vec<(&str, &str, Value, Vec<u8>)> = vec![
+        ("SG1", "shout", json!({"text": "hi"}), whole(&success(1, r#"{"length":2,"text":"HI"}"#))),
+        (
+            "SG2",
+            "shout",
+            json!({"text": ""}),
+            whole(&tool_error(1, &["Tool input did not satisfy its contract"])),
+        ),
+        ("SG4", "hang", json!({}), chunked(&[accepted], false)),
+        ("SG4", "slow", json!({}), chunked(&[accepted], false)),
+        ("SG4", "churn", json!({}), chunked(&[accepted], false)),
+    ];
+    for (vector, tool, arguments, expected) in vectors {
+        let (mut connection, bytes, took) = first_read(gw.addr, &call_request(gw.addr, tool, &arguments, 1));
+        let (stream, body) = parse_stream(&bytes);
+        assert_committed_head(&stream);
+        assert_eq!(
+            String::from_utf8_lossy(&body),
+            String::from_utf8_lossy(&expected),
+            "{vector}: the first write"
+        );
+        if vector != "SG4" {
+            continue;
+        }
+        assert!(took < Duration::from_millis(1_000), "SG4: committed at once, not after the run ({took:?})");
+        // The first heartbeat 5,000 ms after the commit was written (execution.md §5.1).
+        let committed = Instant::now();
+        let mut rest = Vec::new();
+        fill(&mut connection, &mut rest, b"D\r\n: heartbeat\n\n\r\n".len()).unwrap();
+        let silent = committed.elapsed();
+        assert_eq!(rest, b"D\r\n: heartbeat\n\n\r\n", "SG4: the heartbeat is the next chunk");
+        assert!(
+            silent >= Duration::from_millis(4_900) && silent <= Duration::from_millis(5_500),
+            "SG4: the heartbeat after 5 s of silence, not {silent:?}"
+        );
     }
 }
 

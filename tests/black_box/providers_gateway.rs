@@ -16,7 +16,7 @@ use serde_json::{json, Value};
 use support::providers::{
     admission_held_by_a_holder, call, mission_args, mission_error, structured, wait, Fx,
 };
-use support::sse::{read_stream, success};
+use support::sse::{chunked, fill, first_read, parse_stream, read_stream, success};
 use support::{http_get, Gateway};
 
 fn start(fx: &Fx) -> Gateway {
@@ -342,6 +342,35 @@ fn f18_an_oversized_result_fails_only_the_call() {
     let (_, text) = call(fx.addr(), "mission", 2, &mission_args("fx.echo", json!({})));
     assert_eq!(structured(&text).unwrap()["ok"], true, "{text}");
     assert_eq!(http_get(fx.addr(), "/health/ready").unwrap().status, 200);
+    stop(&fx, gateway, 0);
+}
+
+/// execution.md §4.5 vector SG5: a run that reaches a provider has its commit written before it is
+/// activated, so a client waiting in `read` gets the head and `: accepted` alone while the upstream holds
+/// the call, and the message event only after the upstream answered.
+#[test]
+fn sg5_a_run_that_reaches_a_provider_is_committed_before_its_upstream_answers() {
+    let mut fx = Fx::new("modern");
+    fx.pin();
+    let gateway = start(&fx);
+    let pid = mission_pid(&fx);
+    let arguments = mission_args("fx.slow", json!({})).to_string();
+    let request = support::tools_call_request(fx.addr(), "mission", 1, &arguments, false);
+    let (mut connection, bytes, _) = first_read(fx.addr(), &request);
+    let (stream, body) = parse_stream(&bytes);
+    assert_eq!(stream.status, 200);
+    let accepted: &[u8] = b": accepted\n\n";
+    assert_eq!(String::from_utf8_lossy(&body), String::from_utf8_lossy(&chunked(&[accepted], false)));
+    wait("the upstream holds the call", Duration::from_secs(10), || (fx.calls_received() == 1).then_some(()));
+    sigusr1(pid);
+    let expected =
+        success(1, r#"{"content":[{"text":"\"released\"","type":"text"}],"ok":true,"value":"released"}"#);
+    let event = &expected.as_bytes()[": accepted\n\n".len()..];
+    let rest = chunked(&[event], true);
+    let mut got = Vec::new();
+    fill(&mut connection, &mut got, rest.len()).unwrap();
+    assert_eq!(String::from_utf8_lossy(&got), String::from_utf8_lossy(&rest));
+    drop(connection);
     stop(&fx, gateway, 0);
 }
 

@@ -1,9 +1,9 @@
 //! Reading a committed `tools/call` event stream off a raw socket (execution.md §4.1, §9), and the exact
 //! bodies tests compare it with.
 
-use std::io::Read;
-use std::net::TcpStream;
-use std::time::Instant;
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::time::{Duration, Instant};
 
 /// A committed stream as read off the wire: the head and each chunk with the instant it was complete.
 pub struct Stream {
@@ -21,7 +21,7 @@ impl Stream {
 }
 
 /// Reads bytes from `stream` into `buf` until `buf` holds at least `n` bytes.
-pub fn fill(stream: &mut TcpStream, buf: &mut Vec<u8>, n: usize) -> std::io::Result<()> {
+pub fn fill(stream: &mut impl Read, buf: &mut Vec<u8>, n: usize) -> std::io::Result<()> {
     let mut chunk = [0u8; 8192];
     while buf.len() < n {
         let got = stream.read(&mut chunk)?;
@@ -38,7 +38,7 @@ pub fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
 }
 
 /// Reads one response whose body is chunked, chunk by chunk, until the terminator (or EOF).
-pub fn read_stream(stream: &mut TcpStream) -> Stream {
+pub fn read_stream(stream: &mut impl Read) -> Stream {
     let mut buf = Vec::new();
     let head_end = loop {
         if let Some(p) = find(&buf, b"\r\n\r\n") {
@@ -88,6 +88,41 @@ pub fn read_stream(stream: &mut TcpStream) -> Stream {
         chunks.push((Instant::now(), buf[..size].to_vec()));
         buf.drain(..size + 2);
     }
+}
+
+/// Sends `request` on a fresh connection to `addr` and reads once, as a client already waiting in `read`
+/// does: what the gateway's first write of the response carried (execution.md §4.5). Returns the
+/// connection (for what follows) and the bytes, with the time from the request to the read.
+pub fn first_read(addr: SocketAddr, request: &[u8]) -> (TcpStream, Vec<u8>, Duration) {
+    let mut connection = TcpStream::connect_timeout(&addr, Duration::from_secs(2)).expect("connect");
+    connection.set_read_timeout(Some(Duration::from_secs(20))).expect("read timeout");
+    let sent = Instant::now();
+    connection.write_all(request).expect("request");
+    let mut buf = vec![0u8; 256 * 1024];
+    let got = connection.read(&mut buf).expect("first read");
+    buf.truncate(got);
+    (connection, buf, sent.elapsed())
+}
+
+/// The response in `bytes` as [`read_stream`] reads it, and its body bytes as they were on the wire.
+pub fn parse_stream(bytes: &[u8]) -> (Stream, Vec<u8>) {
+    let stream = read_stream(&mut std::io::Cursor::new(bytes));
+    let body = find(bytes, b"\r\n\r\n").map_or_else(Vec::new, |end| bytes[end + 4..].to_vec());
+    (stream, body)
+}
+
+/// `pieces` in chunked coding, one chunk each, and the terminator when `end`.
+pub fn chunked(pieces: &[&[u8]], end: bool) -> Vec<u8> {
+    let mut out = Vec::new();
+    for piece in pieces {
+        out.extend_from_slice(format!("{:X}\r\n", piece.len()).as_bytes());
+        out.extend_from_slice(piece);
+        out.extend_from_slice(b"\r\n");
+    }
+    if end {
+        out.extend_from_slice(b"0\r\n\r\n");
+    }
+    out
 }
 
 pub fn meta() -> String {

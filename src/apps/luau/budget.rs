@@ -36,6 +36,8 @@ pub struct Budget {
     cancel: Option<Arc<AtomicBool>>,
     /// When a run tried on the calling thread must give up (see [`Budget::with_slice`]).
     slice_end: Option<Instant>,
+    /// The clock is read once per this many interrupt points.
+    clock_every: u64,
     /// 0: running; 1: interrupts exhausted; 2: deadline passed; 3: cancelled; 4: slice ended.
     exhausted: AtomicU8,
     ticks: AtomicU64,
@@ -43,6 +45,12 @@ pub struct Budget {
 
 /// The clock is read once per this many interrupt points.
 const CLOCK_EVERY: u64 = 1024;
+
+/// The clock is read once per this many interrupt points in a slice: a slice is short (about a
+/// millisecond) and a point may be slow (a loop that builds a 200 KB string each time round passes a few
+/// points per iteration), and a slice that ends a thousand points late holds up the async worker it runs
+/// on and a provider-free call's commit, which waits for it (execution.md §4.5, §12.8 "Fairness").
+const SLICE_CLOCK_EVERY: u64 = 16;
 
 impl Budget {
     /// A budget of `interrupts` interrupt points, ending at `deadline` when given.
@@ -67,6 +75,7 @@ impl Budget {
     ) -> Arc<Budget> {
         let mut budget = Budget::unshared(interrupts, Some(deadline), Some(cancel));
         budget.slice_end = Some(slice_end);
+        budget.clock_every = SLICE_CLOCK_EVERY;
         Arc::new(budget)
     }
 
@@ -80,6 +89,7 @@ impl Budget {
             deadline,
             cancel,
             slice_end: None,
+            clock_every: CLOCK_EVERY,
             exhausted: AtomicU8::new(0),
             ticks: AtomicU64::new(0),
         }
@@ -111,7 +121,7 @@ impl Budget {
             return Err(Exhaustion::Interrupts);
         }
         let tick = self.ticks.fetch_add(1, Ordering::Relaxed);
-        if tick % CLOCK_EVERY == 0 {
+        if tick % self.clock_every == 0 {
             self.check_deadline()?;
         }
         Ok(())
