@@ -28,6 +28,7 @@ use crate::apps::ServedTool;
 use crate::audit::CallId;
 use crate::config::manifest::Effect;
 use crate::http::response::ResponseBody;
+use crate::http::soon::within;
 use crate::mcp::call::AdmittedCall;
 use crate::mcp::leased::hold_until_written;
 use crate::mcp::rpc::{RequestId, RpcError};
@@ -138,7 +139,7 @@ fn refuse(error: RpcError, call: AdmittedCall) -> hyper::Response<ResponseBody> 
 /// The invalid-input path (execution.md §3.1, §4.3): the commit, the event and the end, queued together;
 /// nothing was dispatched. Waits until they were written, holding the request lease.
 async fn publish_only(mut writer: StreamWriter, queued: Result<(), stream::Gone>, lease: Lease) {
-    let written = tokio::time::timeout(WRITE_BOUND, async {
+    let written = within(WRITE_BOUND, async {
         queued?;
         writer.queued_written().await
     })
@@ -226,7 +227,7 @@ async fn drive(
         return Settlement { outcome, dispatch, disconnected };
     }
     let message = Bytes::from(message_event(&response));
-    let published = tokio::time::timeout(WRITE_BOUND, async {
+    let published = within(WRITE_BOUND, async {
         if fault::injected(FaultPoint::PublicationWrite) {
             commit_alone(&mut head, &mut writer).await;
             return Err(stream::Gone);
@@ -254,7 +255,7 @@ async fn drive(
 /// then closes without its message event still carried the head and `: accepted` (execution.md §4.5, §10).
 async fn commit_alone(head: &mut Head, writer: &mut StreamWriter) {
     if head.is_held() && head.release(writer).is_ok() {
-        let _ = tokio::time::timeout(WRITE_BOUND, writer.queued_written()).await;
+        let _ = within(WRITE_BOUND, writer.queued_written()).await;
     }
 }
 
@@ -264,7 +265,7 @@ async fn committed_in_time(head: &mut Head, writer: &mut StreamWriter) -> Result
         head.release(writer)?;
         stream::committed(writer).await
     };
-    tokio::time::timeout(WRITE_BOUND, committed).await.unwrap_or(Err(stream::Gone))
+    within(WRITE_BOUND, committed).await.unwrap_or(Err(stream::Gone))
 }
 
 /// Watches the run until it settles. A held commit (execution.md §4.5) waits for the run's first slice:

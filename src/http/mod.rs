@@ -28,6 +28,7 @@ pub mod response;
 pub mod router;
 pub mod slots;
 pub mod socket;
+pub(crate) mod soon;
 pub mod version;
 
 pub use acceptor::LoopEnd;

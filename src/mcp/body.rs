@@ -14,6 +14,7 @@ use hyper::body::{Body, Incoming};
 
 use tokio::time::Instant;
 
+use crate::http::soon::ready_soon;
 use crate::http::ReadActivity;
 use crate::mcp::refusal::Refusal;
 
@@ -59,7 +60,12 @@ pub async fn read(
     let mut out = BytesMut::new();
     let mut deadline = Instant::now() + limits.idle;
     loop {
-        let polled = tokio::select! {
+        // Most frames are in hyper's buffer already: they need no timer (`crate::http::soon`).
+        let ready = ready_soon(&mut body.frame()).await;
+        let polled = match ready {
+            Some(polled) => polled,
+            None => tokio::select! {
+            biased;
             polled = body.frame() => polled,
             () = tokio::time::sleep_until(deadline) => {
                 // The budget restarts whenever bytes arrived, framed or not.
@@ -71,6 +77,7 @@ pub async fn read(
                     _ => return Err(BodyFailure::Refused(Refusal::RequestTimeout)),
                 }
             }
+            },
         };
         deadline = Instant::now() + limits.idle;
         let frame = match polled {
