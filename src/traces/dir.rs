@@ -8,12 +8,15 @@
 use std::collections::VecDeque;
 use std::ffi::OsStr;
 use std::fs::File;
+use std::os::fd::AsFd;
 use std::sync::Mutex;
 
 use nix::errno::Errno;
+use nix::fcntl::{openat, OFlag};
+use nix::sys::stat::Mode;
 
 use crate::config::gateway::RunArtifactsConfig;
-use crate::storage::{Access, PrivateDir, RunArtifactsStore, StorageError};
+use crate::storage::{PrivateDir, RunArtifactsStore, StorageError};
 use crate::support::fault::{self, FaultPoint};
 
 /// Why a file could not be created (traces.md §4.2).
@@ -133,11 +136,16 @@ impl ArtifactDir {
     /// own run, also after a crash in between (traces.md §4.3). Cutting to one byte rather than zero
     /// keeps the file's first block, which freeing and allocating again would cost several times the
     /// rename.
+    ///
+    /// The cut also proves the file regular (a FIFO, a socket or a device cannot be cut), so no `fstat`
+    /// precedes it; `O_NONBLOCK` keeps a FIFO put in its place from blocking the open.
     fn reuse(&self, from: &str, to: &str) -> Result<File, Reuse> {
-        let file = self.dir.open_file(OsStr::new(from), Access::ReadWrite).map_err(|e| match e.errno {
-            Some(Errno::EMFILE | Errno::ENFILE) => Reuse::Descriptors,
+        let flags = OFlag::O_RDWR | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC | OFlag::O_NONBLOCK;
+        let fd = openat(self.dir.as_fd(), OsStr::new(from), flags, Mode::empty()).map_err(|e| match e {
+            Errno::EMFILE | Errno::ENFILE => Reuse::Descriptors,
             _ => Reuse::Failed,
         })?;
+        let file = File::from(fd);
         file.set_len(1).map_err(|_| Reuse::Failed)?;
         self.dir.rename(OsStr::new(from), OsStr::new(to)).map_err(|_| Reuse::Failed)?;
         Ok(file)

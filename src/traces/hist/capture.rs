@@ -1,11 +1,11 @@
 //! One capture of a trace directory (traces.md §9.3): what a `hist.*` call reads, anew on every call.
 //!
-//! Owns opening the directory without following a final symbolic link, listing the trace file names newest
-//! first within the capture's file bound, the capture's byte bound, opening one file without following a
+//! Owns opening the directory without following a final symbolic link, the capture's byte bound, opening one file without following a
 //! link and without blocking on a FIFO, and recognising a complete trace by its first and last lines.
 //! Reads lazily: a file is opened only when a tool asks for the next run, and a summary reads only the
-//! file's first and last lines. Does not own the tools' inputs, filters and results (`tools.rs`), or the
-//! startup check of the directory (`mod.rs`).
+//! file's first and last lines. Does not own the tools' inputs, filters and results (`tools.rs`), the
+//! trace file names newest first within the capture's file bound (`listing.rs`), or the startup check of
+//! the directory (`mod.rs`).
 
 use std::ffi::OsStr;
 use std::fs::File;
@@ -14,18 +14,17 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 
-use nix::dir::Dir;
 use nix::fcntl::{openat, OFlag, AT_FDCWD};
 use nix::sys::stat::Mode;
 use serde_json::Value;
 
+pub use super::listing::{for_each_name, MAX_FILES};
+use super::listing::{newest_names, Names};
 use crate::json::{as_integer, decode, Limits};
 use crate::storage::error::{Op, StorageError};
-use crate::storage::inventory::{is_event_file_name, is_run_ref_file_name};
+use crate::storage::inventory::is_run_ref_file_name;
 use crate::storage::sys::{lstat_at, open_dir_at, stat_fd, EntryKind};
 
-/// traces.md §9.3, §11: a capture reads at most the newest 100,000 files.
-pub const MAX_FILES: usize = 100_000;
 /// traces.md §9.3, §11: and at most 1 GiB of their content.
 pub const MAX_BYTES: u64 = 1 << 30;
 /// traces.md §9.3: a file larger than the largest `max_file_bytes` (traces.md §2) is not a trace.
@@ -45,41 +44,6 @@ pub fn is_run_ref(s: &str) -> bool {
 /// Opens `dir` with `O_DIRECTORY | O_NOFOLLOW` (traces.md §9.2, §9.3): a final symbolic link is refused.
 pub fn open_directory(dir: &Path) -> Result<OwnedFd, StorageError> {
     open_dir_at(AT_FDCWD, dir.as_os_str()).map_err(|e| StorageError::io(Op::Open, e))
-}
-
-/// Calls `each` with every entry name of the open directory `fd`. Reads a fresh descriptor of the
-/// directory, so listing never moves a shared offset.
-pub fn for_each_name(fd: &OwnedFd, mut each: impl FnMut(&[u8])) -> Result<(), StorageError> {
-    let flags = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC;
-    let fresh = openat(fd.as_fd(), ".", flags, Mode::empty()).map_err(|e| StorageError::io(Op::List, e))?;
-    let dir = Dir::from_fd(fresh).map_err(|e| StorageError::io(Op::List, e))?;
-    for entry in dir {
-        let entry = entry.map_err(|e| StorageError::io(Op::List, e))?;
-        each(entry.file_name().to_bytes());
-    }
-    Ok(())
-}
-
-/// The newest [`MAX_FILES`] trace file names of `fd` (traces.md §9.3), in descending byte order. Never
-/// holds more than twice the bound while listing, whatever the directory holds.
-fn newest_names(fd: &OwnedFd) -> Result<Vec<String>, StorageError> {
-    let mut names: Vec<String> = Vec::new();
-    let newest_first = |names: &mut Vec<String>| {
-        names.sort_unstable_by(|a, b| b.cmp(a));
-        names.truncate(MAX_FILES);
-    };
-    for_each_name(fd, |name| {
-        if is_event_file_name(name) {
-            if let Ok(name) = std::str::from_utf8(name) {
-                names.push(name.to_owned());
-            }
-            if names.len() >= 2 * MAX_FILES {
-                newest_first(&mut names);
-            }
-        }
-    })?;
-    newest_first(&mut names);
-    Ok(names)
 }
 
 /// What a summary says about a complete run (traces.md §9.4), taken from its `run_start` and `run_end`.
@@ -155,8 +119,9 @@ impl RunContent {
 /// The trace file names of a directory, newest first, and how far a tool has gone through them.
 pub struct Capture {
     dir: OwnedFd,
-    /// At most [`MAX_FILES`] names, in descending byte order.
-    names: Vec<String>,
+    /// At most [`MAX_FILES`] names, in descending byte order (perhaps an earlier capture's listing of the
+    /// unchanged directory, `listing.rs`).
+    names: Names,
     /// The next name to consider.
     next: usize,
     /// The sizes of the files taken so far, against [`MAX_BYTES`].
@@ -181,7 +146,7 @@ impl Capture {
     /// FIFO, a directory, a name that vanished) is skipped without counting. Returns the name when it may be
     /// read. Sets `exhausted` at the byte bound, which leaves this name and every older one out.
     fn take(&mut self) -> Option<String> {
-        let name = self.names.get(self.next)?;
+        let name = self.names.get(self.next)?.as_str();
         self.next += 1;
         let st = lstat_at(self.dir.as_fd(), OsStr::new(name)).ok()?;
         if st.kind != EntryKind::Regular || st.size > MAX_FILE_BYTES {
@@ -192,12 +157,12 @@ impl Capture {
             return None;
         }
         self.taken_bytes += st.size;
-        Some(name.clone())
+        Some(name.to_owned())
     }
 
     /// Whether a name is left to consider.
-    fn remaining(&self) -> Option<&String> {
-        self.names.get(self.next).filter(|_| !self.exhausted)
+    fn remaining(&self) -> Option<&str> {
+        self.names.get(self.next).filter(|_| !self.exhausted).map(|name| name.as_str())
     }
 
     /// The next name newest first that the capture holds, or `None` at the end of the capture.
@@ -212,7 +177,7 @@ impl Capture {
 
     /// Moves past every name for which `newer` holds, counting their sizes against the byte bound.
     fn skip_while(&mut self, newer: impl Fn(&str) -> bool) {
-        while self.remaining().is_some_and(|name| newer(name)) {
+        while self.remaining().is_some_and(&newer) {
             let _ = self.take();
         }
     }
@@ -241,7 +206,7 @@ impl Capture {
     pub fn find(&mut self, run_ref: &str) -> Option<RunContent> {
         let name = format!("{run_ref}{SUFFIX}");
         self.skip_while(|newer| newer > name.as_str());
-        if self.remaining() != Some(&name) {
+        if self.remaining() != Some(name.as_str()) {
             return None;
         }
         let name = self.take()?;

@@ -1,18 +1,21 @@
 //! The cold trace-snapshot tools (traces.md §9): `hist.runs`, `hist.open`, `hist.read` and `hist.counters`
 //! over another gateway's `traces/` directory.
 //!
-//! * `capture` owns one capture of the directory (traces.md §9.3): the listing, the bounds, opening and
-//!   reading one file safely, and what a complete trace is;
+//! * `capture` owns one capture of the directory (traces.md §9.3): the bounds, opening and reading one
+//!   file safely, and what a complete trace is;
+//! * `listing` owns the capture's names: a fresh listing, or an earlier one of the unchanged directory;
 //! * `tools` owns the tools' inputs, results, descriptions and schemas (traces.md §9.4).
 //!
 //! This module owns the surface the gateway calls: [`HistTool`], [`call`] and [`validate_directory`]
-//! (traces.md §9.2). Everything here is blocking and keeps nothing between calls: every call captures the
-//! directory anew, so concurrent calls own separate captures. Does not own selecting a cold tool, its
+//! (traces.md §9.2). Everything here is blocking and keeps nothing of a file between calls: every call
+//! captures the directory anew (its names perhaps an earlier listing of the unchanged directory,
+//! `listing`), so concurrent calls own separate captures. Does not own selecting a cold tool, its
 //! pins, when startup validates the directory, running a call on a blocking thread, its deadline and
 //! cancellation, or the upstream-shaped answer `{ ok = true, value, content = {} }` (execution.md §12.5):
 //! those are the mission's `tool()` dispatch and startup's.
 
 pub mod capture;
+mod listing;
 pub mod tools;
 
 use std::path::Path;

@@ -481,3 +481,45 @@ fn tools_and_schemas() {
     let runs = to_deterministic_string(&HistTool::Runs.input_schema());
     assert!(runs.contains("\"maximum\":100,\"minimum\":1") && !runs.contains("required"), "{runs}");
 }
+
+/// Waits until the directory's times are settled for a listing that begins now (traces.md §9.3), within
+/// a deadline.
+fn wait_settled(dir: &Path) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let fd = super::capture::open_directory(dir).unwrap();
+        let names = super::listing::newest_names(&fd).unwrap();
+        if std::sync::Arc::ptr_eq(&names, &super::listing::newest_names(&fd).unwrap()) {
+            return;
+        }
+        assert!(std::time::Instant::now() < deadline, "the directory's times never settled");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// traces.md §9.3: a capture takes its names from an earlier listing only while the directory did not
+/// change: a new file is listed at once, and a file that became complete since is read anew.
+#[test]
+fn kept_listing_follows_every_change() {
+    let tmp = three_runs();
+    write_file(tmp.path(), 4, &(start_line(4, "briefs") + "\n"));
+    wait_settled(tmp.path());
+    let three = |newest: Vec<String>| {
+        let mut runs = newest;
+        runs.extend([summary(3, "briefs", "cancelled", 2), summary(2, "notes", "execution_failed", 1)]);
+        runs.push(summary(1, "briefs", "success", 0));
+        runs_result(&runs, None)
+    };
+    assert_eq!(hist(tmp.path(), HistTool::Runs, "{}"), Ok(three(vec![])));
+    // Run 4 completes: the directory is unchanged, its file is read anew.
+    write_run(tmp.path(), 4, "notes", "success", 0);
+    assert_eq!(hist(tmp.path(), HistTool::Runs, "{}"), Ok(three(vec![summary(4, "notes", "success", 0)])));
+    // A new file changes the directory: listed at once, settled or not.
+    write_run(tmp.path(), 5, "briefs", "success", 0);
+    let five = three(vec![summary(5, "briefs", "success", 0), summary(4, "notes", "success", 0)]);
+    assert_eq!(hist(tmp.path(), HistTool::Runs, "{}"), Ok(five));
+    // A removed file too.
+    fs::remove_file(tmp.path().join(format!("{}.jsonl", rr(5)))).unwrap();
+    assert_eq!(hist(tmp.path(), HistTool::Runs, "{}"), Ok(three(vec![summary(4, "notes", "success", 0)])));
+    assert_eq!(hist(tmp.path(), HistTool::Counters, "{}").map(|c| c.contains("\"runs\":4")), Ok(true));
+}
