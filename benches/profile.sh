@@ -23,9 +23,10 @@ seconds=${PTC_PROFILE_SECONDS:-5}
 for tool in perf strace; do
   command -v "$tool" >/dev/null || { echo "$tool is not on PATH: apt-get install -y linux-perf strace" >&2; exit 1; }
 done
-if [[ ! -x $tools/bin/inferno-flamegraph || "$($tools/bin/inferno-flamegraph --version 2>/dev/null)" != *" $INFERNO_VERSION" ]]; then
+if [[ ! -x $tools/bin/inferno-flamegraph || "$(cat "$tools/.ptc-installed" 2>/dev/null || true)" != "$INFERNO_VERSION" ]]; then
   echo "installing inferno $INFERNO_VERSION into $tools"
   cargo install inferno --locked --version "$INFERNO_VERSION" --root "$tools" --target-dir "$tools/build"
+  echo "$INFERNO_VERSION" > "$tools/.ptc-installed"
 fi
 
 rm -rf "$work"
