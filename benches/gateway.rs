@@ -14,7 +14,7 @@
 //! medians over rounds and ratios as their median with min–max across rounds (`rounds`, issue 27 scope 1).
 //! The plan comes from the environment: `PTC_BENCH_ROUNDS` (default 5), `PTC_BENCH_SECONDS` (measured span
 //! of one drive, default 2), `PTC_BENCH_WARMUP` (default 0.3 s), `PTC_BENCH_CALLS` (sequential calls per
-//! round, default 500). The full run takes about 10 minutes on a 2-core machine; a quick check that it
+//! round, default 500). The full run takes about 7 minutes on a 2-core machine; a quick check that it
 //! completes and renders: `PTC_BENCH_ROUNDS=2 PTC_BENCH_SECONDS=0.5 PTC_BENCH_CALLS=100 cargo bench --bench
 //! gateway`. `PTC_BENCH_PROFILE=<dir>` selects the profile mode instead (`profile`, run by
 //! `benches/profile.sh`: a flame graph and the system calls per request).

@@ -135,9 +135,8 @@ pub async fn run(dir: PathBuf) {
             Command::new("strace").args(["-c", "-f", "-p", &w.pid.to_string(), "-o"]).arg(&out),
             &dir,
         );
-        let tasks = threads(w.pid);
         let log = strace.log.clone();
-        strace.wait_attached(|| attached(&log) >= tasks).await;
+        strace.wait_attached(|| attached(&log)).await;
         count_requests(w.addr, &w.request, SYSCALL_REQUESTS).await;
         strace.stop();
         let text = std::fs::read_to_string(&out).expect("strace summary");
@@ -208,14 +207,9 @@ impl Drop for Tracer {
     }
 }
 
-/// The threads of `pid` now.
-fn threads(pid: u32) -> usize {
-    std::fs::read_dir(format!("/proc/{pid}/task")).map(|d| d.count()).unwrap_or(1)
-}
-
-/// The threads `strace` reports attached so far.
-fn attached(log: &Path) -> usize {
-    std::fs::read_to_string(log).map(|t| t.lines().filter(|l| l.contains(" attached")).count()).unwrap_or(0)
+/// Whether `strace` has reported attaching (with `-f -p`, one line for the process and its threads).
+fn attached(log: &Path) -> bool {
+    std::fs::read_to_string(log).is_ok_and(|t| t.contains(" attached"))
 }
 
 /// `total` requests over [`CONCURRENCY`] keep-alive connections, each connection its share back to back.

@@ -31,7 +31,7 @@ pub fn render(r: &Results) -> String {
         count(plan.calls),
         count(plan.warm_calls)
     ));
-    out.push_str("The full run is `cargo bench --bench gateway` (about 10 minutes on this 2-core machine). The plan comes\n");
+    out.push_str("The full run is `cargo bench --bench gateway` (about 7 minutes on this 2-core machine). The plan comes\n");
     out.push_str(
         "from the environment: `PTC_BENCH_ROUNDS` (rounds per comparison, default 5), `PTC_BENCH_SECONDS`\n",
     );
