@@ -2,9 +2,10 @@
 //! as `PTC_BENCH_PROFILE=<dir> cargo bench --bench gateway`: instead of the tables, it serves the main
 //! table's workloads from the release `ptc` and records, into `<dir>`,
 //!
-//! - `perf.data`: `perf record -F 999 -g -p PID` of the gateway serving the Luau echo to 16 keep-alive
-//!   connections back to back for the plan's span (`PTC_BENCH_SECONDS`), after its warm-up; the script
-//!   turns it into the flame graph `docs/perf/luau-echo-c16.svg`;
+//! - `perf.data`: `perf record -F 999 --call-graph MODE -p PID` of the gateway serving the Luau echo to 16
+//!   keep-alive connections back to back for the plan's span (`PTC_BENCH_SECONDS`), after its warm-up;
+//!   MODE is `PTC_BENCH_CALL_GRAPH` (default `dwarf`: the release build keeps no frame pointers, so `fp`,
+//!   which `-g` means, sees one frame or two); the script turns it into `docs/perf/luau-echo-c16.svg`;
 //! - `syscalls.md`: the system calls per request of `tools/list`, the Luau echo, the audited write and the
 //!   forward tool, each `strace -c -f -p PID` of the gateway during `SYSCALL_REQUESTS` requests at
 //!   concurrency 16 (after as many unmeasured ones), every count divided by the requests; the script
@@ -60,9 +61,12 @@ pub async fn run(dir: PathBuf) {
     let _ = drive(echo_addr, echo_call.clone(), CONCURRENCY).await;
     let data = dir.join("perf.data");
     let pid = echo_gateway.0.id();
+    let call_graph = std::env::var("PTC_BENCH_CALL_GRAPH").unwrap_or_else(|_| "dwarf".to_owned());
     let mut perf = Tracer::start(
         "perf",
-        Command::new("perf").args(["record", "-F", "999", "-g", "-p", &pid.to_string(), "-o"]).arg(&data),
+        Command::new("perf")
+            .args(["record", "-F", "999", "--call-graph", &call_graph, "-p", &pid.to_string(), "-o"])
+            .arg(&data),
         &dir,
     );
     perf.wait_attached(|| data.exists()).await;
