@@ -1,13 +1,23 @@
 //! `cargo bench --bench gateway`: throughput and latency of `tools/list` and `tools/call` (a trivial Luau
 //! tool) at concurrency 1, 16 and 64 over keep-alive connections, next to a bare hyper server that
-//! answers a fixed body, all measured in one run on this machine (issue 3, scope item 7); audited writes
-//! next to one write + fsync per record; the forward tool next to the same stdio upstream called directly
-//! and behind a widely used relay (`forward`, `relay`); the quickstart's memory, descriptors and threads
-//! over 10,000 calls (`residue`); the time a fresh sandbox takes to be ready (in-process, through the
-//! library's doc-hidden `bench_hooks`); what `artifacts.trace: true` costs and a cold `hist.runs` over
-//! 10,000 trace files (`traces`, issue 15); a model call through the gateway next to the same request sent
-//! directly (`models`, issue 16). The goals of issue 14 are computed from these figures (`goals`).
-//! Writes everything to `docs/benchmarks.md` and prints it.
+//! answers a fixed body, all measured in one run on this machine (issue 3, scope item 7); the same Luau
+//! call over PCC streams (`pcc`, issue 27); audited writes next to the same gateway's echo and to one
+//! write plus fsync per record; the forward tool next to the same stdio upstream called directly and behind the
+//! relays users run today, `mcp-proxy` and `supergateway` (`forward`, `relay`); the quickstart's memory,
+//! descriptors and threads over 10,000 calls (`residue`); the time a fresh sandbox takes to be ready
+//! (in-process, through the library's doc-hidden `bench_hooks`); what `artifacts.trace: true` costs and a
+//! cold `hist.runs` over 10,000 trace files (`traces`, issue 15); a model call through the gateway next to
+//! the same request sent directly (`models`, issue 16). The goals of issues 14 and 27 are computed from
+//! these figures (`goals`). Writes everything to `docs/benchmarks.md` and prints it.
+//!
+//! Every comparison runs as interleaved rounds (baseline, subject, baseline, subject, …); rows report
+//! medians over rounds and ratios as their median with min–max across rounds (`rounds`, issue 27 scope 1).
+//! The plan comes from the environment: `PTC_BENCH_ROUNDS` (default 5), `PTC_BENCH_SECONDS` (measured span
+//! of one drive, default 2), `PTC_BENCH_WARMUP` (default 0.3 s), `PTC_BENCH_CALLS` (sequential calls per
+//! round, default 500). The full run takes about 7 minutes on a 2-core machine; a quick check that it
+//! completes and renders: `PTC_BENCH_ROUNDS=2 PTC_BENCH_SECONDS=0.5 PTC_BENCH_CALLS=100 cargo bench --bench
+//! gateway`. `PTC_BENCH_PROFILE=<dir>` selects the profile mode instead (`profile`, run by
+//! `benches/profile.sh`: a flame graph and the system calls per request).
 //!
 //! Both HTTP servers run as their own processes (the gateway is the real release `ptc`; the baseline is
 //! this binary re-executed with `PTC_BENCH_BASELINE=<port>`), and both are driven by the same client code,
@@ -25,12 +35,20 @@ mod forward;
 mod goals;
 #[path = "gateway/models.rs"]
 mod models;
+#[path = "gateway/pcc.rs"]
+mod pcc;
+#[path = "gateway/profile.rs"]
+mod profile;
 #[path = "gateway/relay.rs"]
 mod relay;
+#[path = "gateway/render.rs"]
+mod render;
 #[path = "gateway/replay.rs"]
 mod replay;
 #[path = "gateway/residue.rs"]
 mod residue;
+#[path = "gateway/rounds.rs"]
+mod rounds;
 #[path = "gateway/traces.rs"]
 mod traces;
 
@@ -49,10 +67,9 @@ use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
+use rounds::{plan, Rounds};
+
 const BASELINE_ENV: &str = "PTC_BENCH_BASELINE";
-/// How long each measurement drives load, after a short warm-up.
-const MEASURE: Duration = Duration::from_secs(3);
-const WARM_UP: Duration = Duration::from_millis(500);
 /// A client connection that has not finished this long after its measurement ended is stuck.
 const STUCK: Duration = Duration::from_secs(30);
 const CONCURRENCY: [usize; 3] = [1, 16, 64];
@@ -73,9 +90,14 @@ fn main() {
         // `cargo test --benches` lists benches; there is nothing to list.
         return;
     }
+    let _ = plan();
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");
+    if let Ok(dir) = std::env::var(profile::PROFILE_ENV) {
+        runtime.block_on(profile::run(dir.into()));
+        return;
+    }
     let results = runtime.block_on(run_all());
-    let doc = render(&results);
+    let doc = render::render(&results);
     print!("{doc}");
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/benchmarks.md");
     std::fs::write(&path, doc).expect("write docs/benchmarks.md");
@@ -156,13 +178,13 @@ impl Measured {
     }
 }
 
-/// Drives `concurrency` keep-alive connections sending `request` back to back; every response must
-/// have status 200 and a complete body.
+/// Drives `concurrency` keep-alive connections sending `request` back to back for the plan's span after
+/// its warm-up (`rounds::plan`); every response must have status 200 and a complete body.
 async fn drive(addr: SocketAddr, request: Vec<u8>, concurrency: usize) -> Measured {
     let request = std::sync::Arc::new(request);
     let start = Instant::now();
-    let warm_end = start + WARM_UP;
-    let end = warm_end + MEASURE;
+    let warm_end = start + plan().warm_up;
+    let end = warm_end + plan().measure;
     let mut tasks = Vec::new();
     for _ in 0..concurrency {
         let request = request.clone();
@@ -190,7 +212,7 @@ async fn drive(addr: SocketAddr, request: Vec<u8>, concurrency: usize) -> Measur
         let done = tokio::time::timeout_at((end + STUCK).into(), t).await;
         latencies.extend(done.expect("a client connection is stuck").expect("client task"));
     }
-    Measured { requests: latencies.len() as u64, elapsed: MEASURE, latencies }
+    Measured { requests: latencies.len() as u64, elapsed: plan().measure, latencies }
 }
 
 /// `rounds` sequential requests on one keep-alive connection after `warm_up` unmeasured ones; the whole
@@ -323,19 +345,23 @@ fn machine() -> String {
     format!("{cpu}, {cores} cores available, Linux {kernel}")
 }
 
-/// One concurrency level of the main table.
+/// One concurrency level of the main table, each side measured once per round.
 pub struct HttpRows {
     concurrency: usize,
-    baseline: Measured,
-    list: Measured,
-    echo: Measured,
+    baseline: Rounds,
+    list: Rounds,
+    echo: Rounds,
+    /// The same Luau echo over PCC streams (`pcc`), at the concurrencies of [`pcc::CONCURRENCY`].
+    pcc: Option<Result<Rounds, String>>,
 }
 
-/// One concurrency level of the audited writes.
+/// One concurrency level of the audited writes, each side measured once per round.
 pub struct WriteRows {
     concurrency: usize,
-    fsync: Measured,
-    note: Measured,
+    fsync: Rounds,
+    /// The unaudited Luau echo of the same gateway, the baseline of G4.
+    echo: Rounds,
+    note: Rounds,
 }
 
 /// Everything one run measured.
@@ -409,6 +435,8 @@ fn echo_deployment(edit: impl FnOnce(&mut support::Deployment)) -> support::Depl
     d
 }
 
+/// `tools/list`, the Luau echo and the same echo over PCC streams, against the bare hyper baseline, at
+/// each concurrency: `plan().rounds` interleaved rounds of baseline, `tools/list`, echo (and PCC).
 async fn http_rows() -> Vec<HttpRows> {
     let d = echo_deployment(|_| {});
     let gateway_addr: SocketAddr = format!("127.0.0.1:{}", d.port).parse().expect("addr");
@@ -435,33 +463,57 @@ async fn http_rows() -> Vec<HttpRows> {
         mcp_request(gateway_addr, "tools/call", r#""name":"echo","arguments":{"text":"hi"},"#, Some("echo"));
     let mut rows = Vec::new();
     for concurrency in CONCURRENCY {
-        rows.push(HttpRows {
-            concurrency,
-            baseline: drive(baseline_addr, baseline_request.clone(), concurrency).await,
-            list: drive(gateway_addr, list.clone(), concurrency).await,
-            echo: drive(gateway_addr, call.clone(), concurrency).await,
-        });
+        let with_pcc = pcc::CONCURRENCY.contains(&concurrency);
+        let (mut baseline, mut list_rounds, mut echo) = (Rounds::new(), Rounds::new(), Rounds::new());
+        let mut on_pcc: Option<Result<Rounds, String>> = with_pcc.then(|| Ok(Rounds::new()));
+        for round in 0..plan().rounds {
+            eprintln!("main table, c={concurrency}, round {}/{}", round + 1, plan().rounds);
+            baseline.push(drive(baseline_addr, baseline_request.clone(), concurrency).await);
+            list_rounds.push(drive(gateway_addr, list.clone(), concurrency).await);
+            echo.push(drive(gateway_addr, call.clone(), concurrency).await);
+            if let Some(Ok(rounds)) = &mut on_pcc {
+                match pcc::drive(d.pcc_port, concurrency).await {
+                    Ok(m) => rounds.push(m),
+                    Err(reason) => {
+                        eprintln!("PCC row not measured: {reason}");
+                        on_pcc = Some(Err(reason));
+                    }
+                }
+            }
+        }
+        rows.push(HttpRows { concurrency, baseline, list: list_rounds, echo, pcc: on_pcc });
     }
     rows
 }
 
-/// Write calls of a trivial write tool, next to one write + fsync per record in the same run.
+/// Write calls of a trivial write tool, next to one write + fsync per record and to the same gateway's
+/// unaudited Luau echo: `plan().rounds` interleaved rounds of the three at each concurrency.
 async fn write_rows() -> Vec<WriteRows> {
     let mut d = support::audit::deployment(128, 128, 67_108_864, 8);
     d.write_file("note/app.luau", "local M = {}\nfunction M.run(input) return { ok = true } end\nreturn M\n");
     d.gateway["tools"][2]["expected_application_content_digest"] =
         json!(support::content_pin::of(&d.path("note/ptc.json")));
+    d.write_file("echo/schema.json", r#"{"type":"object","properties":{"text":{"type":"string"}}}"#);
+    d.gateway["tools"][0]["expected_application_content_digest"] =
+        json!(support::content_pin::of(&d.path("echo/ptc.json")));
     d.write_documents();
     let addr: SocketAddr = format!("127.0.0.1:{}", d.port).parse().expect("addr");
     let mut cmd = d.command();
     let _gateway = Reaped(cmd.stdout(Stdio::null()).stderr(Stdio::null()).spawn().expect("spawn ptc"));
     wait_listening(addr).await;
     let call = mcp_request(addr, "tools/call", r#""name":"note","arguments":{"text":"x"},"#, Some("note"));
+    let echo_call =
+        mcp_request(addr, "tools/call", r#""name":"echo","arguments":{"text":"hi"},"#, Some("echo"));
     let mut rows = Vec::new();
     for concurrency in CONCURRENCY {
-        let fsync = fsync_baseline(&d.path("fsync-baseline"), concurrency).await;
-        let note = drive(addr, call.clone(), concurrency).await;
-        rows.push(WriteRows { concurrency, fsync, note });
+        let (mut fsync, mut echo, mut note) = (Rounds::new(), Rounds::new(), Rounds::new());
+        for round in 0..plan().rounds {
+            eprintln!("writes, c={concurrency}, round {}/{}", round + 1, plan().rounds);
+            fsync.push(fsync_baseline(&d.path("fsync-baseline"), concurrency).await);
+            echo.push(drive(addr, echo_call.clone(), concurrency).await);
+            note.push(drive(addr, call.clone(), concurrency).await);
+        }
+        rows.push(WriteRows { concurrency, fsync, echo, note });
     }
     rows
 }
@@ -472,8 +524,8 @@ async fn fsync_baseline(path: &std::path::Path, concurrency: usize) -> Measured 
     let file =
         std::sync::Arc::new(std::fs::OpenOptions::new().create(true).append(true).open(path).expect("open"));
     let start = Instant::now();
-    let warm_end = start + WARM_UP;
-    let end = warm_end + MEASURE;
+    let warm_end = start + plan().warm_up;
+    let end = warm_end + plan().measure;
     let line = [b'x'; 256];
     let threads: Vec<_> = (0..concurrency)
         .map(|_| {
@@ -500,7 +552,7 @@ async fn fsync_baseline(path: &std::path::Path, concurrency: usize) -> Measured 
     })
     .await
     .expect("join");
-    Measured { requests: latencies.len() as u64, elapsed: MEASURE, latencies }
+    Measured { requests: latencies.len() as u64, elapsed: plan().measure, latencies }
 }
 
 /// G7: `SANDBOX_SAMPLES` runs of a trivial application, each in a fresh sandbox, after `SANDBOX_WARM_UP`
@@ -509,114 +561,4 @@ async fn fsync_baseline(path: &std::path::Path, concurrency: usize) -> Measured 
 fn sandbox_ready() -> Result<Measured, String> {
     let samples = ptc_gateway::bench_hooks::sandbox_ready_samples(SANDBOX_WARM_UP + SANDBOX_SAMPLES)?;
     Ok(Measured::sequential(samples.into_iter().skip(SANDBOX_WARM_UP).collect()))
-}
-
-/// `docs/benchmarks.md`.
-fn render(r: &Results) -> String {
-    let mut out = String::new();
-    out.push_str("# Benchmarks\n\n");
-    out.push_str("Produced by `cargo bench --bench gateway` (benches/gateway.rs); every number below comes from one run,\n");
-    out.push_str(
-        "and every goal verdict is computed by the bench from that run's figures (nothing is hard-coded).\n",
-    );
-    out.push_str("Each HTTP row drives keep-alive connections back to back for 3 s after a 0.5 s warm-up. `baseline` is\n");
-    out.push_str(
-        "a bare hyper 1 HTTP/1.1 server answering a fixed 18-byte body, run as its own process beside the\n",
-    );
-    out.push_str(
-        "gateway; `ratio` is the row's req/s divided by the baseline's req/s at the same concurrency.\n\n",
-    );
-    out.push_str(
-        "Write calls go through the private audit: each record is made durable (group commit: one write\n",
-    );
-    out.push_str(
-        "and one fsync per batch) before the result is published. Their baseline is one `write` plus one\n",
-    );
-    out.push_str("`fsync` per 256-byte record on a file in the same directory tree, by as many threads as connections;\n");
-    out.push_str("it measures the disk's flush latency at that moment, which other work writing to the same disk moves\n");
-    out.push_str(
-        "far more than it moves HTTP rows, so the write goals (G3, G4) are the most load-sensitive.\n",
-    );
-    out.push_str(&format!(
-        "`sandbox ready (fresh state)` is measured in-process ({} runs after {} unmeasured ones; see\n\
-         \"Sandbox ready\" below).\n\n",
-        count(SANDBOX_SAMPLES),
-        count(SANDBOX_WARM_UP)
-    ));
-    out.push_str(&format!("Machine: {}.\n\n", r.machine));
-    out.push_str(&format!(
-        "Load averages (1, 5, 15 minutes): {} when the run began, {} when it ended.\n\
-         The machine may be shared with other work, which lowers absolute rates and widens p99s; the goals\n\
-         compare figures of the same run, which such load skews less.\n\n",
-        r.load_before, r.load_after
-    ));
-    out.push_str("| workload | concurrency | req/s | p50 ms | p99 ms | ratio to baseline |\n");
-    out.push_str("| --- | ---: | ---: | ---: | ---: | ---: |\n");
-    let row = |out: &mut String, name: &str, concurrency: usize, m: &Measured, base: &Measured| {
-        out.push_str(&format!(
-            "| {name} | {concurrency} | {:.0} | {} | {} | {:.3} |\n",
-            m.rps(),
-            ms(m.p50()),
-            ms(m.percentile(0.99)),
-            m.rps() / base.rps()
-        ));
-    };
-    for h in &r.http {
-        row(&mut out, "baseline (bare hyper)", h.concurrency, &h.baseline, &h.baseline);
-        row(&mut out, "tools/list", h.concurrency, &h.list, &h.baseline);
-        row(&mut out, "tools/call echo (Luau)", h.concurrency, &h.echo, &h.baseline);
-    }
-    for w in &r.writes {
-        row(&mut out, "baseline (write + fsync per record)", w.concurrency, &w.fsync, &w.fsync);
-        row(&mut out, "tools/call note (write, audited)", w.concurrency, &w.note, &w.fsync);
-    }
-    match &r.sandbox {
-        Ok(m) => out.push_str(&format!(
-            "| sandbox ready (fresh state) | 1 | — | {} | {} | — |\n",
-            ms(m.p50()),
-            ms(m.percentile(0.99))
-        )),
-        Err(reason) => {
-            out.push_str(&format!("| sandbox ready (fresh state) | 1 | not measured ({reason}) | | | |\n"))
-        }
-    }
-    out.push_str(&goals::section(r));
-    out.push_str(&forward::section(&r.forward));
-    out.push_str(&residue::section(&r.residue));
-    out.push_str(&traces::section(&r.traces));
-    out.push_str(&models::section(&r.models));
-    out.push_str(&replay::section(&r.replay));
-    out.push_str(&sandbox_section(&r.sandbox));
-    out
-}
-
-fn sandbox_section(sandbox: &Result<Measured, String>) -> String {
-    let mut out = String::new();
-    out.push_str("\n## Sandbox ready (G7)\n\n");
-    out.push_str("A `tools/call` also pays HTTP, admission, contracts and publication, so the sandbox's own start cannot\n");
-    out.push_str("be seen from outside. The bench calls the library's doc-hidden `ptc_gateway::bench_hooks` in its own\n");
-    out.push_str("process: it builds the `echo` application (its entry returns its input) through the startup path once,\n");
-    out.push_str("then runs it through the runtime's entry point, each run in a fresh sandbox (execution.md §12.6), and\n");
-    out.push_str("times each run from the call of the run function (activation) to the instant the runtime calls the\n");
-    out.push_str(
-        "entry function `run(input)`: sandbox creation, host globals, loading the entry component and\n",
-    );
-    out.push_str(&format!(
-        "converting the input. {} samples after {} unmeasured runs, one thread, no server of the run left\n",
-        count(SANDBOX_SAMPLES),
-        count(SANDBOX_WARM_UP)
-    ));
-    out.push_str(
-        "running. The main table shows no rate for this row: it times a part of a run, not a request.\n\n",
-    );
-    match sandbox {
-        Ok(m) => out.push_str(&format!(
-            "p50 {} µs, p99 {} µs, max {} µs.\n",
-            us(m.p50()),
-            us(m.percentile(0.99)),
-            us(m.percentile(1.0))
-        )),
-        Err(reason) => out.push_str(&format!("Not measured: {reason}.\n")),
-    }
-    out
 }

@@ -3,11 +3,13 @@
 //!
 //! Baseline: the stdio fault fixture (`tests/fixtures/mcp_fixture.py`, mode `modern`) spoken to by a
 //! minimal client of this file (one JSON-RPC line out, one line back, the same `tools/call` line the
-//! gateway sends, providers.md §4.2, §8.1), `ROUNDS` sequential `tools/call echo` round trips: the
-//! upstream's own cost, with no gateway code in the loop. Gateway: the same fixture behind the forward
-//! tool `fwd` (→ `fx.echo`) of `support::providers::Fx`, pins from `--print-pins`, `ROUNDS` sequential
-//! `POST /mcp` tools/call over one keep-alive connection. Relay: the same fixture behind `mcp-proxy`
-//! (`relay`), the same count over its Streamable HTTP endpoint. All sides share the fixture's per-request
+//! gateway sends, providers.md §4.2, §8.1), sequential `tools/call echo` round trips: the upstream's own
+//! cost, with no gateway code in the loop. Gateway: the same fixture behind the forward tool `fwd` (→
+//! `fx.echo`) of `support::providers::Fx`, pins from `--print-pins`, sequential `POST /mcp` tools/call
+//! over one keep-alive connection. Relays: the same fixture behind `mcp-proxy` and behind `supergateway`
+//! (`relay`), the same count over their Streamable HTTP endpoints. Every side is started once and then
+//! measured in interleaved rounds (direct, forward, mcp-proxy, supergateway, direct, …), each round the
+//! plan's calls after its unmeasured ones (`rounds::plan`). All sides share the fixture's per-request
 //! marker write, so each difference is the front's own path. Owns only these rows; the HTTP client
 //! helpers are the parent module's. Nothing here asserts a threshold.
 
@@ -19,110 +21,143 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
 
+use super::rounds::{self, plan, Rounds};
 use super::{count, mcp_request, ms, read_response, relay, wait_listening, Measured, Reaped};
 use crate::support;
 
-/// Round trips measured per side, after `WARM_UP_ROUNDS` unmeasured ones.
-pub const ROUNDS: usize = 2_000;
-pub const WARM_UP_ROUNDS: usize = 200;
-/// One side's whole loop ends within this, or the side failed.
+/// One side's round ends within this, or the side failed.
 pub const SIDE_DEADLINE: Duration = Duration::from_secs(180);
 const TRACEPARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
 
-/// The three sides of one run.
+/// The four sides of one run, each measured once per round.
 pub struct Results {
-    pub direct: Measured,
-    pub forward: Measured,
-    /// The relay side, or why it was not measured.
-    pub relay: Result<Measured, String>,
+    pub direct: Rounds,
+    pub forward: Rounds,
+    /// The `mcp-proxy` side, or why it was not measured.
+    pub relay: Result<Rounds, String>,
+    /// The `supergateway` side, or why it was not measured.
+    pub supergateway: Result<Rounds, String>,
 }
 
 pub async fn measure() -> Results {
-    let direct =
-        tokio::time::timeout(SIDE_DEADLINE, direct()).await.expect("direct side within its deadline");
-    let forward = tokio::time::timeout(SIDE_DEADLINE, through_gateway())
-        .await
-        .expect("forward side within its deadline");
-    let relay = relay::measure().await;
-    if let Err(reason) = &relay {
-        eprintln!("relay row not measured: {reason}");
+    let mut direct = Direct::start().await;
+    let mut forward = Forward::start().await;
+    let mut sides = Vec::new();
+    for kind in [relay::Kind::McpProxy, relay::Kind::Supergateway] {
+        sides.push(relay::Side::start(kind).await.map(|side| (side, Rounds::new())));
     }
-    Results { direct, forward, relay }
+    let (mut direct_rounds, mut forward_rounds) = (Rounds::new(), Rounds::new());
+    for round in 0..plan().rounds {
+        eprintln!("forward, round {}/{}", round + 1, plan().rounds);
+        let d = tokio::time::timeout(SIDE_DEADLINE, direct.round()).await;
+        direct_rounds.push(d.expect("direct side within its deadline"));
+        let f = tokio::time::timeout(SIDE_DEADLINE, forward.round()).await;
+        forward_rounds.push(f.expect("forward side within its deadline"));
+        for side in &mut sides {
+            if let Ok((relay, measured)) = side {
+                match relay.round().await {
+                    Ok(m) => measured.push(m),
+                    Err(reason) => *side = Err(reason),
+                }
+            }
+        }
+    }
+    let mut sides = sides.into_iter().map(|side| side.map(|(_, measured)| measured));
+    let relay = sides.next().unwrap_or_else(|| Err("not run".to_owned()));
+    let supergateway = sides.next().unwrap_or_else(|| Err("not run".to_owned()));
+    for (name, side) in [("mcp-proxy", &relay), ("supergateway", &supergateway)] {
+        if let Err(reason) = side {
+            eprintln!("{name} row not measured: {reason}");
+        }
+    }
+    Results { direct: direct_rounds, forward: forward_rounds, relay, supergateway }
 }
 
 /// The section of `docs/benchmarks.md`.
 pub fn section(r: &Results) -> String {
+    let plan = plan();
     let mut out = String::new();
     out.push_str(
-        "\n## Forward tool against the same stdio upstream called directly and behind a relay (G5)\n\n",
+        "\n## Forward tool against the same stdio upstream called directly and behind relays (G5)\n\n",
     );
     out.push_str(&format!(
-        "{} sequential `tools/call echo` round trips per side after {} unmeasured ones, one\n",
-        count(ROUNDS),
-        count(WARM_UP_ROUNDS)
+        "{} interleaved rounds (direct, forward, mcp-proxy, supergateway, direct, …); per round and side {}\n",
+        plan.rounds,
+        count(plan.calls)
     ));
-    out.push_str("client, concurrency 1, all on the stdio fixture `tests/fixtures/mcp_fixture.py`. `direct` is a minimal\n");
-    out.push_str(
-        "line client (benches/gateway/forward.rs) on the fixture's pipes; `forward` is `POST /mcp` (one\n",
-    );
-    out.push_str("keep-alive connection) to the gateway's forward tool `fwd` → `fx.echo`; `relay` is the same fixture\n");
     out.push_str(&format!(
-        "behind `mcp-proxy` {} (PyPI), the widely used stdio-to-HTTP relay, driven over its Streamable HTTP\n",
-        relay::version()
+        "sequential `tools/call echo` round trips after {} unmeasured ones, one client, concurrency 1, all on\n",
+        count(plan.warm_calls)
     ));
-    out.push_str("endpoint on loopback by a minimal client (benches/gateway/relay.rs: `initialize`, then one session,\n");
+    out.push_str("the stdio fixture `tests/fixtures/mcp_fixture.py`. `direct` is a minimal line client\n");
     out.push_str(
-        "one keep-alive connection, JSON responses). `added` is the side − direct at the same percentile;\n",
+        "(benches/gateway/forward.rs) on the fixture's pipes; `forward` is `POST /mcp` (one keep-alive\n",
     );
-    out.push_str("`ratio` is the side / direct.\n\n");
+    out.push_str("connection) to the gateway's forward tool `fwd` → `fx.echo`; the relays are the same fixture behind\n");
+    out.push_str(&format!(
+        "`mcp-proxy` {} (PyPI) and behind `supergateway` {} (npm; `--stdio … --outputTransport streamableHttp\n",
+        relay::version(),
+        relay::supergateway_version()
+    ));
+    out.push_str("--stateful`), the stdio-to-HTTP relays users run today, each driven over its Streamable HTTP endpoint\n");
     out.push_str(
-        "The relay is installed by the bench itself when missing: `bash benches/relay/install.sh` creates\n",
+        "on loopback by a minimal client (benches/gateway/relay.rs: `initialize`, then one session, one\n",
     );
-    out.push_str("`target/bench-relay/venv` and runs `pip install --require-hashes --no-deps` of\n");
-    out.push_str("`benches/relay/requirements.txt`, which pins `mcp-proxy` and its whole closure by exact version and\n");
-    out.push_str("hash (generated from `benches/relay/requirements.in` by `pip-compile --generate-hashes`). Nothing is\n");
     out.push_str(
-        "cached outside the repository's `target/`; a stamp makes the next run reach no registry. If the\n",
+        "keep-alive connection per round; `mcp-proxy` answers JSON, `supergateway` a one-event stream).\n",
     );
-    out.push_str("install or the relay fails, the relay row says `not measured` with the reason, and the bench goes on.\n");
-    out.push_str("The fixture runs with its `tools_cap` flag there (it then advertises the `tools` capability, without\n");
-    out.push_str("which an SDK-based relay serves no `tools/call`); the other sides ignore the flag.\n\n");
+    out.push_str(
+        "A cell is the median over rounds; `added` is the side − direct at the same percentile in the same\n",
+    );
+    out.push_str("round, shown as its median with the min–max across rounds.\n\n");
+    out.push_str(
+        "The relays are installed by the bench itself when missing, into the repository's `target/` only:\n",
+    );
+    out.push_str("`bash benches/relay/install.sh` creates `target/bench-relay/venv` and runs `pip install\n");
+    out.push_str("--require-hashes --no-deps` of `benches/relay/requirements.txt`, which pins `mcp-proxy` and its whole\n");
+    out.push_str(
+        "closure by exact version and hash (generated from `benches/relay/requirements.in` by `pip-compile\n",
+    );
+    out.push_str("--generate-hashes`); `bash benches/supergateway/install.sh` runs `npm ci` of\n");
+    out.push_str("`benches/supergateway/package-lock.json` (the exact version of `benches/supergateway/package.json`\n");
+    out.push_str("and its whole closure, with integrity hashes) in `target/bench-supergateway`, with npm's cache there\n");
+    out.push_str("too. A stamp makes the next run reach no registry. If an install or a relay fails, its rows say `not\n");
+    out.push_str("measured` with the reason, and the bench goes on. The fixture runs with its `tools_cap` flag there (it\n");
+    out.push_str("then advertises the `tools` capability, without which an SDK-based relay serves no `tools/call`); the\n");
+    out.push_str("other sides ignore the flag.\n\n");
     out.push_str(
         "At concurrency 1 the p99 is dominated by scheduling noise from other work on the machine, so an\n",
     );
     out.push_str("added p99 near or below zero is noise, not a speed-up.\n\n");
-    out.push_str("| percentile | direct ms | forward ms | forward added ms | forward ratio | relay ms | relay added ms | relay ratio |\n");
-    out.push_str("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
-    for (name, p) in [("p50", 0.5), ("p99", 0.99)] {
-        let (d, f) = (r.direct.percentile(p), r.forward.percentile(p));
-        let relay = match &r.relay {
-            Ok(relay) => {
-                let x = relay.percentile(p);
-                format!("{} | {} | {:.3}", ms(x), signed_ms(x, d), ratio(x, d))
-            }
-            Err(_) => "not measured | | ".to_owned(),
-        };
-        out.push_str(&format!(
-            "| {name} | {} | {} | {} | {:.3} | {relay} |\n",
-            ms(d),
-            ms(f),
-            signed_ms(f, d),
-            ratio(f, d)
-        ));
-    }
-    if let Err(reason) = &r.relay {
-        out.push_str(&format!("\nRelay not measured: {reason}.\n"));
+    out.push_str(
+        "| side | p50 ms | p99 ms | added p50 µs, median (min–max) | added p99 µs, median (min–max) |\n",
+    );
+    out.push_str("| --- | ---: | ---: | ---: | ---: |\n");
+    out.push_str(&format!(
+        "| direct (stdio fixture) | {} | {} | — | — |\n",
+        ms(r.direct.p50()),
+        ms(r.direct.percentile(0.99))
+    ));
+    let forward_name = "forward tool `fwd` (gateway)".to_owned();
+    let mcp_proxy = format!("`mcp-proxy` {}", relay::version());
+    let supergateway = format!("`supergateway` {}", relay::supergateway_version());
+    for (name, side) in [
+        (&forward_name, Ok(&r.forward)),
+        (&mcp_proxy, r.relay.as_ref()),
+        (&supergateway, r.supergateway.as_ref()),
+    ] {
+        match side {
+            Ok(m) => out.push_str(&format!(
+                "| {name} | {} | {} | {} | {} |\n",
+                ms(m.p50()),
+                ms(m.percentile(0.99)),
+                rounds::added_at(m, &r.direct, 0.5).micros(),
+                rounds::added_at(m, &r.direct, 0.99).micros()
+            )),
+            Err(reason) => out.push_str(&format!("| {name} | not measured ({reason}) | | | |\n")),
+        }
     }
     out
-}
-
-/// `a − b` in milliseconds, signed.
-fn signed_ms(a: Duration, b: Duration) -> String {
-    format!("{:.3}", (a.as_secs_f64() - b.as_secs_f64()) * 1_000.0)
-}
-
-fn ratio(a: Duration, b: Duration) -> f64 {
-    a.as_secs_f64() / b.as_secs_f64().max(f64::MIN_POSITIVE)
 }
 
 fn python() -> String {
@@ -152,75 +187,117 @@ fn call_line(id: usize) -> String {
 }
 
 /// The baseline: the fixture over its pipes, no gateway.
-async fn direct() -> Measured {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let marker = dir.path().join("marker.jsonl");
-    let mut child = tokio::process::Command::new(python())
-        .args([script(), "modern".to_owned(), marker.display().to_string()])
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("FIXTURE_FLAGS", "none")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("spawn the fixture");
-    let mut stdin = child.stdin.take().expect("stdin");
-    let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
-    let mut line = String::new();
-    let mut latencies = Vec::with_capacity(ROUNDS);
-    for round in 0..WARM_UP_ROUNDS + ROUNDS {
-        let request = call_line(round + 1);
-        let sent = Instant::now();
-        stdin.write_all(request.as_bytes()).await.expect("write");
-        stdin.flush().await.expect("flush");
-        line.clear();
-        stdout.read_line(&mut line).await.expect("read");
-        let elapsed = sent.elapsed();
-        assert!(
-            line.contains(&format!(r#""id":{}"#, round + 1)) && line.contains(r#""text":"hi""#),
-            "direct echo failed: {line}"
-        );
-        if round >= WARM_UP_ROUNDS {
-            latencies.push(elapsed);
-        }
+struct Direct {
+    child: tokio::process::Child,
+    stdin: tokio::process::ChildStdin,
+    stdout: BufReader<tokio::process::ChildStdout>,
+    next_id: usize,
+    _dir: tempfile::TempDir,
+}
+
+impl Direct {
+    async fn start() -> Direct {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let marker = dir.path().join("marker.jsonl");
+        let mut child = tokio::process::Command::new(python())
+            .args([script(), "modern".to_owned(), marker.display().to_string()])
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("FIXTURE_FLAGS", "none")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("spawn the fixture");
+        let stdin = child.stdin.take().expect("stdin");
+        let stdout = BufReader::new(child.stdout.take().expect("stdout"));
+        Direct { child, stdin, stdout, next_id: 1, _dir: dir }
     }
-    drop(stdin);
-    let _ = tokio::time::timeout(Duration::from_secs(10), child.wait()).await;
-    let _ = child.kill().await;
-    Measured::sequential(latencies)
+
+    /// One round: the plan's calls after its unmeasured ones.
+    async fn round(&mut self) -> Measured {
+        let plan = plan();
+        let mut line = String::new();
+        let mut latencies = Vec::with_capacity(plan.calls);
+        for round in 0..plan.warm_calls + plan.calls {
+            let id = self.next_id;
+            self.next_id += 1;
+            let request = call_line(id);
+            let sent = Instant::now();
+            self.stdin.write_all(request.as_bytes()).await.expect("write");
+            self.stdin.flush().await.expect("flush");
+            line.clear();
+            self.stdout.read_line(&mut line).await.expect("read");
+            let elapsed = sent.elapsed();
+            assert!(
+                line.contains(&format!(r#""id":{id}"#)) && line.contains(r#""text":"hi""#),
+                "direct echo failed: {line}"
+            );
+            if round >= plan.warm_calls {
+                latencies.push(elapsed);
+            }
+        }
+        Measured::sequential(latencies)
+    }
+}
+
+impl Drop for Direct {
+    fn drop(&mut self) {
+        // `kill_on_drop` ends the fixture; this reaps it when it has already gone.
+        let _ = self.child.start_kill();
+        let _ = self.child.try_wait();
+    }
 }
 
 /// The forward tool over the same fixture, through the real `ptc` gateway.
-async fn through_gateway() -> Measured {
-    let mut fx = support::providers::Fx::new("modern");
-    fx.pin();
-    let addr: SocketAddr = fx.addr();
-    let mut cmd = fx.command("none");
-    let _gateway = Reaped(cmd.stdout(Stdio::null()).stderr(Stdio::null()).spawn().expect("spawn ptc"));
-    wait_listening(addr).await;
-    let request = mcp_request(addr, "tools/call", r#""name":"fwd","arguments":{"text":"hi"},"#, Some("fwd"));
-    let mut stream = TcpStream::connect(addr).await.expect("connect");
-    stream.set_nodelay(true).expect("nodelay");
-    let mut buf = Vec::with_capacity(16 * 1024);
-    let mut latencies = Vec::with_capacity(ROUNDS);
-    for round in 0..WARM_UP_ROUNDS + ROUNDS {
-        let sent = Instant::now();
-        stream.write_all(&request).await.expect("write");
-        read_response(&mut stream, &mut buf).await;
-        let elapsed = sent.elapsed();
-        if round == 0 {
-            // The forward tool really reached the upstream: the echoed argument, no tool error.
-            let text = String::from_utf8_lossy(&buf);
-            assert!(
-                text.contains(r#""text":"hi""#) && !text.contains(r#""isError":true"#),
-                "forward: {text}"
-            );
-        }
-        if round >= WARM_UP_ROUNDS {
-            latencies.push(elapsed);
-        }
+struct Forward {
+    // Stopped before its deployment's directory goes.
+    _gateway: Reaped,
+    _fx: support::providers::Fx,
+    stream: TcpStream,
+    request: Vec<u8>,
+    checked: bool,
+}
+
+impl Forward {
+    async fn start() -> Forward {
+        let mut fx = support::providers::Fx::new("modern");
+        fx.pin();
+        let addr: SocketAddr = fx.addr();
+        let mut cmd = fx.command("none");
+        let gateway = Reaped(cmd.stdout(Stdio::null()).stderr(Stdio::null()).spawn().expect("spawn ptc"));
+        wait_listening(addr).await;
+        let request =
+            mcp_request(addr, "tools/call", r#""name":"fwd","arguments":{"text":"hi"},"#, Some("fwd"));
+        let stream = TcpStream::connect(addr).await.expect("connect");
+        stream.set_nodelay(true).expect("nodelay");
+        Forward { _fx: fx, _gateway: gateway, stream, request, checked: false }
     }
-    Measured::sequential(latencies)
+
+    /// One round: the plan's calls after its unmeasured ones.
+    async fn round(&mut self) -> Measured {
+        let plan = plan();
+        let mut buf = Vec::with_capacity(16 * 1024);
+        let mut latencies = Vec::with_capacity(plan.calls);
+        for round in 0..plan.warm_calls + plan.calls {
+            let sent = Instant::now();
+            self.stream.write_all(&self.request).await.expect("write");
+            read_response(&mut self.stream, &mut buf).await;
+            let elapsed = sent.elapsed();
+            if !self.checked {
+                // The forward tool really reached the upstream: the echoed argument, no tool error.
+                let text = String::from_utf8_lossy(&buf);
+                assert!(
+                    text.contains(r#""text":"hi""#) && !text.contains(r#""isError":true"#),
+                    "forward: {text}"
+                );
+                self.checked = true;
+            }
+            if round >= plan.warm_calls {
+                latencies.push(elapsed);
+            }
+        }
+        Measured::sequential(latencies)
+    }
 }

@@ -4,15 +4,19 @@
 //! The model server is this binary re-executed with `PTC_BENCH_MODEL=<port>`: a hyper server answering
 //! every request with one fixed chat completion, so both rows measure the same server. A tool with a model
 //! is a write tool (models.md §2, S12), so every gateway call is also audited; the same deployment's
-//! trivial write tool is driven too, so the model call's own share shows beside the audit's. Owns only these
-//! rows; the HTTP client helpers are the parent module's. Nothing here asserts a threshold.
+//! trivial write tool is driven too, so the model call's own share shows beside the audit's. The three are
+//! measured in interleaved rounds (direct, chat, note, direct, …; at concurrency 16, then sequentially),
+//! and "a model call adds … µs p50" is chat − note of the same round (issue 27 aims at 150 µs or less:
+//! goal T2). Owns only these rows; the HTTP client helpers are the parent module's. Nothing here asserts a
+//! threshold.
 
 use std::net::SocketAddr;
 use std::process::{Command, Stdio};
 
 use serde_json::json;
 
-use super::{count, drive, mcp_request, ms, sequential, wait_listening, Measured, Reaped};
+use super::rounds::{self, plan, Rounds};
+use super::{count, drive, mcp_request, ms, sequential, wait_listening, Reaped};
 use crate::support;
 
 /// The environment variable that makes this binary the model server.
@@ -24,14 +28,10 @@ const ANSWER: &str = r#"{"id":"chatcmpl-bench","object":"chat.completion","creat
 /// What the gateway sends for `m:chat{messages={{role="user",content="hi"}}}` (models.md §4.1).
 const REQUEST: &str = r#"{"messages":[{"content":"hi","role":"user"}],"model":"bench"}"#;
 
-/// Sequential calls of the c=1 rows, after `WARM_UP` unmeasured ones.
-const ROUNDS: usize = 2_000;
-const WARM_UP: usize = 200;
-
-/// One workload at concurrency 16 and sequentially.
+/// One workload at concurrency 16 and sequentially, once each per round.
 pub struct Rows {
-    pub loaded: Measured,
-    pub single: Measured,
+    pub loaded: Rounds,
+    pub single: Rounds,
 }
 
 pub struct Results {
@@ -40,11 +40,14 @@ pub struct Results {
     pub write: Rows,
 }
 
-/// `request` to `addr` at concurrency [`CONCURRENCY`], then sequentially.
-async fn rows(addr: SocketAddr, request: Vec<u8>) -> Rows {
-    let loaded = drive(addr, request.clone(), CONCURRENCY).await;
-    let single = sequential(addr, request, WARM_UP, ROUNDS).await;
-    Rows { loaded, single }
+/// One round of `request` to `addr`: at concurrency [`CONCURRENCY`], then the plan's sequential calls.
+async fn round(rows: &mut Rows, addr: SocketAddr, request: &[u8]) {
+    rows.loaded.push(drive(addr, request.to_vec(), CONCURRENCY).await);
+    rows.single.push(sequential(addr, request.to_vec(), plan().warm_calls, plan().calls).await);
+}
+
+fn new_rows() -> Rows {
+    Rows { loaded: Rounds::new(), single: Rounds::new() }
 }
 
 /// The model server of `MODEL_ENV`: answers every request with [`ANSWER`].
@@ -69,17 +72,23 @@ pub async fn measure() -> Results {
         "POST /v1/chat/completions HTTP/1.1\r\nHost: {model}\r\nAuthorization: Bearer sk-bench\r\nContent-Type: application/json\r\nAccept: application/json\r\nContent-Length: {}\r\n\r\n{REQUEST}",
         REQUEST.len()
     );
-    let direct = rows(model, post.into_bytes()).await;
+    let post = post.into_bytes();
     let d = deployment(port);
     let addr: SocketAddr = format!("127.0.0.1:{}", d.port).parse().expect("addr");
     let mut cmd = d.command();
     cmd.env("MODEL_KEY", "sk-bench");
     let _gateway = Reaped(cmd.stdout(Stdio::null()).stderr(Stdio::null()).spawn().expect("spawn ptc"));
     wait_listening(addr).await;
-    let chat = mcp_request(addr, "tools/call", r#""name":"chat","arguments":{},"#, Some("chat"));
-    let chat = rows(addr, chat).await;
-    let write = mcp_request(addr, "tools/call", r#""name":"note","arguments":{"text":"x"},"#, Some("note"));
-    let write = rows(addr, write).await;
+    let chat_call = mcp_request(addr, "tools/call", r#""name":"chat","arguments":{},"#, Some("chat"));
+    let note_call =
+        mcp_request(addr, "tools/call", r#""name":"note","arguments":{"text":"x"},"#, Some("note"));
+    let (mut direct, mut chat, mut write) = (new_rows(), new_rows(), new_rows());
+    for n in 0..plan().rounds {
+        eprintln!("models, round {}/{}", n + 1, plan().rounds);
+        round(&mut direct, model, &post).await;
+        round(&mut chat, addr, &chat_call).await;
+        round(&mut write, addr, &note_call).await;
+    }
     Results { direct, chat, write }
 }
 
@@ -130,7 +139,7 @@ fn deployment(port: u16) -> support::Deployment {
 /// The section of `docs/benchmarks.md`.
 pub fn section(r: &Results) -> String {
     let mut out = String::new();
-    out.push_str("\n## Model calls (issue 16)\n\n");
+    out.push_str("\n## Model calls (issues 16 and 27)\n\n");
     out.push_str("The same Chat Completions request sent straight to a fixed-answer model server (this bench binary),\n");
     out.push_str(
         "the tool `chat` whose workflow makes that request through `model('llm'):chat` (a write tool,\n",
@@ -139,16 +148,19 @@ pub fn section(r: &Results) -> String {
         "models.md §2, so each call is also audited), and the same deployment's trivial audited write tool\n",
     );
     out.push_str(&format!(
-        "`note`; at concurrency {CONCURRENCY} (keep-alive connections back to back; `ratio` is req/s over the direct\n"
+        "`note`, in {} interleaved rounds (direct, chat, note, …); per round each at concurrency {CONCURRENCY}\n",
+        plan().rounds
     ));
     out.push_str(&format!(
-        "request's), and sequentially on one connection ({} calls after {} unmeasured).\n\n",
-        count(ROUNDS),
-        count(WARM_UP)
+        "(keep-alive connections back to back; `ratio` is req/s over the direct request's of the same round,\n\
+         median with min–max) and then sequentially on one connection ({} calls after {} unmeasured).\n\n",
+        count(plan().calls),
+        count(plan().warm_calls)
     ));
-    out.push_str("| workload | req/s c=16 | p50 ms | p99 ms | ratio | p50 ms c=1 | p99 ms c=1 |\n");
+    out.push_str(
+        "| workload | req/s c=16 | p50 ms | p99 ms | ratio, median (min–max) | p50 ms c=1 | p99 ms c=1 |\n",
+    );
     out.push_str("| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n");
-    let base = r.direct.loaded.rps().max(f64::MIN_POSITIVE);
     for (name, rows) in [
         ("model server, direct", &r.direct),
         ("tools/call chat (model call, audited)", &r.chat),
@@ -156,25 +168,24 @@ pub fn section(r: &Results) -> String {
     ] {
         let (m, one) = (&rows.loaded, &rows.single);
         out.push_str(&format!(
-            "| {name} | {:.0} | {} | {} | {:.3} | {} | {} |\n",
+            "| {name} | {:.0} | {} | {} | {} | {} | {} |\n",
             m.rps(),
             ms(m.p50()),
             ms(m.percentile(0.99)),
-            m.rps() / base,
+            rounds::rate_ratio(m, &r.direct.loaded).ratio(),
             ms(one.p50()),
             ms(one.percentile(0.99))
         ));
     }
-    let added = r.chat.single.p50().saturating_sub(r.write.single.p50());
-    let request = r.direct.single.p50();
+    let added = rounds::added_at(&r.chat.single, &r.write.single, 0.5);
+    let request = r.direct.single.seconds_at(0.5);
     out.push_str(&format!(
-        "\nAt c=1 a model call adds {:.1} µs p50 to an audited call; the request itself takes {:.1} µs p50 when sent\n",
-        added.as_secs_f64() * 1e6,
-        request.as_secs_f64() * 1e6
+        "\nAt c=1 a model call adds {} µs p50 (median, min–max over rounds) to an audited call (goal T2: ≤ 150 µs);\n\
+         the request itself takes {} µs p50 when sent directly, so the rest is the gateway's side of the call\n",
+        added.micros(),
+        request.micros()
     ));
-    out.push_str(
-        "directly, so the rest is the gateway's side of the call (admission, the pooled connection, the\n",
-    );
-    out.push_str("request's encoding, the answer's decoding and its conversion to Luau).\n");
+    out.push_str("(admission, the pooled connection, the request's encoding, the answer's decoding and its conversion\n");
+    out.push_str("to Luau).\n");
     out
 }

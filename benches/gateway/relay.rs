@@ -1,13 +1,18 @@
-//! The relay side of the forward rows (issue 14, goal G5): the stdio fixture behind `mcp-proxy`, the widely
-//! used stdio-to-HTTP relay from PyPI, so that the table shows the gateway next to what users run today.
+//! The relay sides of the forward rows (issue 14, goal G5; issue 27, scope 6): the stdio fixture behind the
+//! stdio-to-HTTP relays users run today, so that the table shows the gateway next to them: `mcp-proxy` from
+//! PyPI and `supergateway` from npm.
 //!
-//! Owns installing the relay (`benches/relay/install.sh`: the exact pin of `benches/relay/requirements.txt`,
-//! with hashes, into `target/bench-relay/venv`), starting it on a free loopback port over the same fixture
-//! (`tests/fixtures/mcp_fixture.py`, mode `modern`, flag `tools_cap`), stopping and reaping it with the
-//! fixture it spawned (its own process group), and a minimal Streamable HTTP client for it: `initialize`,
-//! `notifications/initialized`, then `tools/call echo` in one session over one keep-alive connection (the
-//! relay answers JSON, not an event stream). Any failure is returned as a reason, which the table prints
-//! as `not measured (reason)`: nothing here fakes a figure, and nothing asserts a threshold.
+//! Owns installing each relay (`benches/relay/install.sh`: the exact pin of `benches/relay/requirements.txt`,
+//! with hashes, into `target/bench-relay/venv`; `benches/supergateway/install.sh`: `npm ci` of
+//! `benches/supergateway/package-lock.json` into `target/bench-supergateway`), starting it on a free
+//! loopback port over the same fixture (`tests/fixtures/mcp_fixture.py`, mode `modern`, flag `tools_cap`;
+//! `supergateway --stdio … --outputTransport streamableHttp --stateful`, so that one session keeps one
+//! fixture), stopping and reaping it with the fixture it spawned, and a minimal Streamable HTTP client for
+//! it: `initialize`, `notifications/initialized`, then `tools/call echo` in that session, one keep-alive
+//! connection per round (each relay's idle keep-alive is 5 s, shorter than the other sides of a round may
+//! take); `mcp-proxy` answers JSON, `supergateway` a one-event stream, and both are read to their end. Any
+//! failure is returned as a reason, which the table prints as `not measured (reason)`: nothing here fakes
+//! a figure, and nothing asserts a threshold.
 
 use std::fs::File;
 use std::net::SocketAddr;
@@ -21,11 +26,21 @@ use nix::unistd::Pid;
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
 
-use super::forward::{script, ROUNDS, SIDE_DEADLINE, WARM_UP_ROUNDS};
+use super::forward::{script, SIDE_DEADLINE};
 use super::{try_read_response, Measured};
 use crate::support;
 
-/// The pinned relay, read from the requirements file the install uses (so the table names what ran).
+/// The pinned `supergateway`, read from the package file the install uses.
+pub fn supergateway_version() -> String {
+    let package = root().join("benches/supergateway/package.json");
+    std::fs::read_to_string(package)
+        .ok()
+        .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
+        .and_then(|v| v["dependencies"]["supergateway"].as_str().map(str::to_owned))
+        .unwrap_or_else(|| "(unpinned?)".to_owned())
+}
+
+/// The pinned `mcp-proxy`, read from the requirements file the install uses (so the table names what ran).
 pub fn version() -> String {
     let requirements = root().join("benches/relay/requirements.txt");
     std::fs::read_to_string(requirements)
@@ -49,38 +64,95 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// `ROUNDS` sequential `tools/call echo` through the relay after `WARM_UP_ROUNDS` unmeasured ones, or why
-/// that could not be done.
-pub async fn measure() -> Result<Measured, String> {
-    let venv = root().join("target/bench-relay/venv");
-    let at = venv.clone();
-    tokio::task::spawn_blocking(move || install(&at)).await.map_err(|e| format!("install task: {e}"))??;
-    let dir = tempfile::tempdir().map_err(|e| format!("tempdir: {e}"))?;
-    let mut relay = Relay::start(&venv, dir.path())?;
-    relay.wait_listening().await?;
-    let addr = relay.addr;
-    let result = match tokio::time::timeout(SIDE_DEADLINE, drive(addr)).await {
-        Ok(result) => result,
-        Err(_) => Err(format!("the relay side did not finish within {} s", SIDE_DEADLINE.as_secs())),
-    };
-    result.map_err(|reason| relay.with_stderr(reason))
+/// Which relay.
+#[derive(Clone, Copy)]
+pub enum Kind {
+    McpProxy,
+    Supergateway,
 }
 
-/// Runs `benches/relay/install.sh VENV` (idempotent) with a deadline; its output goes to a file, whose last
-/// line is the reason on failure.
-fn install(venv: &Path) -> Result<(), String> {
+impl Kind {
+    fn name(self) -> &'static str {
+        match self {
+            Kind::McpProxy => "mcp-proxy",
+            Kind::Supergateway => "supergateway",
+        }
+    }
+
+    /// The install script, and where it installs.
+    fn install(self) -> (PathBuf, PathBuf) {
+        match self {
+            Kind::McpProxy => {
+                (root().join("benches/relay/install.sh"), root().join("target/bench-relay/venv"))
+            }
+            Kind::Supergateway => {
+                (root().join("benches/supergateway/install.sh"), root().join("target/bench-supergateway"))
+            }
+        }
+    }
+}
+
+/// One relay, started and in session: measured once per round by [`Side::round`].
+pub struct Side {
+    relay: Relay,
+    session: String,
+    next_id: usize,
+    /// Holds the relay's log and the fixture's marker file.
+    _dir: tempfile::TempDir,
+}
+
+impl Side {
+    /// Installs (when missing) and starts `kind`, and opens its session; or why that could not be done.
+    pub async fn start(kind: Kind) -> Result<Side, String> {
+        let (script, at) = kind.install();
+        let into = at.clone();
+        tokio::task::spawn_blocking(move || install(kind, &script, &into))
+            .await
+            .map_err(|e| format!("install task: {e}"))??;
+        let dir = tempfile::tempdir().map_err(|e| format!("tempdir: {e}"))?;
+        let mut relay = Relay::start(kind, &at, dir.path())?;
+        relay.wait_listening().await?;
+        let session = match tokio::time::timeout(SIDE_DEADLINE, handshake(relay.addr)).await {
+            Ok(Ok(session)) => session,
+            Ok(Err(reason)) => return Err(relay.with_stderr(reason)),
+            Err(_) => {
+                return Err(relay.with_stderr("the session handshake did not finish in time".to_owned()))
+            }
+        };
+        Ok(Side { relay, session, next_id: 1, _dir: dir })
+    }
+
+    /// One round: the plan's sequential `tools/call echo` after its unmeasured ones, on a new connection.
+    pub async fn round(&mut self) -> Result<Measured, String> {
+        let (addr, first) = (self.relay.addr, self.next_id);
+        let plan = super::rounds::plan();
+        self.next_id += plan.warm_calls + plan.calls;
+        let run = drive(addr, &self.session, first, plan.warm_calls, plan.calls);
+        let result = match tokio::time::timeout(SIDE_DEADLINE, run).await {
+            Ok(result) => result,
+            Err(_) => Err(format!("a round did not finish within {} s", SIDE_DEADLINE.as_secs())),
+        };
+        result.map_err(|reason| self.relay.with_stderr(reason))
+    }
+}
+
+/// Runs the install script of `kind` (idempotent) into `at` with a deadline; its output goes to a file,
+/// whose last line is the reason on failure.
+fn install(kind: Kind, script: &Path, at: &Path) -> Result<(), String> {
+    let name = kind.name();
     let log_dir = tempfile::tempdir().map_err(|e| format!("tempdir: {e}"))?;
     let log = log_dir.path().join("install.log");
     let out = File::create(&log).map_err(|e| format!("install log: {e}"))?;
     let err = out.try_clone().map_err(|e| format!("install log: {e}"))?;
+    let shown = script.strip_prefix(root()).unwrap_or(script).display().to_string();
     let mut child = Command::new("bash")
-        .arg(root().join("benches/relay/install.sh"))
-        .arg(venv)
+        .arg(script)
+        .arg(at)
         .stdin(Stdio::null())
         .stdout(out)
         .stderr(err)
         .spawn()
-        .map_err(|e| format!("cannot run bash benches/relay/install.sh: {e}"))?;
+        .map_err(|e| format!("cannot run bash {shown} ({name}): {e}"))?;
     let started = Instant::now();
     let status = loop {
         match child.try_wait() {
@@ -91,15 +163,12 @@ fn install(venv: &Path) -> Result<(), String> {
             Ok(None) => {
                 let _ = child.kill();
                 let _ = child.wait();
-                return Err(format!(
-                    "benches/relay/install.sh did not finish within {} s",
-                    INSTALL_DEADLINE.as_secs()
-                ));
+                return Err(format!("{shown} did not finish within {} s", INSTALL_DEADLINE.as_secs()));
             }
             Err(e) => {
                 let _ = child.kill();
                 let _ = child.wait();
-                return Err(format!("waiting for benches/relay/install.sh: {e}"));
+                return Err(format!("waiting for {shown}: {e}"));
             }
         }
     };
@@ -108,7 +177,7 @@ fn install(venv: &Path) -> Result<(), String> {
     if status.success() {
         Ok(())
     } else {
-        Err(format!("benches/relay/install.sh failed ({status}): {}", last_line(&text)))
+        Err(format!("{shown} failed ({status}): {}", last_line(&text)))
     }
 }
 
@@ -118,30 +187,49 @@ fn last_line(text: &str) -> String {
 
 /// The running relay (and the fixture it spawned, in the same process group), stopped and reaped on drop.
 struct Relay {
+    kind: Kind,
     child: Child,
     addr: SocketAddr,
     stderr: PathBuf,
 }
 
 impl Relay {
-    fn start(venv: &Path, dir: &Path) -> Result<Relay, String> {
+    fn start(kind: Kind, at: &Path, dir: &Path) -> Result<Relay, String> {
         let port = support::free_port("127.0.0.1");
         let stderr = dir.join("relay.stderr");
         let marker = dir.join("marker.jsonl");
         let err = File::create(&stderr).map_err(|e| format!("relay log: {e}"))?;
-        let child = Command::new(venv.join("bin/mcp-proxy"))
-            .args(["--host", "127.0.0.1", "--port", &port.to_string(), "--log-level", "WARNING"])
-            .args(["--env", "FIXTURE_FLAGS", "tools_cap", "--"])
-            .arg(support::providers::python())
-            .args([script(), "modern".to_owned(), marker.display().to_string()])
+        let fixture =
+            [support::providers::python(), script(), "modern".to_owned(), marker.display().to_string()];
+        let mut command = match kind {
+            Kind::McpProxy => {
+                let mut c = Command::new(at.join("bin/mcp-proxy"));
+                c.args(["--host", "127.0.0.1", "--port", &port.to_string(), "--log-level", "WARNING"])
+                    .args(["--env", "FIXTURE_FLAGS", "tools_cap", "--"])
+                    .args(fixture);
+                c
+            }
+            Kind::Supergateway => {
+                // `--stdio` is one shell command line (the relay spawns it with a shell); the fixture takes
+                // its flags from the environment it inherits.
+                let mut c = Command::new(at.join("node_modules/.bin/supergateway"));
+                c.arg("--stdio")
+                    .arg(fixture.iter().map(|a| shell_quote(a)).collect::<Vec<_>>().join(" "))
+                    .args(["--outputTransport", "streamableHttp", "--stateful", "--logLevel", "none"])
+                    .args(["--port", &port.to_string()])
+                    .env("FIXTURE_FLAGS", "tools_cap");
+                c
+            }
+        };
+        let child = command
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(err)
             // Its own group, so that stopping it also stops the fixture it spawned.
             .process_group(0)
             .spawn()
-            .map_err(|e| format!("cannot start mcp-proxy: {e}"))?;
-        Ok(Relay { child, addr: SocketAddr::from(([127, 0, 0, 1], port)), stderr })
+            .map_err(|e| format!("cannot start {}: {e}", kind.name()))?;
+        Ok(Relay { kind, child, addr: SocketAddr::from(([127, 0, 0, 1], port)), stderr })
     }
 
     /// Waits until the relay accepts connections (it listens only once its upstream is initialized).
@@ -149,14 +237,17 @@ impl Relay {
         let deadline = Instant::now() + START_DEADLINE;
         loop {
             if let Ok(Some(status)) = self.child.try_wait() {
-                return Err(self.with_stderr(format!("mcp-proxy exited before listening ({status})")));
+                let name = self.kind.name();
+                return Err(self.with_stderr(format!("{name} exited before listening ({status})")));
             }
             if TcpStream::connect(self.addr).await.is_ok() {
                 return Ok(());
             }
             if Instant::now() >= deadline {
-                return Err(self
-                    .with_stderr(format!("mcp-proxy did not listen within {} s", START_DEADLINE.as_secs())));
+                let name = self.kind.name();
+                return Err(
+                    self.with_stderr(format!("{name} did not listen within {} s", START_DEADLINE.as_secs()))
+                );
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
@@ -175,8 +266,9 @@ impl Relay {
 
 impl Drop for Relay {
     fn drop(&mut self) {
-        // SIGTERM lets the relay close its stdio client (which ends the fixture); SIGKILL to the group after
-        // a grace period ends whatever is left. The relay itself is reaped here; the fixture, its child, is
+        // SIGTERM lets the relay close its stdio client (which ends the fixture; `supergateway` puts it in a
+        // group of its own and signals that group itself); SIGKILL to the group after a grace period ends
+        // whatever is left. The relay itself is reaped here; the fixture, its child, is
         // reaped by init once its parent is gone.
         let group = Pid::from_raw(self.child.id() as i32);
         let _ = killpg(group, Signal::SIGTERM);
@@ -216,8 +308,13 @@ async fn exchange(
     Ok((status, String::from_utf8_lossy(buf).into_owned()))
 }
 
-/// The session handshake, then the measured calls.
-async fn drive(addr: SocketAddr) -> Result<Measured, String> {
+/// `arg` as one word of a POSIX shell command line.
+fn shell_quote(arg: &str) -> String {
+    format!("'{}'", arg.replace('\'', r"'\''"))
+}
+
+/// `initialize` and `notifications/initialized` on a connection of their own: the session id.
+async fn handshake(addr: SocketAddr) -> Result<String, String> {
     let mut stream = TcpStream::connect(addr).await.map_err(|e| format!("connect: {e}"))?;
     stream.set_nodelay(true).map_err(|e| format!("nodelay: {e}"))?;
     let mut buf = Vec::with_capacity(16 * 1024);
@@ -243,13 +340,28 @@ async fn drive(addr: SocketAddr) -> Result<Measured, String> {
     if status != 202 {
         return Err(format!("notifications/initialized answered {status}"));
     }
-    let mut latencies = Vec::with_capacity(ROUNDS);
-    for round in 0..WARM_UP_ROUNDS + ROUNDS {
+    Ok(session)
+}
+
+/// `warm + calls` sequential `tools/call echo` in `session` on one new connection, ids from `first`; the
+/// last `calls` are measured.
+async fn drive(
+    addr: SocketAddr,
+    session: &str,
+    first: usize,
+    warm: usize,
+    calls: usize,
+) -> Result<Measured, String> {
+    let mut stream = TcpStream::connect(addr).await.map_err(|e| format!("connect: {e}"))?;
+    stream.set_nodelay(true).map_err(|e| format!("nodelay: {e}"))?;
+    let mut buf = Vec::with_capacity(16 * 1024);
+    let mut latencies = Vec::with_capacity(calls);
+    for round in 0..warm + calls {
         let body = format!(
             r#"{{"jsonrpc":"2.0","id":{},"method":"tools/call","params":{{"name":"echo","arguments":{{"text":"hi"}}}}}}"#,
-            round + 1
+            first + round
         );
-        let request = post(addr, Some(&session), &body);
+        let request = post(addr, Some(session), &body);
         let sent = Instant::now();
         stream.write_all(&request).await.map_err(|e| format!("write: {e}"))?;
         let status = try_read_response(&mut stream, &mut buf).await?;
@@ -260,14 +372,14 @@ async fn drive(addr: SocketAddr) -> Result<Measured, String> {
         if round == 0 {
             // The relay really reached the upstream: the echoed argument, no tool error.
             let text = String::from_utf8_lossy(&buf);
-            if !(text.contains(r#""text":"hi""#) && text.contains(r#""isError":false"#)) {
+            if !text.contains(r#""text":"hi""#) || text.contains(r#""isError":true"#) {
                 return Err(format!(
                     "tools/call echo through the relay did not echo: {}",
                     text.replace('|', "/")
                 ));
             }
         }
-        if round >= WARM_UP_ROUNDS {
+        if round >= warm {
             latencies.push(elapsed);
         }
     }

@@ -20,7 +20,6 @@ pub mod http_time_server;
 pub mod marker;
 pub mod mcp;
 pub mod openai;
-#[cfg(feature = "fault-injection")]
 pub mod pcc_client;
 #[cfg(feature = "fault-injection")]
 pub mod pcc_fixture;
@@ -28,6 +27,17 @@ pub mod pki;
 pub mod providers;
 pub mod sse;
 pub mod vectors;
+
+/// The generated messages and client of `schemas/pcc_tool_gateway.proto` (pcc.md §2) that `pcc_client`
+/// speaks: the library's own with `fault-injection`; without it (the bench, `cargo bench --bench gateway`,
+/// issue 27 scope 7) the same build-time file, included here, since `ptc_gateway::testing` is absent.
+#[cfg(feature = "fault-injection")]
+pub use ptc_gateway::testing::pcc::proto as pcc_proto;
+#[cfg(not(feature = "fault-injection"))]
+#[allow(missing_docs, clippy::all, clippy::pedantic)]
+pub mod pcc_proto {
+    include!(concat!(env!("OUT_DIR"), "/normative/pcc.toolgateway.v1.rs"));
+}
 
 /// Process-wide state that an in-process gateway reads: the audit store's test hooks (the sync gate and
 /// `PTC_AUDIT_FAIL_SYNC`, read when an audit starts). The tests of one binary run as threads of one

@@ -3,10 +3,10 @@
 
 use std::time::Duration;
 
-use ptc_gateway::testing::pcc::proto::create_mcp_transport_request::{Connect, Request};
-use ptc_gateway::testing::pcc::proto::create_mcp_transport_response::Response;
-use ptc_gateway::testing::pcc::proto::pcc_tool_gateway_client::PccToolGatewayClient;
-use ptc_gateway::testing::pcc::proto::{
+use crate::support::pcc_proto::create_mcp_transport_request::{Connect, Request};
+use crate::support::pcc_proto::create_mcp_transport_response::Response;
+use crate::support::pcc_proto::pcc_tool_gateway_client::PccToolGatewayClient;
+use crate::support::pcc_proto::{
     CreateMcpTransportRequest, CreateMcpTransportResponse, TenantInfo, TraceContext,
 };
 use tokio::sync::mpsc;
