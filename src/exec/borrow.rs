@@ -3,11 +3,18 @@
 //! blocking Luau thread to the async provider call, and the borrow end that waits for every detached request
 //! to settle.
 //!
+//! The bridge runs each call as a task of the gateway's runtime and parks the Luau thread until the task's
+//! answer (`on_runtime`): the call's every step (admission, the transport's or the pooled connection's
+//! tasks, the I/O) then runs among the runtime's workers, which hand work to each other without waking a
+//! thread, and the run's thread is woken once, for the answer. Driving the call on the run thread itself
+//! (`Handle::block_on` of the call) woke it, and a worker, at every step of the exchange.
+//!
 //! Owns [`Borrow`], the gateway's [`ToolPort`], with the grant set's listing facts that `handle:api()`
 //! shows. Does not own the provider call's steps (the runtime's) or Luau (`apps::runtime`).
 
+use std::future::Future;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 
 use serde_json::Value;
 use tokio::runtime::Handle;
@@ -42,14 +49,17 @@ pub struct Borrow {
     cancel: CancelToken,
     handle: Handle,
     settling: Mutex<Vec<JoinHandle<bool>>>,
+    /// This borrow, for the tasks its blocking ports spawn (`on_runtime`).
+    me: Weak<Borrow>,
 }
 
 impl Borrow {
-    /// A borrow for one activation; `handle` is the runtime the calls run on (the Luau thread blocks on it).
-    pub fn new(runtime: Arc<ProviderRuntime>, call: Borrowed, cancel: CancelToken) -> Option<Borrow> {
+    /// A borrow for one activation, on the runtime it is made on (the calls run there; the Luau thread
+    /// waits for them).
+    pub fn new(runtime: Arc<ProviderRuntime>, call: Borrowed, cancel: CancelToken) -> Option<Arc<Borrow>> {
         let handle = Handle::try_current().ok()?;
         let Borrowed { tool, trace, run_deadline, inspection } = call;
-        Some(Borrow {
+        Some(Arc::new_cyclic(|me| Borrow {
             runtime,
             tool,
             trace,
@@ -58,7 +68,27 @@ impl Borrow {
             cancel,
             handle,
             settling: Mutex::new(Vec::new()),
-        })
+            me: me.clone(),
+        }))
+    }
+
+    /// Runs `work` on this borrow as a task of the gateway's runtime and parks the calling (run) thread
+    /// until it ends. `None` when the task was cancelled (the runtime is shutting down) or the borrow is
+    /// gone; a panic of the task goes on in the caller, as it did when the call ran on the run thread.
+    fn on_runtime<T, F>(&self, work: impl FnOnce(Arc<Borrow>) -> F) -> Option<T>
+    where
+        F: Future<Output = T> + Send + 'static,
+        T: Send + 'static,
+    {
+        let me = self.me.upgrade()?;
+        let task = self.handle.spawn(work(me));
+        match self.handle.block_on(task) {
+            Ok(value) => Some(value),
+            Err(error) => match error.try_into_panic() {
+                Ok(panic) => std::panic::resume_unwind(panic),
+                Err(_) => None,
+            },
+        }
     }
 
     /// One `tool(alias, arguments)` of `mission` (providers.md §8.1), with the upstream request's id when
@@ -156,20 +186,24 @@ impl ModelPort for Borrow {
         self.tool.selections.models.iter().any(|m| m == name)
     }
 
-    /// models.md §5.1: one model request of this run, on the gateway's runtime; the run's blocking thread
-    /// waits here.
+    /// models.md §5.1: one model request of this run, a task on the gateway's runtime; the run's blocking
+    /// thread waits here.
     fn chat(&self, name: &str, request: Option<Value>) -> ModelReply {
-        let Some(site) = self.runtime.model(self.tool.index(), name) else {
+        let Some(site) = self.runtime.model(self.tool.index(), name).cloned() else {
             return ModelReply::Failed { class: ModelFailure::Unavailable, dispatch: Dispatch::False };
         };
         let Some(request) = request else {
             return ModelReply::Failed { class: ModelFailure::RequestInvalid, dispatch: Dispatch::False };
         };
-        let cancel = || {
-            let token = self.cancel.clone();
-            async move { token.cancelled().await }
-        };
-        let called = self.handle.block_on(self.runtime.chat(site, &request, self.run_deadline, cancel));
+        let called = self.on_runtime(|me| async move {
+            let cancel = || {
+                let token = me.cancel.clone();
+                async move { token.cancelled().await }
+            };
+            me.runtime.chat(&site, &request, me.run_deadline, cancel).await
+        });
+        // A task the shutting-down runtime dropped: the request may have left.
+        let called = called.unwrap_or(Err((ModelFailure::Unavailable, Dispatch::Unknown)));
         match called {
             Ok(answer) => ModelReply::Ok {
                 message: answer.message,
@@ -183,8 +217,14 @@ impl ModelPort for Borrow {
 
 impl ToolPort for Borrow {
     fn call(&self, mission: &str, alias: &str, arguments: Option<Value>) -> ToolAnswer {
-        // The run's blocking thread waits here; the call itself runs on the gateway's runtime.
-        self.handle.block_on(self.call_async(mission, alias, arguments))
+        // The run's blocking thread waits here; the call itself is a task on the gateway's runtime.
+        let (mission, alias) = (mission.to_owned(), alias.to_owned());
+        let answer = self.on_runtime(|me| async move { me.call_async(&mission, &alias, arguments).await });
+        // A task the shutting-down runtime dropped: the request may have left.
+        answer.unwrap_or(ToolAnswer {
+            reply: ToolReply::failed(FailureClass::ProviderUnavailable, Dispatch::Unknown),
+            request_id: None,
+        })
     }
 
     /// execution.md §12.5: the mission's grant set (config.md §6.5 rule S7), each alias with the facts its

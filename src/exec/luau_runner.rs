@@ -50,7 +50,7 @@ impl Runner for LuauRunner {
                 run_deadline: deadline,
                 inspection: files.inspection.clone(),
             };
-            Borrow::new(runtime.clone(), call, token.clone()).map(Arc::new)
+            Borrow::new(runtime.clone(), call, token.clone())
         });
         let forward = match &tool.run {
             Run::Forward { mission, tool } => Some((mission.clone(), tool.clone())),

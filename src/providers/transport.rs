@@ -428,9 +428,10 @@ impl Drop for StdioTransport {
     }
 }
 
-async fn write_line(stdin: &mut ChildStdin, line: &[u8]) -> std::io::Result<()> {
-    stdin.write_all(line).await?;
-    stdin.write_all(b"\n").await?;
+// The line and its LF in one write: the child's read of a request wakes once, for the whole line.
+async fn write_line(stdin: &mut ChildStdin, mut line: Vec<u8>) -> std::io::Result<()> {
+    line.push(b'\n');
+    stdin.write_all(&line).await?;
     stdin.flush().await
 }
 
@@ -448,25 +449,25 @@ async fn write_loop(
         let result = tokio::select! {
             biased;
             _ = &mut close => return None,
-            Some(reply) = replies.recv() => write_line(&mut stdin, &reply).await,
+            Some(reply) = replies.recv() => write_line(&mut stdin, reply).await,
             item = out.recv() => match item {
                 None => return Some(stdin),
                 Some(Outgoing::Request { id, line }) => {
                     if !shared.table().begin_write(id) {
                         continue;
                     }
-                    let written = write_line(&mut stdin, &line).await;
+                    let written = write_line(&mut stdin, line).await;
                     shared.table().end_write(id);
                     written
                 }
                 Some(Outgoing::Cancel { line, done }) => {
-                    let written = write_line(&mut stdin, &line).await;
+                    let written = write_line(&mut stdin, line).await;
                     if written.is_ok() {
                         let _ = done.send(());
                     }
                     written
                 }
-                Some(Outgoing::Notification(line)) => write_line(&mut stdin, &line).await,
+                Some(Outgoing::Notification(line)) => write_line(&mut stdin, line).await,
             },
         };
         if result.is_err() {
@@ -568,4 +569,34 @@ async fn drain_stderr(shared: Arc<Shared>, mut stderr: ChildStderr) {
         shared.stderr.lock().unwrap_or_else(|p| p.into_inner()).push(&buf[..n]);
     }
     shared.stderr_eof.send_replace(true);
+}
+
+#[cfg(test)]
+mod tests {
+    use std::process::Stdio;
+
+    use tokio::io::AsyncReadExt;
+
+    use super::write_line;
+
+    // providers.md §4.2: a line and its LF leave together, so the child's first read of the pipe holds the
+    // whole line (one write of fewer than PIPE_BUF bytes is atomic). `dd count=1` reads the pipe once.
+    #[tokio::test]
+    async fn a_line_and_its_terminator_are_one_write() {
+        let mut child = tokio::process::Command::new("sh")
+            .args(["-c", "dd bs=65536 count=1 2>/dev/null | wc -c"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("sh");
+        let mut stdin = child.stdin.take().expect("stdin");
+        let line = br#"{"id":1,"jsonrpc":"2.0","method":"tools/call"}"#.to_vec();
+        let expected = line.len() + 1;
+        write_line(&mut stdin, line).await.expect("write");
+        let mut out = String::new();
+        child.stdout.take().expect("stdout").read_to_string(&mut out).await.expect("read");
+        drop(stdin);
+        let _ = child.wait().await;
+        assert_eq!(out.trim(), expected.to_string());
+    }
 }
