@@ -58,7 +58,8 @@ pub async fn answer(shared: &Arc<Shared>, call: AdmittedCall) -> hyper::Response
     let progress = call.progress.clone();
     let template = call.tool.clone();
     // The input contract (execution.md §3.1): invalid input is committed and answered without a run slot,
-    // even while every slot is used; its whole stream is known, so it leaves in one write (§4.5).
+    // even while every slot is used; its whole stream is known, so it leaves in one write
+    // (execution.md §4.5).
     if !template.input.is_valid(&call.arguments) {
         let (response, mut writer) = stream::open(progress, call.http10);
         let text = fixed_text(template.effect, Dispatch::False, Outcome::InvalidInput);
@@ -176,8 +177,8 @@ async fn drive(
     mut writer: StreamWriter,
 ) -> Settlement {
     let Call { tool, id, call_id, trace_id, traced, run, deadline } = call;
-    // execution.md §4.2: unless the run is provider-free (§4.5), nothing runs before the commit is
-    // written; a failed or late commit dispatches nothing.
+    // execution.md §4.2: unless the run is provider-free (execution.md §4.5), nothing runs before the
+    // commit is written; a failed or late commit dispatches nothing.
     if !head.is_held() && committed_in_time(&mut head, &mut writer).await.is_err() {
         writer.abandon();
         // audit-events.md §3.5: a commit that could not be written counts as publication_failed.
