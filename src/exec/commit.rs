@@ -64,3 +64,70 @@ impl Head {
         self.queued
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http_body_util::BodyExt;
+
+    /// The frames hyper would take from the body, to its end.
+    async fn frames(body: crate::http::response::ResponseBody) -> Vec<Vec<u8>> {
+        let mut body = body;
+        let mut got = Vec::new();
+        while let Some(frame) = body.frame().await {
+            got.push(frame.unwrap().into_data().unwrap().to_vec());
+        }
+        got
+    }
+
+    #[tokio::test]
+    async fn a_held_commit_goes_with_the_last_piece_and_releases_the_response_once() {
+        let (response, mut writer) = stream::open(None, false);
+        let (mut head, mut released) = Head::held();
+        assert!(head.is_held());
+        assert!(released.try_recv().is_err(), "nothing goes to hyper while the run takes its slice");
+        let event = Bytes::from_static(b"event: message\ndata: {}\n\n");
+        assert_eq!(head.release_with_last(&mut writer, event), Ok(()));
+        assert!(!head.is_held());
+        assert_eq!(released.try_recv(), Ok(()));
+        // A second release changes nothing: the commit is queued once.
+        assert_eq!(head.release(&mut writer), Ok(()));
+        let got = frames(response.into_body()).await;
+        assert_eq!(got, vec![b": accepted\n\n".to_vec(), b"event: message\ndata: {}\n\n".to_vec()]);
+        assert_eq!(writer.queued_written().await, Ok(()));
+    }
+
+    #[tokio::test]
+    async fn a_released_commit_leaves_alone_and_the_stream_goes_on() {
+        let (response, mut writer) = stream::open(None, false);
+        let (mut head, released) = Head::held();
+        assert_eq!(head.release(&mut writer), Ok(()));
+        assert_eq!(released.await, Ok(()));
+        let mut body = response.into_body();
+        let first = body.frame().await.unwrap().unwrap().into_data().unwrap();
+        assert_eq!(&first[..], b": accepted\n\n");
+        let rest = tokio::spawn(frames(body));
+        writer.finish_with(Bytes::from_static(b"event: message\ndata: {}\n\n")).await.unwrap();
+        assert_eq!(rest.await.unwrap(), vec![b"event: message\ndata: {}\n\n".to_vec()]);
+    }
+
+    #[tokio::test]
+    async fn a_commit_queued_before_the_response_is_never_held() {
+        let (response, mut writer) = stream::open(None, false);
+        let mut head = Head::queued(&mut writer);
+        assert!(!head.is_held());
+        assert_eq!(head.release(&mut writer), Ok(()));
+        let got = tokio::spawn(frames(response.into_body()));
+        writer.finish().await.unwrap();
+        assert_eq!(got.await.unwrap(), vec![b": accepted\n\n".to_vec()]);
+    }
+
+    #[tokio::test]
+    async fn a_client_gone_before_the_release_is_gone_for_the_commit() {
+        let (response, mut writer) = stream::open(None, false);
+        drop(response);
+        let (mut head, released) = Head::held();
+        assert_eq!(head.release(&mut writer), Err(Gone));
+        assert_eq!(released.await, Ok(()), "the front is still told, so its future ends");
+    }
+}
