@@ -67,6 +67,21 @@ impl Shared {
     fn taken(&self) -> (u64, u64) {
         self.taken.lock().map(|t| *t).unwrap_or((0, 0))
     }
+
+    fn is_gone(&self) -> bool {
+        self.gone.load(Ordering::Acquire)
+    }
+
+    /// Completes when hyper dropped the body. Never completes otherwise.
+    async fn gone(&self) {
+        loop {
+            let changed = self.changed.notified();
+            if self.is_gone() {
+                return;
+            }
+            changed.await;
+        }
+    }
 }
 
 /// Where the body is in its life, as hyper sees it.
@@ -144,18 +159,12 @@ pub struct StreamWriter {
 impl StreamWriter {
     /// True once hyper dropped the body.
     pub fn is_gone(&self) -> bool {
-        self.shared.gone.load(Ordering::Acquire)
+        self.shared.is_gone()
     }
 
     /// Completes when the client is found gone. Never completes otherwise.
     pub async fn gone(&self) {
-        loop {
-            let changed = self.shared.changed.notified();
-            if self.is_gone() {
-                return;
-            }
-            changed.await;
-        }
+        self.shared.gone().await
     }
 
     /// Writes `bytes` as one chunk and waits until they were handed to the operating system.
@@ -231,15 +240,6 @@ impl StreamWriter {
 
 /// Waits until `sent` pieces were taken by hyper and then flushed.
 async fn written(shared: Arc<Shared>, sent: u64) -> Result<(), Gone> {
-    let gone = || async {
-        loop {
-            let changed = shared.changed.notified();
-            if shared.gone.load(Ordering::Acquire) {
-                return;
-            }
-            changed.await;
-        }
-    };
     loop {
         let changed = shared.changed.notified();
         let (taken, epoch) = shared.taken();
@@ -251,13 +251,13 @@ async fn written(shared: Arc<Shared>, sent: u64) -> Result<(), Gone> {
                         biased;
                         _ = progress.flushed_after(epoch) => Ok(()),
                         _ = progress.closed() => Err(Gone),
-                        _ = gone() => Err(Gone),
+                        _ = shared.gone() => Err(Gone),
                     }
                 }
                 None => Ok(()),
             };
         }
-        if shared.gone.load(Ordering::Acquire) {
+        if shared.is_gone() {
             return Err(Gone);
         }
         changed.await;

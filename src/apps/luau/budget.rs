@@ -175,3 +175,29 @@ impl Budget {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    /// A slice's end is seen within [`SLICE_CLOCK_EVERY`] interrupt points, however slow each point is:
+    /// a run's budget reads the clock only every [`CLOCK_EVERY`] points.
+    #[test]
+    fn a_slice_reads_the_clock_every_sixteen_points() {
+        let far = Instant::now() + Duration::from_secs(60);
+        let slice_end = Instant::now() + Duration::from_millis(20);
+        let sliced = Budget::with_slice(INTERRUPT_BUDGET, far, Arc::new(AtomicBool::new(false)), slice_end);
+        let run = Budget::with_cancel(INTERRUPT_BUDGET, far, Arc::new(AtomicBool::new(false)));
+        // The first point reads the clock while the slice is open; then the slice ends.
+        assert_eq!((sliced.charge(), run.charge()), (Ok(()), Ok(())));
+        while Instant::now() < slice_end {
+            std::hint::spin_loop();
+        }
+        let passed = (0..CLOCK_EVERY).take_while(|_| sliced.charge().is_ok()).count() as u64;
+        assert_eq!(passed, SLICE_CLOCK_EVERY - 1);
+        assert_eq!(sliced.exhausted(), Some(Exhaustion::SliceEnded));
+        let passed = (0..CLOCK_EVERY).take_while(|_| run.charge().is_ok()).count() as u64;
+        assert_eq!(passed, CLOCK_EVERY, "no deadline passed: a run's budget goes on");
+    }
+}
