@@ -1,4 +1,5 @@
-// One justified `unsafe` exists: the parent-death signal in `providers/child.rs` (providers.md §4.1).
+// Two justified `unsafe` blocks exist: the parent-death signal in `providers/child.rs` (providers.md §4.1)
+// and glibc's `malloc_trim` once startup is done in `os/memory.rs`.
 #![deny(unsafe_code)]
 // Without the test feature, items (and re-exports) only the tests reach through `testing` are unused by
 // design; the test build, which CI lints with `-D warnings`, still finds everything truly unused.

@@ -238,10 +238,11 @@ pub fn from_bytes(bytes: &[u8], path: &Path, mode: Mode) -> Result<GatewayConfig
     let mut doc = json::decode(bytes, Limits::DOCUMENT)
         .map_err(|e| refuse(decode_failure(e.kind), Problem::not_json(bytes, e, Text::Shown)))?;
     // config.md §4.1, §4.2, §4.6, §4.8 and the byte-bound rules of config.md §2.8.
-    schema::validate(&GATEWAY, &doc, mode)
+    let definition = GATEWAY.get();
+    schema::validate(&definition, &doc, mode)
         .map_err(|e| refuse(StartupCode::ConfigInvalid, Problem::Schema(e)))?;
     // Defaults change no semantic check, so the checks can read the filled document.
-    fill_defaults(&GATEWAY, &mut doc);
+    fill_defaults(&definition, &mut doc);
     let mut config: GatewayConfig = typed::read(&doc)
         .map_err(|typed::ShapeMismatch| refuse(StartupCode::ConfigInvalid, Problem::Shape))?;
     config.anchor_paths(paths::document_dir(path));

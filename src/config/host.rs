@@ -358,9 +358,10 @@ pub fn from_bytes(bytes: &[u8], path: &Path, bearer_binding: &str) -> Result<Hos
     let declared = json::decode(bytes, Limits::DOCUMENT)
         .map_err(|e| invalid(path, Problem::not_json(bytes, e, Text::Withheld)))?;
     // The host document has no mode-dependent members.
-    schema::validate(&HOST, &declared, Mode::Serve).map_err(|e| invalid(path, Problem::Schema(e)))?;
+    let definition = HOST.get();
+    schema::validate(&definition, &declared, Mode::Serve).map_err(|e| invalid(path, Problem::Schema(e)))?;
     let mut filled = declared.clone();
-    fill_defaults(&HOST, &mut filled);
+    fill_defaults(&definition, &mut filled);
     let mut config: HostConfig =
         typed::read(&filled).map_err(|typed::ShapeMismatch| invalid(path, Problem::Shape))?;
     config.keep_declarations(&declared);
@@ -449,7 +450,8 @@ pub fn check_bearer_binding(host: &HostConfig, binding: &str) -> Result<(), Docu
 /// document, so the projection cannot disagree with the published schema.
 pub fn installation_projection(installation: &Installation) -> Value {
     let mut projection = installation.declaration.clone();
-    if let Some(schema) = schema::installation_schema() {
+    let host = HOST.get();
+    if let Some(schema) = schema::installation_schema(&host) {
         fill_defaults(schema, &mut projection);
     }
     if let Value::Object(map) = &mut projection {

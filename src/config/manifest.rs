@@ -182,9 +182,10 @@ pub fn parse(bytes: &[u8]) -> Result<Manifest, Problem> {
     let document =
         json::decode(bytes, Limits::DOCUMENT).map_err(|e| Problem::not_json(bytes, e, Text::Shown))?;
     // The manifest has no mode-dependent members.
-    schema::validate(&APPLICATION, &document, Mode::Serve).map_err(Problem::Schema)?;
+    let definition = APPLICATION.get();
+    schema::validate(&definition, &document, Mode::Serve).map_err(Problem::Schema)?;
     let mut filled = document.clone();
-    fill_defaults(&APPLICATION, &mut filled);
+    fill_defaults(&definition, &mut filled);
     let mut manifest: Manifest = typed::read(&filled).map_err(|typed::ShapeMismatch| Problem::Shape)?;
     manifest.document = document;
     Ok(manifest)

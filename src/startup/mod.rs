@@ -155,6 +155,10 @@ async fn run_serve(
             // lifecycle.md §8.3: a stop that abandoned startup (the `None` arm) never gets here, so it never
             // sends READY=1.
             notifier.send(&[Message::Ready, Message::Status(Status::Ready)]);
+            // The documents are loaded and dropped: their definitions and the free heap startup leaves
+            // behind go back to the kernel (docs/decisions.md "The quickstart's idle memory (issue 27)").
+            crate::config::schema::release();
+            crate::os::memory::return_free_heap();
             probe.register(gateway.domain().clone());
             let trigger = gateway.context().trigger().clone();
             tokio::spawn(async move {

@@ -400,7 +400,7 @@ fn every_node_replaced_by_every_type() {
 /// shape the schema allows, so no member lacks a field or is spelled differently.
 #[test]
 fn every_member_of_the_schema_has_a_field() {
-    let documents = schema::shapes::documents(&GATEWAY);
+    let documents = schema::shapes::documents(&GATEWAY.get());
     assert_eq!(documents.len(), 2, "the trace/inspection alternatives: a boolean and an object");
     for document in documents {
         let read = GatewayConfig::deserialize(&document);
@@ -412,7 +412,7 @@ fn every_member_of_the_schema_has_a_field() {
 /// second closed door, never a silent drop.
 #[test]
 fn the_typed_read_refuses_an_unknown_member() {
-    let mut document = schema::shapes::documents(&GATEWAY).remove(0);
+    let mut document = schema::shapes::documents(&GATEWAY.get()).remove(0);
     document["listen"]["extra"] = serde_json::json!(true);
     let refused = GatewayConfig::deserialize(&document).unwrap_err().to_string();
     assert!(refused.starts_with("unknown field `extra`"), "{refused}");

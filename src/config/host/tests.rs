@@ -431,7 +431,7 @@ fn every_node_replaced_by_every_type() {
 /// interpret, each credential form), so no member lacks a field.
 #[test]
 fn every_member_of_the_schema_has_a_field() {
-    let documents = schema::shapes::documents(&HOST);
+    let documents = schema::shapes::documents(&HOST.get());
     assert_eq!(documents.len(), 4, "one document per variant of the install union");
     let mut sources = std::collections::BTreeSet::new();
     for document in documents {
@@ -447,7 +447,7 @@ fn every_member_of_the_schema_has_a_field() {
 /// The typed read refuses a member its type does not know, inside a tagged installation too.
 #[test]
 fn the_typed_read_refuses_an_unknown_member_of_an_installation() {
-    let mut document = schema::shapes::documents(&HOST).remove(0);
+    let mut document = schema::shapes::documents(&HOST.get()).remove(0);
     let alias = document["install"].as_object().and_then(|m| m.keys().next().cloned()).unwrap();
     document["install"][&alias]["extra"] = serde_json::json!(1);
     let refused = HostConfig::deserialize(&document).unwrap_err().to_string();

@@ -268,7 +268,7 @@ fn every_node_replaced_by_every_type() {
 #[test]
 fn every_member_of_the_schema_has_a_field() {
     use serde::Deserialize;
-    let documents = schema::shapes::documents(&APPLICATION);
+    let documents = schema::shapes::documents(&APPLICATION.get());
     assert_eq!(documents.len(), 2, "the Luau and the forward workflow");
     for document in documents {
         let read = Manifest::deserialize(&document);

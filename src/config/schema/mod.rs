@@ -25,7 +25,7 @@ pub mod shapes;
 pub mod testing;
 pub mod validate;
 
-use std::sync::LazyLock;
+use std::sync::{Arc, Mutex, PoisonError};
 
 pub use defaults::fill_defaults;
 pub use node::Schema;
@@ -34,14 +34,50 @@ pub use validate::{validate, SchemaError, SchemaErrorKind};
 
 use emit::Publication;
 
-/// The gateway document definition, built once (its patterns are compiled once).
-pub static GATEWAY: LazyLock<Schema> = LazyLock::new(gateway::definition);
+/// The gateway document definition, built on first use (its patterns are compiled once) and held until
+/// [`release`].
+pub static GATEWAY: Held = Held::new(gateway::definition);
 
-/// The host document definition, built once.
-pub static HOST: LazyLock<Schema> = LazyLock::new(host::definition);
+/// The host document definition, built on first use and held until [`release`].
+pub static HOST: Held = Held::new(host::definition);
 
-/// The application manifest definition, built once.
-pub static APPLICATION: LazyLock<Schema> = LazyLock::new(manifest::definition);
+/// The application manifest definition, built on first use and held until [`release`].
+pub static APPLICATION: Held = Held::new(manifest::definition);
+
+/// A document definition built on first use and held until [`release`]. Serve mode needs the three only
+/// while it loads its documents (there is no reload, lifecycle.md §8.2), and their compiled patterns are
+/// about a megabyte of heap that an idle gateway would otherwise keep for its whole life (docs/decisions.md
+/// "The quickstart's idle memory (issue 27)"). A use after the release builds the definition again.
+pub struct Held {
+    build: fn() -> Schema,
+    slot: Mutex<Option<Arc<Schema>>>,
+}
+
+impl Held {
+    const fn new(build: fn() -> Schema) -> Self {
+        Held { build, slot: Mutex::new(None) }
+    }
+
+    /// The definition, built now if it is not held.
+    pub fn get(&self) -> Arc<Schema> {
+        // The slot only ever holds a finished definition, so a panic elsewhere leaves nothing half-made.
+        let mut slot = self.slot.lock().unwrap_or_else(PoisonError::into_inner);
+        slot.get_or_insert_with(|| Arc::new((self.build)())).clone()
+    }
+
+    fn release(&self) {
+        let held = self.slot.lock().unwrap_or_else(PoisonError::into_inner).take();
+        drop(held);
+    }
+}
+
+/// Drops the three held definitions (serve mode, once its documents are loaded and it is ready). A
+/// definition still in use by a caller lives until that caller is done with it.
+pub fn release() {
+    for held in [&GATEWAY, &HOST, &APPLICATION] {
+        held.release();
+    }
+}
 
 /// The sentence every published root ends its description with (config.md §9.3).
 const BOUNDS: &str = "Every minLength and maxLength counts the UTF-8 bytes of the decoded string, not code \
@@ -59,7 +95,7 @@ pub fn gateway_schema() -> Value {
          PCC front. The three pin members of a tool are required to serve and optional with --print-pins. \
          {BOUNDS}"
     );
-    published(&GATEWAY, gateway::ID, "ptc-gateway gateway document v1", description)
+    published(&GATEWAY.get(), gateway::ID, "ptc-gateway gateway document v1", description)
 }
 
 /// The published schema of the host document (config.md §9.1).
@@ -69,7 +105,7 @@ pub fn host_schema() -> Value {
          the upstream installations applications may select. Installations of a reserved source and the \
          members of oauth are not interpreted beyond the byte bounds. {BOUNDS}"
     );
-    published(&HOST, host::ID, "ptc-gateway host document", description)
+    published(&HOST.get(), host::ID, "ptc-gateway host document", description)
 }
 
 /// The published schema of the application manifest `ptc.json` (config.md §9.1).
@@ -78,16 +114,17 @@ pub fn application_schema() -> Value {
         "The ptc-gateway application manifest ptc.json, version 1 (config.md §6): effect, input and result \
          contracts, a Luau or forward workflow, missions and provider selections. {BOUNDS}"
     );
-    published(&APPLICATION, manifest::ID, "ptc-gateway application manifest v1", description)
+    published(&APPLICATION.get(), manifest::ID, "ptc-gateway application manifest v1", description)
 }
 
 fn published(schema: &Schema, id: &str, title: &str, description: String) -> Value {
     emit::publish(schema, &Publication { id, title, description: &description })
 }
 
-/// The definition of one `install.<alias>` entry inside [`HOST`], for the installation projection.
-pub fn installation_schema() -> Option<&'static Schema> {
-    let Schema::Object(root) = &*HOST else {
+/// The definition of one `install.<alias>` entry inside the host definition `host` ([`HOST`]), for the
+/// installation projection.
+pub fn installation_schema(host: &Schema) -> Option<&Schema> {
+    let Schema::Object(root) = host else {
         return None;
     };
     match &root.property("install")?.schema {
@@ -125,15 +162,15 @@ mod tests {
         }
     }
 
-    fn definitions() -> [&'static Schema; 3] {
-        [&GATEWAY, &HOST, &APPLICATION]
+    fn definitions() -> [Arc<Schema>; 3] {
+        [GATEWAY.get(), HOST.get(), APPLICATION.get()]
     }
 
     #[test]
     fn every_pattern_compiles_and_is_anchored() {
         for def in definitions() {
             let mut nodes = Vec::new();
-            walk(def, &mut nodes);
+            walk(&def, &mut nodes);
             let mut strings: Vec<&node::StringSchema> = Vec::new();
             for n in &nodes {
                 match n {
@@ -155,7 +192,7 @@ mod tests {
     fn every_default_satisfies_its_own_schema() {
         for def in definitions() {
             let mut nodes = Vec::new();
-            walk(def, &mut nodes);
+            walk(&def, &mut nodes);
             for n in nodes {
                 let Schema::Object(o) = n else { continue };
                 for p in &o.properties {
@@ -175,8 +212,18 @@ mod tests {
     }
 
     #[test]
+    fn a_released_definition_is_built_again_and_a_held_one_stays_whole() {
+        let before = HOST.get();
+        release();
+        let after = HOST.get();
+        assert!(!Arc::ptr_eq(&before, &after));
+        assert!(matches!(installation_schema(&before), Some(Schema::Union(u)) if u.tag == "source"));
+        assert!(Arc::ptr_eq(&after, &HOST.get()));
+    }
+
+    #[test]
     fn installation_schema_is_the_source_union() {
-        assert!(matches!(installation_schema(), Some(Schema::Union(u)) if u.tag == "source"));
+        assert!(matches!(installation_schema(&HOST.get()), Some(Schema::Union(u)) if u.tag == "source"));
     }
 
     #[test]
