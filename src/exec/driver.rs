@@ -29,6 +29,7 @@ use crate::audit::CallId;
 use crate::config::manifest::Effect;
 use crate::http::response::ResponseBody;
 use crate::http::soon::within;
+use crate::http::timer_floor;
 use crate::mcp::call::AdmittedCall;
 use crate::mcp::leased::hold_until_written;
 use crate::mcp::rpc::{RequestId, RpcError};
@@ -317,8 +318,20 @@ async fn watch_run(
     let mut cancelled = false;
     let mut silent_since = TokioInstant::now();
     let deadline = TokioInstant::from_std(deadline);
+    // The timers below, and those of the run's provider calls, are armed without unparking the time
+    // driver while calls come (`timer_floor`).
+    timer_floor::hold();
     loop {
         let heartbeat_due = silent_since + HEARTBEAT_INTERVAL;
+        // One timer for both the deadline and the heartbeat: each timer armed while the runtime's time
+        // driver sleeps longer unparks it (an eventfd write and a wake-up of the other worker), and a
+        // provider-reaching run arms these on every call (issue 27).
+        let next = match (cancelled, disconnected) {
+            (false, false) => Some(deadline.min(heartbeat_due)),
+            (false, true) => Some(deadline),
+            (true, false) => Some(heartbeat_due),
+            (true, true) => None,
+        };
         tokio::select! {
             ran = &mut settled => return (ran, disconnected),
             written = &mut commit, if committing => {
@@ -337,21 +350,32 @@ async fn watch_run(
                 cancelled = true;
                 cancel();
             }
-            _ = tokio::time::sleep_until(deadline), if !cancelled => {
-                // The runtime checks the deadline itself; this covers a run waiting outside Luau.
-                cancelled = true;
-                cancel();
-            }
-            _ = tokio::time::sleep_until(heartbeat_due), if !disconnected => {
-                // execution.md §5.1–§5.2: check the client before the heartbeat; heartbeats go on while a
-                // cancelled run settles.
-                if writer.is_gone() || writer.send(Bytes::from_static(HEARTBEAT)).await.is_err() {
-                    disconnected = true;
+            _ = sleep_until_some(next) => {
+                let now = TokioInstant::now();
+                if !cancelled && now >= deadline {
+                    // The runtime checks the deadline itself; this covers a run waiting outside Luau.
+                    cancelled = true;
                     cancel();
                 }
-                silent_since = TokioInstant::now();
+                if !disconnected && now >= heartbeat_due {
+                    // execution.md §5.1–§5.2: check the client before the heartbeat; heartbeats go on
+                    // while a cancelled run settles.
+                    if writer.is_gone() || writer.send(Bytes::from_static(HEARTBEAT)).await.is_err() {
+                        disconnected = true;
+                        cancel();
+                    }
+                    silent_since = TokioInstant::now();
+                }
             }
         }
+    }
+}
+
+/// Completes at `at`; never when there is nothing left to wait for.
+async fn sleep_until_some(at: Option<TokioInstant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
     }
 }
 

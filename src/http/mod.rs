@@ -29,6 +29,7 @@ pub mod router;
 pub mod slots;
 pub mod socket;
 pub(crate) mod soon;
+pub(crate) mod timer_floor;
 pub mod version;
 
 pub use acceptor::LoopEnd;

@@ -34,6 +34,7 @@ use crate::codes::model::ModelFailure;
 use crate::codes::NotReadyCause;
 use crate::events::record::CounterKind;
 use crate::events::EventLog;
+use crate::http::timer_floor;
 use crate::traces::RunInspection;
 
 /// What one provider call answered, and the settlement the run's borrow end must await (providers.md §10.3).
@@ -155,6 +156,8 @@ impl ProviderRuntime {
         let body = chat::request_body(&site.defaults, request).map_err(|class| (class, Dispatch::False))?;
         let own = Instant::now() + site.timeout;
         let deadline = run_deadline.min(own);
+        // The call's deadline timer is armed without unparking the time driver while calls come.
+        timer_floor::hold();
         let _outstanding = Outstanding::enter(&self.outstanding);
         // Step 2: sealed, closed or a fenced domain.
         if self.sealed.load(Ordering::SeqCst)
@@ -196,6 +199,7 @@ impl ProviderRuntime {
         // Step 2: the deadline covers the admission wait too.
         let own = Instant::now() + Duration::from_millis(site.ceilings.timeout_ms);
         let deadline = run_deadline.min(own);
+        timer_floor::hold();
         // Counted before the seal is read, and the provider cleanup stage (S5) seals before it reads the
         // count (both SeqCst): either this call sees the seal, or the provider cleanup stage (S5) waits for
         // it.

@@ -7,6 +7,7 @@
 //! which drops the socket), which is how modern cancellation closes a response stream (providers.md §10.1).
 //! It does not build requests or read responses (`exchange.rs`).
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
@@ -59,6 +60,11 @@ struct Inner {
     /// `max_active_provider_calls`, models.md §3).
     max_idle: usize,
     idle: Mutex<Vec<Idle>>,
+    /// The reaper waits with no timer (it saw no idle connection); written and read under `idle`'s lock.
+    /// Only then does a check-in wake it: a connection checked in later than every idle one expires
+    /// after them, so a reaper with a timer re-reads the list in time anyway, and a wake-up per check-in
+    /// re-armed that timer on every call (issue 27).
+    untimed: AtomicBool,
     wake: Notify,
     /// The transport's task group (`loss.rs`): the reaper and every connection driver run in it, so that
     /// a panic of any of them reaches the transport's owner (providers.md §12.1).
@@ -97,6 +103,7 @@ impl Pool {
             endpoint,
             max_idle,
             idle: Mutex::new(Vec::new()),
+            untimed: AtomicBool::new(false),
             wake: Notify::new(),
             tasks: tasks.clone(),
         });
@@ -147,8 +154,11 @@ impl Pool {
         let mut idle = self.inner.idle();
         if idle.len() < self.inner.max_idle {
             idle.push(Idle { conn, since: Instant::now() });
+            let untimed = self.inner.untimed.swap(false, Ordering::Relaxed);
             drop(idle);
-            self.inner.wake.notify_one();
+            if untimed {
+                self.inner.wake.notify_one();
+            }
         }
     }
 }
@@ -236,7 +246,9 @@ async fn reap(inner: Weak<Inner>) {
         let next = {
             let mut idle = pool.idle();
             idle.retain(|i| i.since.elapsed() < IDLE_TIMEOUT);
-            idle.iter().map(|i| i.since + IDLE_TIMEOUT).min()
+            let next = idle.iter().map(|i| i.since + IDLE_TIMEOUT).min();
+            pool.untimed.store(next.is_none(), Ordering::Relaxed);
+            next
         };
         match next {
             Some(at) => {

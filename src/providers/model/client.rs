@@ -14,12 +14,13 @@ use std::time::Duration;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::header::{HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE, HOST, USER_AGENT};
-use hyper::{HeaderMap, Request};
+use hyper::{HeaderMap, Request, Uri};
 use tokio::time::Instant;
 
 use super::chat::{self, ChatAnswer, MAX_RESPONSE_BYTES};
 use crate::codes::model::ModelFailure;
 use crate::codes::provider::Dispatch;
+use crate::http::soon::within;
 use crate::providers::http::pool::{Conn, Pool, SendFailure};
 
 /// How long a finished exchange waits for its connection to be reusable before dropping it.
@@ -52,8 +53,9 @@ impl Progress {
 /// The HTTP side of one model site.
 pub struct ModelClient {
     pool: Pool,
-    /// The request target: the endpoint's path with `/chat/completions` appended (models.md §4.1).
-    target: String,
+    /// The request target: the endpoint's path with `/chat/completions` appended (models.md §4.1), parsed
+    /// once (`None`, sent as `/`, when it does not parse); each request clones it.
+    target: Option<Uri>,
     headers: HeaderMap,
 }
 
@@ -63,7 +65,7 @@ impl ModelClient {
     pub fn new(pool: Pool, credential: &str, gateway_version: &str) -> Option<ModelClient> {
         let endpoint = pool.endpoint();
         let path = endpoint.target.split('?').next().unwrap_or("/");
-        let target = format!("{}/chat/completions", path.trim_end_matches('/'));
+        let target = format!("{}/chat/completions", path.trim_end_matches('/')).parse().ok();
         let mut headers = HeaderMap::new();
         headers.insert(HOST, HeaderValue::from_str(&endpoint.authority).ok()?);
         headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
@@ -144,15 +146,18 @@ impl ModelClient {
         let mut request = Request::new(Full::new(body));
         *request.method_mut() = hyper::Method::POST;
         *request.headers_mut() = self.headers.clone();
-        if let Ok(uri) = self.target.parse() {
-            *request.uri_mut() = uri;
+        if let Some(uri) = &self.target {
+            *request.uri_mut() = uri.clone();
         }
         request
     }
 
     // A connection goes back to the warm pool once its exchange is complete and hyper reports it ready.
+    // It is ready as soon as the connection's task has seen the body's end, which it does when this task
+    // yields once; the bound's timer is armed only when it did not (`within`), since arming one per call
+    // unparks the runtime's time driver (issue 27).
     async fn release(&self, mut conn: Conn) {
-        if tokio::time::timeout(READY_BOUND, conn.sender.ready()).await.is_ok_and(|r| r.is_ok()) {
+        if within(READY_BOUND, conn.sender.ready()).await.is_ok_and(|r| r.is_ok()) {
             self.pool.checkin(conn);
         }
     }
