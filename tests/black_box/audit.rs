@@ -1,6 +1,6 @@
 //! The private audit against the real binary (audit-events.md §2, §6.1): startup refusals and their
 //! codes, recovery of a torn tail, a failed start leaving no file, unaudited calls, `kill -9` during a
-//! write storm, and a full disk.
+//! write storm, a full disk, and the audited calls' vectors of execution.md §4.5 (SG3, SG6, SG7).
 
 use crate::support;
 
