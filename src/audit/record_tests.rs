@@ -99,3 +99,44 @@ fn call_ids_are_32_lowercase_hex_and_fresh() {
     assert_ne!(a, b);
     assert!(is_call_id(&a.hex()));
 }
+
+#[test]
+fn the_direct_encoding_is_the_deterministic_encoding_of_the_nine_members() {
+    let outcomes = [
+        Outcome::Success,
+        Outcome::ExecutionFailed,
+        Outcome::InvalidResult,
+        Outcome::Cancelled,
+        Outcome::CleanupFailed,
+        Outcome::InternalError,
+    ];
+    for outcome in outcomes {
+        for dispatch in [Dispatch::True, Dispatch::Unknown] {
+            for disconnected in [false, true] {
+                for (tool_name, started, now) in
+                    [("note", 1_789_546_502_418, 1_789_546_502_419), ("a-Z_0.9", 0, 4_102_444_799_999)]
+                {
+                    let mut r = record(outcome, dispatch, disconnected);
+                    r.tool_name = tool_name.to_owned();
+                    r.call_id = CallId(std::array::from_fn(|i| u8::try_from(i * 17).unwrap()));
+                    r.started_at = at(started);
+                    let line = Line {
+                        call_id: r.call_id.hex(),
+                        cleanup_status: r.cleanup_status(),
+                        disconnected,
+                        dispatch_state: dispatch,
+                        ended_at: time::format(at(now)),
+                        outcome_code: outcome,
+                        started_at: time::format(at(started)),
+                        tool_name,
+                        write_effects_may_have_occurred: true,
+                    };
+                    let oracle = format!("{}\n", crate::json::to_deterministic_record(&line).unwrap());
+                    let got = String::from_utf8(r.encode(at(now))).unwrap();
+                    assert_eq!(got, oracle);
+                    assert!(is_valid_line(got.as_bytes()), "{got}");
+                }
+            }
+        }
+    }
+}

@@ -12,6 +12,7 @@ use std::io::{self, Write};
 use super::committer::SegmentStore;
 
 use crate::storage::{sync_fd, PrivateDir, StorageError};
+use crate::support::fault::{self, FaultPoint};
 
 /// The file name of audit file `number` (audit-events.md §2.4): 20 digits, `.jsonl`.
 pub fn file_name(number: u64) -> OsString {
@@ -41,6 +42,10 @@ impl DirStore {
 
 impl SegmentStore for DirStore {
     fn write_active(&mut self, bytes: &[u8]) -> io::Result<()> {
+        // Test build: the record stays not durable past the grouping hold (execution.md §4.5).
+        if fault::injected(FaultPoint::SlowAuditWrite) {
+            std::thread::sleep(fault::SLOW_AUDIT_WRITE);
+        }
         // `write_all` continues after a short write and retries EINTR; nothing else writes this file.
         self.active.write_all(bytes)
     }

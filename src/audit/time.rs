@@ -12,9 +12,22 @@ pub const LEN: usize = 24;
 /// `t` as an audit timestamp. A clock before 1970 is written as the epoch (it cannot be represented, and
 /// a record must still be written).
 pub fn format(t: SystemTime) -> String {
+    let mut out = String::with_capacity(LEN);
+    write(&mut out, t);
+    out
+}
+
+/// Appends [`format`]`(t)` to `out`.
+pub fn write(out: &mut String, t: SystemTime) {
     let ms = t.duration_since(UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0);
     let ms = u64::try_from(ms).unwrap_or(u64::MAX);
-    format!("{}.{:03}Z", crate::calendar::utc_seconds(ms / 1000), ms % 1000)
+    out.push_str(&crate::calendar::utc_seconds(ms / 1000));
+    out.push('.');
+    let frac = ms % 1000;
+    for digit in [frac / 100, frac / 10 % 10, frac % 10] {
+        out.push(char::from(b'0' + u8::try_from(digit).unwrap_or(0)));
+    }
+    out.push('Z');
 }
 
 /// Whether `s` has the exact shape of an audit timestamp (digits where digits belong, the separators,

@@ -285,6 +285,11 @@ async fn watch(
         if let std::task::Poll::Ready(ran) = futures::poll!(&mut settled) {
             return (ran, false);
         }
+        if fault::injected(FaultPoint::CommitWrite) {
+            // Test build: the commit's write fails as for a gone client; the body fails at hyper's first
+            // poll and the connection closes.
+            writer.abandon();
+        }
         let released = head.release(writer);
         let written = writer.queued_written();
         Some(Box::pin(async move {

@@ -1,6 +1,7 @@
 //! Fault injection for the test vectors marked *F* in config.md §11 (rows 94, 97, 106, 116, 119), and for the
 //! defect answer of the MCP front (http-mcp.md §5), and for timing windows that the tests must be able to
-//! hold open (the publication write, the shutdown's stop of the listeners).
+//! hold open (the publication write, the shutdown's stop of the listeners, the audit's write behind the
+//! grouping hold) or close (the early-activated commit's write).
 //!
 //! Compiled only with the `fault-injection` cargo feature, which the test command enables and release
 //! builds never do: without it, [`injected`] is a constant `false` and the optimiser removes every check.
@@ -44,10 +45,20 @@ pub enum FaultPoint {
     StreamOutlivesDrain,
     /// While serving: creating a run's trace file fails with `EMFILE` (traces.md §4.2, vector T10).
     TraceDescriptors,
+    /// While serving: the audit committer waits [`SLOW_AUDIT_WRITE`] before each batch's write, so a
+    /// write tool's record becomes durable only after the grouping hold of execution.md §4.5 (vector SG6).
+    SlowAuditWrite,
+    /// While serving: the commit of a provider-free run activated with it (one that did not settle in its
+    /// first slice) cannot be written, as when the client is gone (execution.md §4.5, vector SG7).
+    CommitWrite,
 }
 
 /// How long [`FaultPoint::SlowListenerStop`] holds the stop listeners stage (S1).
 pub const SLOW_LISTENER_STOP: std::time::Duration = std::time::Duration::from_millis(1_500);
+
+/// How long [`FaultPoint::SlowAuditWrite`] holds each audit batch before its write: well past the grouping
+/// hold (1,000 ms), so the commit's lone write and the record's are seen apart.
+pub const SLOW_AUDIT_WRITE: std::time::Duration = std::time::Duration::from_millis(2_500);
 
 impl FaultPoint {
     fn as_str(self) -> &'static str {
@@ -64,6 +75,8 @@ impl FaultPoint {
             FaultPoint::PanicInOrchestration => "panic_in_orchestration",
             FaultPoint::StreamOutlivesDrain => "stream_outlives_drain",
             FaultPoint::TraceDescriptors => "trace_descriptors",
+            FaultPoint::SlowAuditWrite => "slow_audit_write",
+            FaultPoint::CommitWrite => "commit_write",
         }
     }
 }

@@ -1,6 +1,6 @@
 //! The private audit against the real binary (audit-events.md §2, §6.1): startup refusals and their
 //! codes, recovery of a torn tail, a failed start leaving no file, unaudited calls, `kill -9` during a
-//! write storm, and a full disk.
+//! write storm, a full disk, and the audited calls' vectors of execution.md §4.5 (SG3, SG6, SG7).
 
 use crate::support;
 
@@ -213,6 +213,92 @@ fn sg3_a_quick_write_call_leaves_in_one_write_after_its_record_is_durable() {
     );
     drop(connection);
     assert_eq!(stop(gw), Some(0));
+}
+
+/// The quick `note` of SG3 (it returns at once), pinned.
+fn quick_note(mut d: Deployment) -> Deployment {
+    d.write_file("note/app.luau", "local M = {}\nfunction M.run(input) return { ok = true } end\nreturn M\n");
+    d.gateway["tools"][2]["expected_application_content_digest"] =
+        json!(content_pin::of(&d.path("note/ptc.json")));
+    d
+}
+
+/// Reads until the chunked terminator (or EOF, or the read timeout) and returns what came.
+fn read_to_terminator(connection: &mut std::net::TcpStream) -> Vec<u8> {
+    let mut got = Vec::new();
+    let mut buf = [0u8; 64 * 1024];
+    while !got.ends_with(b"0\r\n\r\n") {
+        match std::io::Read::read(connection, &mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => got.extend_from_slice(&buf[..n]),
+        }
+    }
+    got
+}
+
+#[test]
+fn sg6_a_quick_write_call_whose_record_is_late_has_its_commit_written_alone_at_the_end_of_the_hold() {
+    // execution.md §4.5 vector SG6: each audit batch waits 2,500 ms before its write (the fault), so the
+    // record is not durable within the 1,000 ms grouping hold.
+    let d = ready(quick_note(deployment(1, 8, 1 << 20, 8)));
+    let mut cmd = d.command();
+    cmd.env("PTC_FAULT", "slow_audit_write");
+    let gw = Gateway::start(cmd, addr(&d));
+    let request = support::tools_call_request(gw.addr, "note", 1, r#"{"text":"x"}"#, false);
+    let (mut connection, bytes, elapsed) = first_read(gw.addr, &request);
+    let records_at_commit = all_records(&d.path("audit"));
+    let (stream, body) = parse_stream(&bytes);
+    assert_committed_head(&stream);
+    let accepted: &[u8] = b": accepted\n\n";
+    assert_eq!(String::from_utf8_lossy(&body), String::from_utf8_lossy(&chunked(&[accepted], false)));
+    assert!(elapsed >= Duration::from_millis(1_000), "the commit left before the hold ended: {elapsed:?}");
+    assert_eq!(records_at_commit.len(), 0, "the record was not durable yet: {records_at_commit:?}");
+    // The message follows once the record is durable, then the end of the body.
+    let rest = read_to_terminator(&mut connection);
+    let records = all_records(&d.path("audit"));
+    let expected = success(1, r#"{"ok":true}"#);
+    let event = &expected.as_bytes()[accepted.len()..];
+    assert_eq!(String::from_utf8_lossy(&rest), String::from_utf8_lossy(&chunked(&[event], true)));
+    assert_eq!(records.len(), 1, "{records:?}");
+    assert_eq!(
+        (
+            records[0]["tool_name"].clone(),
+            records[0]["outcome_code"].clone(),
+            records[0]["disconnected"].clone()
+        ),
+        (json!("note"), json!("success"), json!(false))
+    );
+    drop(connection);
+    assert_eq!(stop(gw), Some(0));
+}
+
+#[test]
+fn sg7_an_early_activated_commit_that_cannot_be_written_cancels_the_run_with_dispatch_true() {
+    // execution.md §4.5 vector SG7: `hang` is provider-free and does not settle in its first slice; its
+    // commit, activated with it, fails as for a gone client (the fault).
+    let d = ready(deployment(1, 8, 1 << 20, 8));
+    let mut cmd = d.command();
+    cmd.env("PTC_FAULT", "commit_write");
+    let gw = Gateway::start(cmd, addr(&d));
+    let (status, text) = exchange(gw.addr, "hang", 1);
+    assert_eq!((status, text.as_str()), (0, ""), "nothing of the stream is written");
+    // The run is cancelled at once: recorded long before hang's 8 s deadline would end it.
+    let end = Instant::now() + Duration::from_secs(5);
+    let record = loop {
+        let records = all_records(&d.path("audit"));
+        if let Some(record) = records.first() {
+            assert_eq!(records.len(), 1, "{records:?}");
+            break record.clone();
+        }
+        assert!(Instant::now() < end, "the cancelled run was never recorded");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(stop(gw), Some(0));
+    assert_eq!(record["tool_name"], "hang");
+    assert_eq!(record["outcome_code"], "cancelled");
+    assert_eq!(record["dispatch_state"], "true");
+    assert_eq!(record["disconnected"], true);
+    assert_eq!(record["cleanup_status"], "complete");
 }
 
 #[test]
