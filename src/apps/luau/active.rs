@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use mlua::{RegistryKey, Table};
+use mlua::Table;
 
 use super::budget::Budget;
 use super::Environment;
@@ -35,10 +35,11 @@ impl Active {
     }
 }
 
-/// The module slots of one sandbox.
+/// The module slots of one sandbox. A loaded module is held as a table reference, not a registry entry:
+/// the sandbox's core lives no longer than its call, and taking the reference is cheaper.
 pub(super) enum Slot {
     Loading,
-    Loaded(RegistryKey),
+    Loaded(Table),
 }
 
 /// What host functions and the interrupt callback know of one sandbox.

@@ -11,6 +11,7 @@
 
 pub mod active;
 pub mod budget;
+pub mod chunks;
 pub mod convert;
 pub mod exports;
 pub mod graph;

@@ -5,10 +5,10 @@
 
 use std::sync::atomic::Ordering;
 
-use mlua::chunk::ChunkMode;
 use mlua::{Function, Lua, Table, Value};
 
 use super::active::{Active, Core, Slot};
+use super::chunks::instantiate;
 
 /// How far up the stack `require` looks for the Lua function that called it (past `pcall` and other C
 /// frames).
@@ -84,7 +84,7 @@ pub(super) fn load_module(lua: &Lua, core: &Core, id: &str) -> mlua::Result<Tabl
     {
         let mut slots = core.slots.lock().map_err(|_| runtime("module table unavailable"))?;
         match slots.get(id) {
-            Some(Slot::Loaded(key)) => return lua.registry_value(key),
+            Some(Slot::Loaded(module)) => return Ok(module.clone()),
             Some(Slot::Loading) => {
                 return Err(runtime(format!("component {id:?} is still loading (a dependency cycle)")))
             }
@@ -95,11 +95,7 @@ pub(super) fn load_module(lua: &Lua, core: &Core, id: &str) -> mlua::Result<Tabl
     }
     let result = {
         let _guard = LoadingGuard::enter(core);
-        lua.load(&component.bytecode[..])
-            .set_name(format!("={}", component.chunk_name))
-            .set_mode(ChunkMode::Binary)
-            .set_environment(core.globals.clone())
-            .call::<Value>(())
+        instantiate(lua, component, &core.globals).and_then(|chunk| chunk.call::<Value>(()))
     };
     let mut slots = core.slots.lock().map_err(|_| runtime("module table unavailable"))?;
     match result {
@@ -111,7 +107,7 @@ pub(super) fn load_module(lua: &Lua, core: &Core, id: &str) -> mlua::Result<Tabl
                     .map_err(|_| runtime("export record unavailable"))?
                     .insert(id.to_owned(), names);
             }
-            slots.insert(id.to_owned(), Slot::Loaded(lua.create_registry_value(module.clone())?));
+            slots.insert(id.to_owned(), Slot::Loaded(module.clone()));
             Ok(module)
         }
         Ok(_) => {

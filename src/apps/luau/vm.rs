@@ -24,6 +24,7 @@ use mlua::{Lua, LuaOptions, LuaSerdeExt, StdLib, Table, Value, VmState};
 
 use super::active::Active;
 use super::budget::{Budget, Exhaustion};
+use super::chunks::Chunks;
 use super::require::require_function;
 
 /// The libraries of execution.md §12.4 (the base library is always present and is pruned below).
@@ -137,6 +138,7 @@ impl Vm {
             mission: base_table(&lua, &globals, &require, hosts.mission)?,
         };
         lua.set_app_data(bases);
+        lua.set_app_data(Chunks::new(&lua)?);
         lua.set_interrupt(interrupt);
         let _ = lua.gc_collect();
         let live_base = lua.used_memory();

@@ -17,6 +17,7 @@ use super::outcome::{self, Finished};
 use super::run::Run;
 use super::{host, CallLimits, CancelToken, FailCause, RunEnd, RunPorts};
 use crate::apps::luau::budget::Budget;
+use crate::apps::luau::chunks::interned;
 use crate::apps::luau::convert::{to_json, to_lua};
 use crate::apps::luau::sandbox::Sandbox;
 use crate::apps::luau::vm::{CallScope, Role, Vm};
@@ -141,7 +142,8 @@ fn execute(
     let _entered = sandbox.enter()?;
     let lua: &Lua = sandbox.lua();
     // Metamethods included, as the startup probe looked it up (execution.md §12.7).
-    let entry: LuaValue = sandbox.require(&entry.component)?.get(entry.function.as_str())?;
+    let module = sandbox.require(&entry.component)?;
+    let entry: LuaValue = module.get(interned(lua, &entry.function)?)?;
     let LuaValue::Function(entry) = entry else {
         return Err(mlua::Error::runtime("the entry is not a function"));
     };

@@ -391,6 +391,34 @@ fn sandboxes_are_fresh_and_require_is_restricted() {
     assert!(!sandbox.state().is_loading());
 }
 
+/// execution.md §12.6 with the state's loaded templates (`apps::luau::chunks`): a component loaded once per
+/// state and cloned into each sandbox gives every sandbox its own functions (never one a constant closure
+/// of the shared prototype handed to another sandbox) running against its own globals, in one call and
+/// across calls.
+#[test]
+fn cloned_modules_share_no_function_and_no_global() {
+    let app = "local M = {}\nfunction M.set(v) shared = v end\nfunction M.get() return shared end\nreturn M";
+    let compiled = build_with(&[("app", app, &[])], "app.get", &[], limits()).unwrap();
+    let workflow = compiled.workflow.clone().unwrap();
+    let mut vm = bare_vm(no_hosts);
+    let mut seen: Vec<mlua::Function> = Vec::new();
+    for _ in 0..2 {
+        let scope = vm.begin(Budget::new(1_000_000, None), 16_777_216).unwrap();
+        for _ in 0..2 {
+            let sandbox = Sandbox::new(&scope, workflow.clone(), Role::Workflow).unwrap();
+            let module = sandbox.require("app").unwrap();
+            let (set, get): (mlua::Function, mlua::Function) =
+                (module.get("set").unwrap(), module.get("get").unwrap());
+            let _entered = sandbox.enter().unwrap();
+            assert_eq!(get.call::<Option<i64>>(()).unwrap(), None, "a global of another sandbox is not seen");
+            set.call::<()>(7).unwrap();
+            assert_eq!(get.call::<Option<i64>>(()).unwrap(), Some(7));
+            assert!(seen.iter().all(|f| f != &get), "each sandbox has functions of its own");
+            seen.push(get);
+        }
+    }
+}
+
 /// Module loading is pure: host functions can ask whether a chunk is running.
 #[test]
 fn load_state_is_visible_to_host_functions() {
