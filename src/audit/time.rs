@@ -4,6 +4,7 @@
 //! Owns the formatting and the shape check used by record validation. Does not own the event log's
 //! microsecond timestamps.
 
+use std::fmt::Write as _;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// The length of an audit timestamp.
@@ -21,13 +22,8 @@ pub fn format(t: SystemTime) -> String {
 pub fn write(out: &mut String, t: SystemTime) {
     let ms = t.duration_since(UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0);
     let ms = u64::try_from(ms).unwrap_or(u64::MAX);
-    out.push_str(&crate::calendar::utc_seconds(ms / 1000));
-    out.push('.');
-    let frac = ms % 1000;
-    for digit in [frac / 100, frac / 10 % 10, frac % 10] {
-        out.push(char::from(b'0' + u8::try_from(digit).unwrap_or(0)));
-    }
-    out.push('Z');
+    // Writing to a `String` cannot fail.
+    let _ = write!(out, "{}.{:03}Z", crate::calendar::utc_seconds(ms / 1000), ms % 1000);
 }
 
 /// Whether `s` has the exact shape of an audit timestamp (digits where digits belong, the separators,

@@ -92,14 +92,20 @@ pub fn labelled_hash(label: &str, payload: &[u8]) -> [u8; 32] {
 
 /// `"sha256:" ‖ hex(digest)` (pins.md §4.3): exactly 71 bytes, lowercase hexadecimal.
 pub fn qualified(digest: &[u8; 32]) -> String {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
     let mut s = String::with_capacity(71);
     s.push_str("sha256:");
-    for b in digest {
-        s.push(char::from(HEX[usize::from(b >> 4)]));
-        s.push(char::from(HEX[usize::from(b & 0x0f)]));
-    }
+    push_hex(&mut s, digest);
     s
+}
+
+/// Appends `hex(bytes)` (pins.md §4.3): two lowercase hexadecimal digits per byte, the gateway's one
+/// spelling of bytes as text (digests, call ids, trace ids).
+pub fn push_hex(out: &mut String, bytes: &[u8]) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    for b in bytes {
+        out.push(char::from(HEX[usize::from(b >> 4)]));
+        out.push(char::from(HEX[usize::from(b & 0x0f)]));
+    }
 }
 
 /// The plain SHA-256 of `bytes` (no label).

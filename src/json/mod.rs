@@ -18,7 +18,7 @@ mod excerpt;
 mod number;
 
 pub use canonical::{
-    field_hash, labelled_hash, labelled_pin, qualified, sha256, sha256_qualified, typed_canonical,
+    field_hash, labelled_hash, labelled_pin, push_hex, qualified, sha256, sha256_qualified, typed_canonical,
     value_digest,
 };
 pub use decode::{decode, DecodeError, DecodeErrorKind, Limits};

@@ -77,8 +77,7 @@ fn is_executable_file(path: &Path) -> bool {
 /// that cannot be read is `provider_pin_unavailable` for the caller; this returns `None`.
 pub fn digest_executable(path: &Path) -> Option<String> {
     let bytes = std::fs::read(path).ok()?;
-    let digest = crate::json::sha256(&bytes);
-    Some(format!("sha256:{}", digest.iter().map(|b| format!("{b:02x}")).collect::<String>()))
+    Some(crate::json::sha256_qualified(&bytes))
 }
 
 /// A running child, the leader of its own process group.

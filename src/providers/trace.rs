@@ -16,7 +16,9 @@ impl std::fmt::Debug for TraceId {
 }
 
 fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    let mut hex = String::with_capacity(2 * bytes.len());
+    crate::json::push_hex(&mut hex, bytes);
+    hex
 }
 
 fn nonzero<const N: usize>() -> [u8; N] {
