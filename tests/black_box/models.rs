@@ -201,6 +201,11 @@ fn m1_m9_chat_answers_and_failure_classes() {
         json!({"kind": "model_failure", "timestamp": failures["timestamp"], "tool": "model",
                                 "provider": "slow", "class": "model_timeout", "dispatch": "unknown"})
     );
+    // The event log is written after each answer, not before it: the last call's event may still be on its
+    // way when the timeout's is there.
+    fx.wait_event("the invalid request's record", |e| {
+        e["kind"] == "model_failure" && e["class"] == "model_request_invalid"
+    });
     let events = fx.events();
     let classes: Vec<(&str, &str, &str)> = events
         .iter()
