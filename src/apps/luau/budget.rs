@@ -6,7 +6,9 @@
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
+
+use crate::os::thread_time::thread_cpu_time;
 
 /// execution.md §12.8: a call may pass at most 100,000,000 interrupt points across its sandboxes.
 pub const INTERRUPT_BUDGET: u64 = 100_000_000;
@@ -35,7 +37,7 @@ pub struct Budget {
     /// Set from another thread to cancel the run; read at every interrupt point (execution.md §12.8).
     cancel: Option<Arc<AtomicBool>>,
     /// When a run tried on the calling thread must give up (see [`Budget::with_slice`]).
-    slice_end: Option<Instant>,
+    slice: Option<Slice>,
     /// The clock is read once per this many interrupt points.
     clock_every: u64,
     /// 0: running; 1: interrupts exhausted; 2: deadline passed; 3: cancelled; 4: slice ended.
@@ -45,6 +47,46 @@ pub struct Budget {
 
 /// The clock is read once per this many interrupt points.
 const CLOCK_EVERY: u64 = 1024;
+
+/// The wall-clock bound of a slice, whatever CPU time it has had: a thread the machine starves of
+/// processor time still gives its worker back this soon (execution.md §12.8 "Fairness" allows 100 ms).
+pub const SLICE_WALL_CAP: Duration = Duration::from_millis(20);
+
+/// The end of a run tried on the calling thread. It ends once the thread has used the slice's length of
+/// CPU time since the slice began (so a thread preempted by other work on a loaded machine does not end
+/// its slice for time it never had), and at the latest [`SLICE_WALL_CAP`] after it began. The thread CPU
+/// clock is read only once the slice's length of wall time has passed, since the CPU time used cannot
+/// exceed the wall time elapsed. Without a readable thread clock the slice ends by the wall clock.
+#[derive(Debug)]
+struct Slice {
+    /// The slice's length of wall time after its start: before it, the slice cannot have ended.
+    earliest: Instant,
+    /// [`SLICE_WALL_CAP`] after its start.
+    latest: Instant,
+    /// The thread's CPU time at which the slice ends.
+    cpu_end: Option<Duration>,
+}
+
+impl Slice {
+    fn starting_now(length: Duration) -> Slice {
+        let now = Instant::now();
+        let cpu_end = thread_cpu_time().map(|t| t + length);
+        Slice { earliest: now + length, latest: now + SLICE_WALL_CAP.max(length), cpu_end }
+    }
+
+    fn ended(&self, now: Instant) -> bool {
+        if now < self.earliest {
+            return false;
+        }
+        if now >= self.latest {
+            return true;
+        }
+        match (self.cpu_end, thread_cpu_time()) {
+            (Some(end), Some(used)) => used >= end,
+            _ => true,
+        }
+    }
+}
 
 /// The clock is read once per this many interrupt points in a slice: a slice is short (about a
 /// millisecond) and a point may be slow (a loop that builds a 200 KB string each time round passes a few
@@ -63,18 +105,19 @@ impl Budget {
         Budget::build(interrupts, Some(deadline), Some(cancel))
     }
 
-    /// [`Budget::with_cancel`] for a run tried on the calling thread: it also ends, as
-    /// [`Exhaustion::SliceEnded`], once `slice_end` passes. Only a run without effects outside its
-    /// sandboxes may be tried so: abandoning it and running it again from the start is then
-    /// indistinguishable from having run it once.
+    /// [`Budget::with_cancel`] for a run tried on the calling thread, starting now: it also ends, as
+    /// [`Exhaustion::SliceEnded`], once the thread has run it for `slice` (see [`Slice`]). Only a run
+    /// without effects outside its sandboxes may be tried so: abandoning it and running it again from the
+    /// start is then indistinguishable from having run it once. The budget must be charged on the thread
+    /// that made it.
     pub fn with_slice(
         interrupts: u64,
         deadline: Instant,
         cancel: Arc<AtomicBool>,
-        slice_end: Instant,
+        slice: Duration,
     ) -> Arc<Budget> {
         let mut budget = Budget::unshared(interrupts, Some(deadline), Some(cancel));
-        budget.slice_end = Some(slice_end);
+        budget.slice = Some(Slice::starting_now(slice));
         budget.clock_every = SLICE_CLOCK_EVERY;
         Arc::new(budget)
     }
@@ -88,7 +131,7 @@ impl Budget {
             remaining: AtomicU64::new(interrupts),
             deadline,
             cancel,
-            slice_end: None,
+            slice: None,
             clock_every: CLOCK_EVERY,
             exhausted: AtomicU8::new(0),
             ticks: AtomicU64::new(0),
@@ -129,14 +172,13 @@ impl Budget {
 
     /// Checks the deadline (and the slice's end) now (also used between compilation steps).
     pub fn check_deadline(&self) -> Result<(), Exhaustion> {
-        if self.deadline.is_none() && self.slice_end.is_none() {
+        if self.deadline.is_none() && self.slice.is_none() {
             return Ok(());
         }
         let now = Instant::now();
-        let passed = |at: Option<Instant>| at.is_some_and(|at| now >= at);
-        let code = if passed(self.deadline) {
+        let code = if self.deadline.is_some_and(|at| now >= at) {
             2
-        } else if passed(self.slice_end) {
+        } else if self.slice.as_ref().is_some_and(|slice| slice.ended(now)) {
             4
         } else {
             return Ok(());
@@ -186,18 +228,46 @@ mod tests {
     #[test]
     fn a_slice_reads_the_clock_every_sixteen_points() {
         let far = Instant::now() + Duration::from_secs(60);
-        let slice_end = Instant::now() + Duration::from_millis(20);
-        let sliced = Budget::with_slice(INTERRUPT_BUDGET, far, Arc::new(AtomicBool::new(false)), slice_end);
+        let length = Duration::from_millis(20);
+        let sliced = Budget::with_slice(INTERRUPT_BUDGET, far, Arc::new(AtomicBool::new(false)), length);
         let run = Budget::with_cancel(INTERRUPT_BUDGET, far, Arc::new(AtomicBool::new(false)));
-        // The first point reads the clock while the slice is open; then the slice ends.
+        // The first point reads the clock while the slice is open; then this thread works past its end.
         assert_eq!((sliced.charge(), run.charge()), (Ok(()), Ok(())));
-        while Instant::now() < slice_end {
-            std::hint::spin_loop();
-        }
+        spin_for_cpu(length);
         let passed = (0..CLOCK_EVERY).take_while(|_| sliced.charge().is_ok()).count() as u64;
         assert_eq!(passed, SLICE_CLOCK_EVERY - 1);
         assert_eq!(sliced.exhausted(), Some(Exhaustion::SliceEnded));
         let passed = (0..CLOCK_EVERY).take_while(|_| run.charge().is_ok()).count() as u64;
         assert_eq!(passed, CLOCK_EVERY, "no deadline passed: a run's budget goes on");
+    }
+
+    /// A slice is charged the thread's CPU time: wall time in which the thread did not run (here, asleep;
+    /// on a loaded machine, preempted) does not end it before [`SLICE_WALL_CAP`]; past the cap it ends
+    /// whatever CPU time it had.
+    #[test]
+    fn a_slice_ends_by_the_threads_cpu_time_or_at_the_wall_cap() {
+        let far = Instant::now() + Duration::from_secs(60);
+        let length = Duration::from_millis(2);
+        let sliced = Budget::with_slice(INTERRUPT_BUDGET, far, Arc::new(AtomicBool::new(false)), length);
+        let start = Instant::now();
+        std::thread::sleep(length * 2);
+        if Instant::now() < start + SLICE_WALL_CAP {
+            assert_eq!(sliced.check_deadline(), Ok(()), "asleep, the thread used almost no CPU time");
+        }
+        spin_for_cpu(length);
+        assert_eq!(sliced.check_deadline(), Err(Exhaustion::SliceEnded));
+
+        let idle = Budget::with_slice(INTERRUPT_BUDGET, far, Arc::new(AtomicBool::new(false)), length);
+        std::thread::sleep(SLICE_WALL_CAP);
+        assert_eq!(idle.check_deadline(), Err(Exhaustion::SliceEnded), "the wall cap bounds every slice");
+    }
+
+    /// Keeps this thread busy until it has used `cpu` more CPU time.
+    fn spin_for_cpu(cpu: Duration) {
+        let Some(end) = thread_cpu_time().map(|t| t + cpu) else { panic!("no thread CPU clock") };
+        let give_up = Instant::now() + Duration::from_secs(30);
+        while thread_cpu_time().is_some_and(|t| t < end) && Instant::now() < give_up {
+            std::hint::spin_loop();
+        }
     }
 }

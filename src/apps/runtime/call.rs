@@ -81,10 +81,7 @@ pub(super) fn run(
             // earlier runs left in it, is not the run's.
             vm.tidy();
             let budget = match slice {
-                Some(slice) => {
-                    let end = Instant::now() + slice;
-                    Budget::with_slice(limits.interrupts, limits.deadline, cancel.flag(), end)
-                }
+                Some(slice) => Budget::with_slice(limits.interrupts, limits.deadline, cancel.flag(), slice),
                 None => Budget::with_cancel(limits.interrupts, limits.deadline, cancel.flag()),
             };
             let run = Arc::new(Run {

@@ -184,14 +184,15 @@ pub fn run_workflow(
     call::run(luau, input, limits, cancel, &|| {}, RunPorts::default(), None)
 }
 
-/// How long a run tried on the calling thread may take before it is abandoned ([`try_workflow_here`]):
-/// short enough that the thread's other work (an async worker's) waits no longer than this, long
-/// enough for the trivial runs that make up most calls, also when the thread is preempted once.
+/// How much CPU time a run tried on the calling thread may use before it is abandoned
+/// ([`try_workflow_here`]; at most `apps::luau::budget::SLICE_WALL_CAP` of wall time, however little CPU
+/// the machine gave it): short enough that the thread's other work (an async worker's) waits no longer
+/// than this, long enough for the trivial runs that make up most calls.
 pub const HERE_SLICE: Duration = Duration::from_millis(1);
 
 /// [`run_workflow`] for a run with no upstream (no provider port: nothing it does reaches outside its
-/// sandboxes), tried on the calling thread for at most `slice` ([`HERE_SLICE`] in the gateway), counted
-/// from when the thread's Luau state is ready. Saves the two thread hand-offs of
+/// sandboxes), tried on the calling thread for at most `slice` of its CPU time ([`HERE_SLICE`] in the
+/// gateway), counted from when the thread's Luau state is ready. Saves the two thread hand-offs of
 /// a run thread for the short runs most calls are. `Unfinished` means the slice ended first: the caller
 /// runs it again with [`run_workflow`] on a run thread, which a pure run cannot tell from one run (its
 /// interrupt budget starts afresh there; its deadline is the same).
