@@ -18,7 +18,7 @@ use crate::apps::runtime::{
     run_workflow_with, ApiTool, CallLimits, CancelToken, ModelPort, ModelReply, RunEnd, RunPorts, ToolAnswer,
     ToolPort, ToolReply,
 };
-use crate::codes::provider::Dispatch;
+use crate::codes::provider::{Dispatch, FailureClass};
 use crate::json::to_deterministic_string;
 
 /// Answers every `tool` with its arguments as the value; counts the calls.
@@ -26,13 +26,12 @@ use crate::json::to_deterministic_string;
 pub(super) struct Echo(pub AtomicUsize);
 
 impl ToolPort for Echo {
-    fn call(&self, _: &str, alias: &str, arguments: Option<Value>) -> ToolAnswer {
+    fn call(&self, _: &str, _: &str, arguments: Option<Value>) -> ToolAnswer {
         self.0.fetch_add(1, Ordering::SeqCst);
         let reply = match arguments {
             Some(value) => ToolReply::Ok { value: Some(value), content: Value::Array(Vec::new()) },
-            None => ToolReply::failed(crate::codes::provider::FailureClass::McpRequestInvalid, Dispatch::False),
+            None => ToolReply::failed(FailureClass::McpRequestInvalid, Dispatch::False),
         };
-        let _ = alias;
         ToolAnswer { reply, request_id: Some(7) }
     }
 
