@@ -2,8 +2,9 @@
 //! `:call`/`:eval` work from every place a script can call them, including places where a Luau coroutine
 //! cannot yield (inside a metamethod, a `table.sort` comparator, a `string.gsub` callback, a `tostring`
 //! of a `__tostring`, a module chunk run by `require`) and inside `pcall`/`xpcall`. A run that reaches a
-//! provider must answer each the same however it waits for its upstream calls (issue 27): the table is
-//! run through every way a run with ports is driven, with the exact values each row returns.
+//! provider must answer each the same however it waits for its upstream calls (issue 27): [`check_rows`]
+//! takes the way a run is driven (today the run thread's), so any other way runs the same rows, with the
+//! exact values each returns.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
