@@ -3,6 +3,7 @@
 
 mod agent;
 mod api;
+mod blocking_places;
 mod catalog;
 mod closure;
 mod content_pin;
