@@ -116,9 +116,22 @@ impl Default for HeadScanner {
     }
 }
 
+/// RFC 9110 §5.6.2 `tchar`, one table lookup per byte (the scanner sees every head byte of every request).
+const TCHAR: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        table[b] = c.is_ascii_alphanumeric()
+            || matches!(c, b'!' | b'#' | b'$' | b'%' | b'&' | b'\'' | b'*' | b'+' | b'-' | b'.' | b'^' | b'_' | b'`' | b'|' | b'~');
+        b += 1;
+    }
+    table
+};
+
 /// RFC 9110 §5.6.2 `tchar`.
 fn is_tchar(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
+    TCHAR[usize::from(b)]
 }
 
 /// Field-value bytes (RFC 9110 §5.5): VCHAR, SP, HTAB and obs-text; no other control byte.
@@ -154,6 +167,9 @@ impl HeadScanner {
                     };
                 }
                 _ => {
+                    // A run of bytes that leave the state as it is (a target, a field name or an ordinary
+                    // field value) is taken at once; the byte that ends it goes through `step`.
+                    at += self.plain_run(bytes.get(at..).unwrap_or_default());
                     let Some(&b) = bytes.get(at) else { break };
                     if let Err(status) = self.step(b) {
                         self.state = State::Refused(status);
@@ -167,6 +183,33 @@ impl HeadScanner {
             State::Refused(status) => Scan::Refuse { at: bytes.len(), status },
             _ => Scan::Pass,
         }
+    }
+
+    /// How many leading bytes of `rest` [`step`](Self::step) would take one by one without changing the
+    /// state or refusing: the bytes of a method, a target, a field name, or a value of a field that is no
+    /// framing field. They count towards the line's bound like any head byte, and the run stops where the
+    /// bound would be passed, so the byte that passes it is refused by `step` at its exact offset.
+    fn plain_run(&mut self, rest: &[u8]) -> usize {
+        let room = MAX_LINE.saturating_sub(self.line);
+        let rest = rest.get(..rest.len().min(room)).unwrap_or_default();
+        let end = |keeps: fn(u8) -> bool| rest.iter().position(|&b| !keeps(b)).unwrap_or(rest.len());
+        let taken = match self.state {
+            State::Method => end(is_tchar),
+            State::Target => end(|b| (b'!'..=b'~').contains(&b)),
+            State::Name => {
+                let taken = end(is_tchar);
+                let kept = taken.min(NAME_KEEP.saturating_sub(self.name_len));
+                for &b in rest.get(..kept).unwrap_or_default() {
+                    self.keep_name_byte(b);
+                }
+                self.name_len = self.name_len.saturating_add(taken - kept);
+                taken
+            }
+            State::Value(_) if self.kind == Kind::Other => end(|b| b != b'\r' && is_value_byte(b)),
+            _ => 0,
+        };
+        self.line += taken;
+        taken
     }
 
     /// One head, chunk-line or trailer byte.

@@ -12,7 +12,6 @@
 //! Nothing here adds `server`, CORS, session, `retry-after`, `set-cookie` or `vary` headers, and hyper
 //! adds none of them either (it adds only `date`, which http-mcp.md §1 allows).
 
-use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -47,22 +46,24 @@ pub fn full(bytes: Bytes) -> ResponseBody {
     Full::new(bytes).map_err(|never: Infallible| match never {}).boxed()
 }
 
-/// A complete, fixed body written as `parts` in order, so that a part shared between answers (bytes
+/// A complete, fixed body written as `first` then `second`, so that a part shared between answers (bytes
 /// encoded once at startup) is sent without being copied into each body. The size hint stays exact, so
-/// hyper writes `content-length` as for [`full`] (http-mcp.md §10.1).
-pub(crate) fn chunks(parts: impl IntoIterator<Item = Bytes>) -> ResponseBody {
-    let parts: VecDeque<Bytes> = parts.into_iter().filter(|p| !p.is_empty()).collect();
-    let remaining = parts.iter().map(|p| p.len() as u64).sum();
-    Chunks { parts, remaining }.boxed()
+/// hyper writes `content-length` as for [`full`] (http-mcp.md §10.1). The parts are held inline (no
+/// queue to allocate per answer).
+pub(crate) fn two_parts(first: Bytes, second: Bytes) -> ResponseBody {
+    let remaining = (first.len() + second.len()) as u64;
+    TwoParts { parts: [first, second], next: 0, remaining }.boxed()
 }
 
-/// The body of [`chunks`]: one data frame per non-empty part.
-struct Chunks {
-    parts: VecDeque<Bytes>,
+/// The body of [`two_parts`]: one data frame per non-empty part.
+struct TwoParts {
+    parts: [Bytes; 2],
+    /// The index of the next part to send.
+    next: usize,
     remaining: u64,
 }
 
-impl Body for Chunks {
+impl Body for TwoParts {
     type Data = Bytes;
     type Error = BodyAbandoned;
 
@@ -71,14 +72,19 @@ impl Body for Chunks {
         _: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, BodyAbandoned>>> {
         let this = self.get_mut();
-        Poll::Ready(this.parts.pop_front().map(|part| {
-            this.remaining = this.remaining.saturating_sub(part.len() as u64);
-            Ok(Frame::data(part))
-        }))
+        while let Some(part) = this.parts.get_mut(this.next) {
+            this.next += 1;
+            if !part.is_empty() {
+                let part = std::mem::take(part);
+                this.remaining = this.remaining.saturating_sub(part.len() as u64);
+                return Poll::Ready(Some(Ok(Frame::data(part))));
+            }
+        }
+        Poll::Ready(None)
     }
 
     fn is_end_stream(&self) -> bool {
-        self.parts.is_empty()
+        self.remaining == 0
     }
 
     fn size_hint(&self) -> SizeHint {
