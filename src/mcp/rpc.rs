@@ -11,7 +11,7 @@ use hyper::header::{HeaderValue, CACHE_CONTROL, CONNECTION, CONTENT_TYPE};
 use hyper::{Response, StatusCode};
 use serde_json::{Map, Value};
 
-use crate::http::response::{full, two_parts, ResponseBody, JSON_UTF8};
+use crate::http::response::{full, two_parts, with_header_room, ResponseBody, JSON_UTF8};
 use crate::json::encode::write_string;
 use crate::json::write_deterministic;
 
@@ -214,7 +214,7 @@ pub fn json_response(status: StatusCode, body: String, close: bool) -> Response<
 }
 
 fn with_json_headers(status: StatusCode, body: ResponseBody, close: bool) -> Response<ResponseBody> {
-    let mut response = Response::new(body);
+    let mut response = with_header_room(body);
     *response.status_mut() = status;
     let headers = response.headers_mut();
     headers.insert(CONTENT_TYPE, HeaderValue::from_static(JSON_UTF8));
