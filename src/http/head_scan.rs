@@ -8,7 +8,8 @@
 //! malformed chunk line), it stops inspecting for the rest of the connection: hyper answers body framing
 //! errors itself, and guessing where a next head starts would refuse on bytes that are not a head.
 //!
-//! It allocates nothing and looks at each head byte once; a body is skipped in bulk. It does not own the
+//! It allocates nothing and looks at each head byte once; a body is skipped in bulk, and the plain bytes of a
+//! method, target, field name or ordinary field value are taken in runs. It does not own the
 //! IO (the [`guard`](crate::http::guard) wrapper feeds it) nor what a parsed request means (hyper and the
 //! router).
 
@@ -123,7 +124,23 @@ const TCHAR: [bool; 256] = {
     while b < 256 {
         let c = b as u8;
         table[b] = c.is_ascii_alphanumeric()
-            || matches!(c, b'!' | b'#' | b'$' | b'%' | b'&' | b'\'' | b'*' | b'+' | b'-' | b'.' | b'^' | b'_' | b'`' | b'|' | b'~');
+            || matches!(
+                c,
+                b'!' | b'#'
+                    | b'$'
+                    | b'%'
+                    | b'&'
+                    | b'\''
+                    | b'*'
+                    | b'+'
+                    | b'-'
+                    | b'.'
+                    | b'^'
+                    | b'_'
+                    | b'`'
+                    | b'|'
+                    | b'~'
+            );
         b += 1;
     }
     table

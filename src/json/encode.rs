@@ -122,11 +122,16 @@ pub fn deterministic_len(value: &Value) -> usize {
         },
         Value::String(s) => string_len(s),
         // `[`, `]` and a comma between items.
-        Value::Array(items) => 2 + items.len().saturating_sub(1) + items.iter().map(deterministic_len).sum::<usize>(),
+        Value::Array(items) => {
+            2 + items.len().saturating_sub(1) + items.iter().map(deterministic_len).sum::<usize>()
+        }
         // `{`, `}`, a comma between members and a colon in each.
         Value::Object(map) => {
             2 + map.len().saturating_sub(1)
-                + map.iter().map(|(key, member)| string_len(key) + 1 + deterministic_len(member)).sum::<usize>()
+                + map
+                    .iter()
+                    .map(|(key, member)| string_len(key) + 1 + deterministic_len(member))
+                    .sum::<usize>()
         }
     }
 }

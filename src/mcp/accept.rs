@@ -126,8 +126,7 @@ fn weight(value: &[u8]) -> Result<u16, SyntaxError> {
         return Err(SyntaxError);
     }
     // The fraction's digits, padded with zeros to three.
-    let thousandths =
-        (0..3).fold(0u16, |t, i| t * 10 + frac.get(i).map_or(0, |d| u16::from(d - b'0')));
+    let thousandths = (0..3).fold(0u16, |t, i| t * 10 + frac.get(i).map_or(0, |d| u16::from(d - b'0')));
     match int {
         b"0" => Ok(thousandths),
         b"1" if thousandths == 0 => Ok(1000),
