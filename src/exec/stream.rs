@@ -23,7 +23,7 @@ use hyper::{Response, StatusCode};
 use tokio::sync::{mpsc, Notify};
 
 use crate::http::progress::WriteProgress;
-use crate::http::response::{BodyAbandoned, ResponseBody};
+use crate::http::response::{with_header_room, BodyAbandoned, ResponseBody};
 use crate::mcp::rpc::PROTOCOL_VERSION;
 
 /// The first body bytes of every committed stream (12 bytes, execution.md §4.1).
@@ -277,7 +277,8 @@ pub fn open(progress: Option<Arc<WriteProgress>>, http10: bool) -> (Response<Res
         changed: Notify::new(),
     });
     let body = EventStream { pieces: rx, shared: shared.clone(), state: BodyState::Open };
-    let mut response = Response::new(body.boxed());
+    // Room for the connection's next request head, which hyper parses into this map (`http::response`).
+    let mut response = with_header_room(body.boxed());
     *response.status_mut() = StatusCode::OK;
     let headers = response.headers_mut();
     headers.insert(CONTENT_TYPE, HeaderValue::from_static("text/event-stream; charset=utf-8"));

@@ -8,7 +8,8 @@
 //! malformed chunk line), it stops inspecting for the rest of the connection: hyper answers body framing
 //! errors itself, and guessing where a next head starts would refuse on bytes that are not a head.
 //!
-//! It allocates nothing and looks at each head byte once; a body is skipped in bulk. It does not own the
+//! It allocates nothing and looks at each head byte once; a body is skipped in bulk, and the plain bytes of a
+//! method, target, field name or ordinary field value are taken in runs. It does not own the
 //! IO (the [`guard`](crate::http::guard) wrapper feeds it) nor what a parsed request means (hyper and the
 //! router).
 
@@ -116,14 +117,60 @@ impl Default for HeadScanner {
     }
 }
 
+/// RFC 9110 §5.6.2 `tchar`, one table lookup per byte (the scanner sees every head byte of every request).
+const TCHAR: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        table[b] = c.is_ascii_alphanumeric()
+            || matches!(
+                c,
+                b'!' | b'#'
+                    | b'$'
+                    | b'%'
+                    | b'&'
+                    | b'\''
+                    | b'*'
+                    | b'+'
+                    | b'-'
+                    | b'.'
+                    | b'^'
+                    | b'_'
+                    | b'`'
+                    | b'|'
+                    | b'~'
+            );
+        b += 1;
+    }
+    table
+};
+
 /// RFC 9110 §5.6.2 `tchar`.
 fn is_tchar(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
+    TCHAR[usize::from(b)]
 }
 
-/// Field-value bytes (RFC 9110 §5.5): VCHAR, SP, HTAB and obs-text; no other control byte.
+/// Field-value bytes (RFC 9110 §5.5): VCHAR, SP, HTAB and obs-text; no other control byte. Written without
+/// branches so that [`run_len`] checks a block of bytes at once.
 fn is_value_byte(b: u8) -> bool {
-    b == b'\t' || (b' '..=b'~').contains(&b) || b >= 0x80
+    (b == b'\t') | ((b >= b' ') & (b != 0x7f))
+}
+
+/// How many leading bytes of `bytes` satisfy `keeps`: whole blocks of 16 are checked without an early exit
+/// (which the compiler turns into a few vector instructions), the block that holds the first other byte
+/// byte by byte.
+fn run_len(bytes: &[u8], keeps: impl Fn(u8) -> bool) -> usize {
+    const BLOCK: usize = 16;
+    let mut taken = 0;
+    for block in bytes.chunks(BLOCK) {
+        if block.len() == BLOCK && block.iter().fold(true, |all, &b| all & keeps(b)) {
+            taken += BLOCK;
+            continue;
+        }
+        return taken + block.iter().position(|&b| !keeps(b)).unwrap_or(block.len());
+    }
+    taken
 }
 
 fn is_ows(b: u8) -> bool {
@@ -154,6 +201,9 @@ impl HeadScanner {
                     };
                 }
                 _ => {
+                    // A run of bytes that leave the state as it is (a target, a field name or an ordinary
+                    // field value) is taken at once; the byte that ends it goes through `step`.
+                    at += self.plain_run(bytes.get(at..).unwrap_or_default());
                     let Some(&b) = bytes.get(at) else { break };
                     if let Err(status) = self.step(b) {
                         self.state = State::Refused(status);
@@ -167,6 +217,33 @@ impl HeadScanner {
             State::Refused(status) => Scan::Refuse { at: bytes.len(), status },
             _ => Scan::Pass,
         }
+    }
+
+    /// How many leading bytes of `rest` [`step`](Self::step) would take one by one without changing the
+    /// state or refusing: the bytes of a method, a target, a field name, or a value of a field that is no
+    /// framing field. They count towards the line's bound like any head byte, and the run stops where the
+    /// bound would be passed, so the byte that passes it is refused by `step` at its exact offset.
+    fn plain_run(&mut self, rest: &[u8]) -> usize {
+        let room = MAX_LINE.saturating_sub(self.line);
+        let rest = rest.get(..rest.len().min(room)).unwrap_or_default();
+        let taken = match self.state {
+            State::Method => run_len(rest, is_tchar),
+            State::Target => run_len(rest, |b| (b'!'..=b'~').contains(&b)),
+            State::Name => {
+                let taken = run_len(rest, is_tchar);
+                let kept = taken.min(NAME_KEEP.saturating_sub(self.name_len));
+                for &b in rest.get(..kept).unwrap_or_default() {
+                    self.keep_name_byte(b);
+                }
+                self.name_len = self.name_len.saturating_add(taken - kept);
+                taken
+            }
+            // CR is no value byte: it ends the run.
+            State::Value(_) if self.kind == Kind::Other => run_len(rest, is_value_byte),
+            _ => 0,
+        };
+        self.line += taken;
+        taken
     }
 
     /// One head, chunk-line or trailer byte.

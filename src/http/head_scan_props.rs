@@ -141,3 +141,35 @@ fn prop_head_scan_field_bound() {
         Ok(())
     });
 }
+
+/// The scanner fed through `step` alone, one byte at a time, with bodies counted down byte by byte: the
+/// reference the runs of [`HeadScanner::scan`] (bodies in bulk, plain head bytes in runs) must equal.
+fn bytewise(bytes: &[u8]) -> Option<(usize, EmptyBodyStatus)> {
+    let mut scanner = HeadScanner::default();
+    for (at, &b) in bytes.iter().enumerate() {
+        scanner.state = match scanner.state {
+            State::Off => return None,
+            State::Refused(status) => return Some((at, status)),
+            State::Body(1) => State::Blank,
+            State::Body(left) => State::Body(left - 1),
+            State::ChunkData(1) => State::ChunkDataCr,
+            State::ChunkData(left) => State::ChunkData(left - 1),
+            _ => match scanner.step(b) {
+                Ok(()) => scanner.state,
+                Err(status) => return Some((at, status)),
+            },
+        };
+    }
+    None
+}
+
+#[test]
+fn prop_head_scan_runs_equal_the_bytewise_scan() {
+    let input = mutated(prop_oneof![4 => stream(), 1 => many_fields()]);
+    check("head_scan_bytewise", 4096, (input, vec(any::<usize>(), 0..6)), |(bytes, raw)| {
+        let expected = bytewise(&bytes);
+        prop_assert_eq!(run(&[&bytes])?, expected, "{:?}", String::from_utf8_lossy(&bytes));
+        prop_assert_eq!(run(&pieces(&bytes, &cuts(bytes.len(), &raw)))?, expected);
+        Ok(())
+    });
+}

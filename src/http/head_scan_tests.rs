@@ -197,3 +197,14 @@ fn every_split_gives_the_same_outcome() {
         }
     }
 }
+
+/// The byte classes used by the runs, over every byte: `tchar` of RFC 9110 §5.6.2 and the field-value
+/// bytes of RFC 9110 §5.5, as their grammar spells them.
+#[test]
+fn byte_classes_are_the_grammar() {
+    for b in 0..=u8::MAX {
+        let tchar = b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b);
+        let value = b == b'\t' || (b' '..=b'~').contains(&b) || b >= 0x80;
+        assert_eq!((is_tchar(b), is_value_byte(b)), (tchar, value), "{b:#04x}");
+    }
+}

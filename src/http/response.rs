@@ -12,7 +12,6 @@
 //! Nothing here adds `server`, CORS, session, `retry-after`, `set-cookie` or `vary` headers, and hyper
 //! adds none of them either (it adds only `date`, which http-mcp.md §1 allows).
 
-use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -21,7 +20,7 @@ use bytes::Bytes;
 use http_body_util::{combinators::BoxBody, BodyExt, Full};
 use hyper::body::{Body, Frame, SizeHint};
 use hyper::header::{HeaderValue, ALLOW, CACHE_CONTROL, CONNECTION, CONTENT_TYPE};
-use hyper::{Response, StatusCode};
+use hyper::{HeaderMap, Response, StatusCode};
 
 /// The body type of every response of the front: a fixed body here, an event stream for a committed
 /// `tools/call` (execution.md). A fixed body never fails; an event stream fails only with
@@ -47,22 +46,24 @@ pub fn full(bytes: Bytes) -> ResponseBody {
     Full::new(bytes).map_err(|never: Infallible| match never {}).boxed()
 }
 
-/// A complete, fixed body written as `parts` in order, so that a part shared between answers (bytes
+/// A complete, fixed body written as `first` then `second`, so that a part shared between answers (bytes
 /// encoded once at startup) is sent without being copied into each body. The size hint stays exact, so
-/// hyper writes `content-length` as for [`full`] (http-mcp.md §10.1).
-pub(crate) fn chunks(parts: impl IntoIterator<Item = Bytes>) -> ResponseBody {
-    let parts: VecDeque<Bytes> = parts.into_iter().filter(|p| !p.is_empty()).collect();
-    let remaining = parts.iter().map(|p| p.len() as u64).sum();
-    Chunks { parts, remaining }.boxed()
+/// hyper writes `content-length` as for [`full`] (http-mcp.md §10.1). The parts are held inline (no
+/// queue to allocate per answer).
+pub(crate) fn two_parts(first: Bytes, second: Bytes) -> ResponseBody {
+    let remaining = (first.len() + second.len()) as u64;
+    TwoParts { parts: [first, second], next: 0, remaining }.boxed()
 }
 
-/// The body of [`chunks`]: one data frame per non-empty part.
-struct Chunks {
-    parts: VecDeque<Bytes>,
+/// The body of [`two_parts`]: one data frame per non-empty part.
+struct TwoParts {
+    parts: [Bytes; 2],
+    /// The index of the next part to send.
+    next: usize,
     remaining: u64,
 }
 
-impl Body for Chunks {
+impl Body for TwoParts {
     type Data = Bytes;
     type Error = BodyAbandoned;
 
@@ -71,19 +72,38 @@ impl Body for Chunks {
         _: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, BodyAbandoned>>> {
         let this = self.get_mut();
-        Poll::Ready(this.parts.pop_front().map(|part| {
-            this.remaining = this.remaining.saturating_sub(part.len() as u64);
-            Ok(Frame::data(part))
-        }))
+        while let Some(part) = this.parts.get_mut(this.next) {
+            this.next += 1;
+            if !part.is_empty() {
+                let part = std::mem::take(part);
+                this.remaining = this.remaining.saturating_sub(part.len() as u64);
+                return Poll::Ready(Some(Ok(Frame::data(part))));
+            }
+        }
+        Poll::Ready(None)
     }
 
     fn is_end_stream(&self) -> bool {
-        self.parts.is_empty()
+        self.remaining == 0
     }
 
     fn size_hint(&self) -> SizeHint {
         SizeHint::with_exact(self.remaining)
     }
+}
+
+/// Room for this many fields in a response's header map. hyper parses a connection's next request head
+/// into the (cleared) header map of the response it wrote last, growing it to the request's field count
+/// first; the MCP headers make a request of 7 to 10 fields, which outgrow a map sized for the three or
+/// four fields of an answer, so every keep-alive request paid a reallocation of that map. A map made with
+/// this room up front spares it (the answer's own fields need one allocation either way).
+pub(crate) const HEADER_ROOM: usize = 12;
+
+/// A response over `body` whose header map has [`HEADER_ROOM`].
+pub(crate) fn with_header_room(body: ResponseBody) -> Response<ResponseBody> {
+    let mut response = Response::new(body);
+    *response.headers_mut() = HeaderMap::with_capacity(HEADER_ROOM);
+    response
 }
 
 /// `application/json; charset=utf-8` (http-mcp.md §4.2, §10.1).
@@ -119,7 +139,7 @@ pub fn fixed_json(
     allow: Option<&'static str>,
     close: bool,
 ) -> Response<ResponseBody> {
-    let mut response = Response::new(full(Bytes::from_static(body.as_bytes())));
+    let mut response = with_header_room(full(Bytes::from_static(body.as_bytes())));
     *response.status_mut() = status;
     let headers = response.headers_mut();
     headers.insert(CONTENT_TYPE, HeaderValue::from_static(JSON_UTF8));

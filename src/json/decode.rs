@@ -457,10 +457,16 @@ impl Parser<'_> {
             // config.md §2.1.2: a run of raw bytes between ASCII delimiters never splits a well-formed
             // sequence, so validating each run validates the string.
             let chunk = self.bytes.get(chunk_start..self.pos).unwrap_or_default();
-            match std::str::from_utf8(chunk) {
-                Ok(text) => out.push_str(text),
+            let text = match std::str::from_utf8(chunk) {
+                Ok(text) => text,
                 Err(e) => return Err(self.error(DecodeErrorKind::InvalidUtf8, chunk_start + e.valid_up_to())),
+            };
+            // Most strings (every key) hold no escape: they are copied once, at their exact size.
+            if out.is_empty() && self.peek() == Some(b'"') {
+                self.pos += 1;
+                return Ok(text.to_owned());
             }
+            out.push_str(text);
             match self.peek() {
                 None => return Err(self.unexpected()),
                 Some(b'"') => {

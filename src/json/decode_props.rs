@@ -163,6 +163,7 @@ fn prop_json_decoder_bounds_and_reencoding() {
         }
         // The deterministic encoding decodes to the same value (pins.md §2).
         let encoded = to_deterministic(&value);
+        prop_assert_eq!(crate::json::deterministic_len(&value), encoded.len());
         prop_assert_eq!(decode(&encoded, Limits::DOCUMENT), Ok(value));
         Ok(())
     });

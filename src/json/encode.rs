@@ -108,6 +108,57 @@ pub fn write_deterministic(out: &mut String, value: &Value) {
     }
 }
 
+/// `DJ(v).len()` without writing it: the byte length the encoder above would produce, member by member
+/// (the `_meta` size bound of http-mcp.md §7.3 is checked on every `/mcp` request, and nothing else of the
+/// encoding is needed there). Floats, rare in requests, are laid out to be measured.
+pub fn deterministic_len(value: &Value) -> usize {
+    match value {
+        Value::Null => 4,
+        Value::Bool(true) => 4,
+        Value::Bool(false) => 5,
+        Value::Number(n) => match number_integer(n) {
+            Some(i) => usize::from(i < 0) + decimal_digits(i.unsigned_abs()),
+            None => format_float(number_f64(n)).len(),
+        },
+        Value::String(s) => string_len(s),
+        // `[`, `]` and a comma between items.
+        Value::Array(items) => {
+            2 + items.len().saturating_sub(1) + items.iter().map(deterministic_len).sum::<usize>()
+        }
+        // `{`, `}`, a comma between members and a colon in each.
+        Value::Object(map) => {
+            2 + map.len().saturating_sub(1)
+                + map
+                    .iter()
+                    .map(|(key, member)| string_len(key) + 1 + deterministic_len(member))
+                    .sum::<usize>()
+        }
+    }
+}
+
+/// How many decimal digits `n` has (1 for 0).
+fn decimal_digits(mut n: u128) -> usize {
+    let mut digits = 1;
+    while n >= 10 {
+        n /= 10;
+        digits += 1;
+    }
+    digits
+}
+
+/// The length [`write_string`] writes for `s`: the quotes, each escape of pins.md §2.4 (two bytes, or six
+/// for `\u00XX`), every other byte as it is.
+fn string_len(s: &str) -> usize {
+    2 + s
+        .bytes()
+        .map(|b| match b {
+            b'"' | b'\\' | 0x08 | 0x0c | b'\n' | b'\r' | b'\t' => 2,
+            0x00..=0x1f => 6,
+            _ => 1,
+        })
+        .sum::<usize>()
+}
+
 /// Appends an integer token in plain decimal, a float token per pins.md §2.3.
 fn write_number(out: &mut String, n: &Number) {
     match number_integer(n) {

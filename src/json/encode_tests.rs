@@ -178,6 +178,7 @@ fn round_trip_and_injectivity() {
     for source in sources {
         let value = decode(source.as_bytes(), Limits::DOCUMENT).expect("decodes");
         let once = to_deterministic(&value);
+        assert_eq!(super::deterministic_len(&value), once.len(), "{source}");
         let again = decode(&once, Limits::DOCUMENT).expect("re-decodes");
         assert_eq!(to_deterministic(&again), once, "{source}");
     }

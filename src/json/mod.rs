@@ -23,7 +23,7 @@ pub use canonical::{
 };
 pub use decode::{decode, DecodeError, DecodeErrorKind, Limits};
 pub use encode::{
-    format_float, to_deterministic, to_deterministic_pretty, to_deterministic_record,
+    deterministic_len, format_float, to_deterministic, to_deterministic_pretty, to_deterministic_record,
     to_deterministic_string, write_deterministic,
 };
 pub use excerpt::excerpt;

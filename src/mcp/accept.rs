@@ -5,20 +5,26 @@
 //! `q` weight) and the matching (compatibility, specificity, first-wins ties, weight above 0). Any syntax
 //! error makes the whole header fail.
 
+use std::borrow::Cow;
+
 use hyper::header::ACCEPT;
 use hyper::HeaderMap;
 
 use crate::mcp::fields::exactly_one;
 
-/// One parsed media range.
+/// One parsed media range, borrowed from the header value: the check runs on every `/mcp` request, so
+/// nothing is copied or lowercased (names are compared ASCII case-insensitively instead).
 #[derive(Debug, PartialEq, Eq)]
-struct Range {
-    /// Lowercased.
-    kind: String,
-    /// Lowercased.
-    subtype: String,
-    /// Parameters before `q`: lowercased name, unquoted value.
-    params: Vec<(String, String)>,
+struct Range<'a> {
+    /// As sent (a token).
+    kind: &'a [u8],
+    /// As sent (a token).
+    subtype: &'a [u8],
+    /// How many parameters precede `q`.
+    params: usize,
+    /// The first of them: its name as sent and its value unquoted (copied only when it was quoted with
+    /// an escape to undo).
+    first: Option<(&'a [u8], Cow<'a, [u8]>)>,
     /// The weight in thousandths (1000 when there is no `q`).
     weight: u16,
 }
@@ -61,36 +67,49 @@ impl<'a> Cursor<'a> {
         }
     }
 
-    fn token(&mut self) -> Result<String, SyntaxError> {
+    /// A token, as sent (a type, subtype, parameter name or unquoted parameter value).
+    fn token(&mut self) -> Result<&'a [u8], SyntaxError> {
         let start = self.at;
         while self.peek().is_some_and(is_tchar) {
             self.at += 1;
         }
-        let token = self.bytes.get(start..self.at).ok_or(SyntaxError)?;
-        if token.is_empty() {
-            return Err(SyntaxError);
+        match self.bytes.get(start..self.at) {
+            Some(token) if !token.is_empty() => Ok(token),
+            _ => Err(SyntaxError),
         }
-        Ok(String::from_utf8_lossy(token).to_ascii_lowercase())
     }
 
     /// A quoted string (the opening `"` is next); returns the unescaped content.
-    fn quoted(&mut self) -> Result<String, SyntaxError> {
+    fn quoted(&mut self) -> Result<Cow<'a, [u8]>, SyntaxError> {
         self.at += 1;
-        let mut out = Vec::new();
+        let start = self.at;
+        let mut unescaped: Option<Vec<u8>> = None;
         loop {
             let b = self.peek().ok_or(SyntaxError)?;
             self.at += 1;
             match b {
-                b'"' => return Ok(String::from_utf8_lossy(&out).into_owned()),
+                b'"' => {
+                    return Ok(match unescaped {
+                        Some(out) => Cow::Owned(out),
+                        None => Cow::Borrowed(self.bytes.get(start..self.at - 1).unwrap_or_default()),
+                    })
+                }
                 b'\\' => {
                     let escaped = self.peek().ok_or(SyntaxError)?;
                     if !(escaped == b'\t' || escaped == b' ' || (0x21..=0x7e).contains(&escaped)) {
                         return Err(SyntaxError);
                     }
+                    let out = unescaped.get_or_insert_with(|| {
+                        self.bytes.get(start..self.at - 1).unwrap_or_default().to_vec()
+                    });
                     self.at += 1;
                     out.push(escaped);
                 }
-                b'\t' | b' ' | 0x21 | 0x23..=0x5b | 0x5d..=0x7e => out.push(b),
+                b'\t' | b' ' | 0x21 | 0x23..=0x5b | 0x5d..=0x7e => {
+                    if let Some(out) = unescaped.as_mut() {
+                        out.push(b);
+                    }
+                }
                 _ => return Err(SyntaxError),
             }
         }
@@ -98,35 +117,37 @@ impl<'a> Cursor<'a> {
 }
 
 /// http-mcp.md §6.7 rule 4: `^(0(\.[0-9]{0,3})?|1(\.0{0,3})?)$`, in thousandths.
-fn weight(value: &str) -> Result<u16, SyntaxError> {
-    let (int, frac) = match value.split_once('.') {
-        Some((i, f)) => (i, f),
-        None => (value, ""),
+fn weight(value: &[u8]) -> Result<u16, SyntaxError> {
+    let (int, frac) = match value.iter().position(|b| *b == b'.') {
+        Some(dot) => (value.get(..dot).unwrap_or_default(), value.get(dot + 1..).unwrap_or_default()),
+        None => (value, &[][..]),
     };
-    if frac.len() > 3 || !frac.bytes().all(|b| b.is_ascii_digit()) {
+    if frac.len() > 3 || !frac.iter().all(u8::is_ascii_digit) {
         return Err(SyntaxError);
     }
-    let thousandths: u16 = format!("{frac:0<3}").parse().map_err(|_| SyntaxError)?;
+    // The fraction's digits, padded with zeros to three.
+    let thousandths = (0..3).fold(0u16, |t, i| t * 10 + frac.get(i).map_or(0, |d| u16::from(d - b'0')));
     match int {
-        "0" => Ok(thousandths),
-        "1" if thousandths == 0 => Ok(1000),
+        b"0" => Ok(thousandths),
+        b"1" if thousandths == 0 => Ok(1000),
         _ => Err(SyntaxError),
     }
 }
 
 /// One element: `type "/" subtype *( OWS ";" OWS parameter )`.
-fn parse_range(element: &[u8]) -> Result<Range, SyntaxError> {
+fn parse_range(element: &[u8]) -> Result<Range<'_>, SyntaxError> {
     let mut c = Cursor { bytes: element, at: 0 };
     let kind = c.token()?;
     if !c.eat(b'/') {
         return Err(SyntaxError);
     }
     let subtype = c.token()?;
-    if kind == "*" && subtype != "*" {
+    if kind == b"*" && subtype != b"*" {
         return Err(SyntaxError);
     }
-    let mut params = Vec::new();
-    let mut seen: Vec<String> = Vec::new();
+    let (mut params, mut first) = (0, None);
+    // Every parameter name so far (`Vec::new` allocates only when a parameter is pushed).
+    let mut seen: Vec<&[u8]> = Vec::new();
     let mut weight_value = None;
     loop {
         c.skip_ows();
@@ -142,43 +163,39 @@ fn parse_range(element: &[u8]) -> Result<Range, SyntaxError> {
             return Err(SyntaxError);
         }
         let quoted = c.peek() == Some(b'"');
-        let value = if quoted { c.quoted()? } else { c.token_raw()? };
-        if seen.contains(&name) {
+        let value = if quoted { c.quoted()? } else { Cow::Borrowed(c.token()?) };
+        if seen.iter().any(|s| s.eq_ignore_ascii_case(name)) {
             return Err(SyntaxError);
         }
-        seen.push(name.clone());
-        if name == "q" {
+        seen.push(name);
+        if name.eq_ignore_ascii_case(b"q") {
             if quoted {
                 return Err(SyntaxError);
             }
             weight_value = Some(weight(&value)?);
         } else if weight_value.is_none() {
-            params.push((name, value));
+            params += 1;
+            if first.is_none() {
+                first = Some((name, value));
+            }
         }
     }
-    Ok(Range { kind, subtype, params, weight: weight_value.unwrap_or(1000) })
+    Ok(Range { kind, subtype, params, first, weight: weight_value.unwrap_or(1000) })
 }
 
-impl Cursor<'_> {
-    /// A token, case preserved (a parameter value).
-    fn token_raw(&mut self) -> Result<String, SyntaxError> {
-        let start = self.at;
-        while self.peek().is_some_and(is_tchar) {
-            self.at += 1;
-        }
-        match self.bytes.get(start..self.at) {
-            Some(t) if !t.is_empty() => Ok(String::from_utf8_lossy(t).into_owned()),
-            _ => Err(SyntaxError),
-        }
-    }
-}
-
-/// Splits at commas outside quoted strings, trims, drops empty elements, parses each.
-fn parse(value: &[u8]) -> Result<Vec<Range>, SyntaxError> {
+/// Splits at commas outside quoted strings, trims, drops empty elements, parses each; `each` sees the
+/// ranges in order (nothing is collected: the check runs on every `/mcp` request).
+fn parse<'a>(value: &'a [u8], mut each: impl FnMut(Range<'a>)) -> Result<(), SyntaxError> {
     if value.iter().any(|b| *b >= 0x80) {
         return Err(SyntaxError);
     }
-    let mut elements = Vec::new();
+    let mut element = |e: &'a [u8]| -> Result<(), SyntaxError> {
+        let e = crate::http::fields::trim_ows(e);
+        if !e.is_empty() {
+            each(parse_range(e)?);
+        }
+        Ok(())
+    };
     let (mut start, mut in_quote, mut escaped) = (0, false, false);
     for (i, &b) in value.iter().enumerate() {
         if in_quote {
@@ -191,54 +208,58 @@ fn parse(value: &[u8]) -> Result<Vec<Range>, SyntaxError> {
         } else if b == b'"' {
             in_quote = true;
         } else if b == b',' {
-            elements.push(value.get(start..i).unwrap_or_default());
+            element(value.get(start..i).unwrap_or_default())?;
             start = i + 1;
         }
     }
-    elements.push(value.get(start..).unwrap_or_default());
-    elements
-        .into_iter()
-        .map(crate::http::fields::trim_ows)
-        .filter(|e| !e.is_empty())
-        .map(parse_range)
-        .collect()
+    element(value.get(start..).unwrap_or_default())
 }
 
-/// http-mcp.md §6.7 "Matching" for one wanted type.
-fn admits(ranges: &[Range], kind: &str, subtype: &str) -> bool {
-    let json = kind == "application";
-    let compatible = |r: &Range| -> Option<u8> {
-        let specificity = match (r.kind.as_str(), r.subtype.as_str()) {
-            (k, s) if k == kind && s == subtype => 2,
-            (k, "*") if k == kind => 1,
-            ("*", "*") => 0,
-            _ => return None,
+/// The best range so far for one wanted type (http-mcp.md §6.7 "Matching"): its specificity, its
+/// parameter count and its weight; a later range replaces it only when strictly more specific (first wins
+/// ties).
+#[derive(Clone, Copy, Default)]
+struct Best(Option<(u8, usize, u16)>);
+
+impl Best {
+    /// Offers `r` for the type `kind/subtype` (lowercase).
+    fn offer(&mut self, r: &Range<'_>, kind: &[u8], subtype: &[u8]) {
+        let json = kind == b"application";
+        let specificity = if r.kind.eq_ignore_ascii_case(kind) && r.subtype.eq_ignore_ascii_case(subtype) {
+            2
+        } else if r.kind.eq_ignore_ascii_case(kind) && r.subtype == b"*" {
+            1
+        } else if r.kind == b"*" && r.subtype == b"*" {
+            0
+        } else {
+            return;
         };
-        let params_ok = match r.params.as_slice() {
-            [] => true,
-            [(name, value)] => json && name == "charset" && value.eq_ignore_ascii_case("utf-8"),
+        let params_ok = match (r.params, &r.first) {
+            (0, _) => true,
+            (1, Some((name, value))) => {
+                json && name.eq_ignore_ascii_case(b"charset") && value.eq_ignore_ascii_case(b"utf-8")
+            }
             _ => false,
         };
-        params_ok.then_some(specificity)
-    };
-    let mut best: Option<(u8, usize, &Range)> = None;
-    for r in ranges {
-        if let Some(spec) = compatible(r) {
-            let better = best.is_none_or(|(s, n, _)| (spec, r.params.len()) > (s, n));
-            if better {
-                best = Some((spec, r.params.len(), r));
-            }
+        if params_ok && self.0.is_none_or(|(s, n, _)| (specificity, r.params) > (s, n)) {
+            self.0 = Some((specificity, r.params, r.weight));
         }
     }
-    best.is_some_and(|(_, _, r)| r.weight > 0)
+
+    /// The type is admitted: a compatible range was found and its weight is above 0.
+    fn admits(self) -> bool {
+        self.0.is_some_and(|(_, _, weight)| weight > 0)
+    }
 }
 
 /// The rule over one trimmed value.
 pub fn admits_both(value: &[u8]) -> bool {
-    match parse(value) {
-        Ok(ranges) => admits(&ranges, "application", "json") && admits(&ranges, "text", "event-stream"),
-        Err(SyntaxError) => false,
-    }
+    let (mut json, mut stream) = (Best::default(), Best::default());
+    let parsed = parse(value, |r| {
+        json.offer(&r, b"application", b"json");
+        stream.offer(&r, b"text", b"event-stream");
+    });
+    parsed.is_ok() && json.admits() && stream.admits()
 }
 
 /// The `Accept` check passes: exactly one `Accept` line admitting both types.

@@ -9,9 +9,6 @@ use serde_json::{Map, Value};
 use crate::json::{decode, Limits};
 use crate::mcp::rpc::{RequestId, RpcError};
 
-/// The envelope members of http-mcp.md §7.2.
-const MEMBERS: [&str; 4] = ["id", "jsonrpc", "method", "params"];
-
 /// A request whose envelope and id passed (http-mcp.md §7.2).
 #[derive(Debug, PartialEq)]
 pub struct Envelope {
@@ -33,20 +30,30 @@ pub struct Failure {
 pub fn parse(body: &[u8]) -> Result<Envelope, Failure> {
     let value =
         decode(body, Limits::REQUEST).map_err(|_| Failure { error: RpcError::ParseError, id: None })?;
-    let Value::Object(mut object) = value else {
+    let Value::Object(object) = value else {
         // An array (a batch) or a scalar: no id can be taken from it.
         return Err(Failure { error: RpcError::InvalidRequest, id: None });
     };
-    let id = object.get("id").and_then(RequestId::from_value);
+    // One consuming pass over the members (no lookup or removal per member: this runs on every
+    // request); the checks below keep the order of http-mcp.md §7.2, the id first.
+    let (mut id, mut version_ok, mut method, mut params, mut members_ok) = (None, false, None, None, true);
+    for (key, member) in object {
+        match key.as_str() {
+            "id" => id = RequestId::from_value(&member),
+            "jsonrpc" => version_ok = member.as_str() == Some("2.0"),
+            "method" => method = Some(member),
+            "params" => params = Some(member),
+            // http-mcp.md §7.2: no member but these four.
+            _ => members_ok = false,
+        }
+    }
     let invalid = |id: Option<RequestId>| Failure { error: RpcError::InvalidRequest, id };
     let Some(id) = id else { return Err(invalid(None)) };
-    let members_ok = object.keys().all(|k| MEMBERS.contains(&k.as_str()));
-    let version_ok = object.get("jsonrpc").and_then(Value::as_str) == Some("2.0");
-    let method = match object.remove("method") {
+    let method = match method {
         Some(Value::String(m)) => m,
         _ => return Err(invalid(Some(id))),
     };
-    let params = match object.remove("params") {
+    let params = match params {
         None => None,
         Some(Value::Object(p)) => Some(p),
         Some(_) => return Err(invalid(Some(id))),

@@ -14,17 +14,25 @@ fn skip_ws(s: &[u8]) -> &[u8] {
     s.get(n..).unwrap_or_default()
 }
 
+/// `value` without its first `prefix.len()` bytes when they equal `prefix` ASCII case-insensitively.
+fn strip_prefix_ignore_case<'a>(value: &'a [u8], prefix: &[u8]) -> Option<&'a [u8]> {
+    let head = value.get(..prefix.len())?;
+    head.eq_ignore_ascii_case(prefix).then(|| value.get(prefix.len()..).unwrap_or_default())
+}
+
 /// The rule over one trimmed value.
 pub fn is_json(value: &[u8]) -> bool {
-    let lower = value.to_ascii_lowercase();
-    let Some(rest) = lower.strip_prefix(b"application/json") else { return false };
+    // Compared ASCII case-insensitively in place (no lowercased copy: this runs on every request).
+    const JSON: &[u8] = b"application/json";
+    let Some(rest) = strip_prefix_ignore_case(value, JSON) else { return false };
     if rest.is_empty() {
         return true;
     }
-    let Some(rest) = skip_ws(rest).strip_prefix(b";") else { return false };
-    let Some(rest) = skip_ws(rest).strip_prefix(b"charset") else { return false };
-    let Some(rest) = skip_ws(rest).strip_prefix(b"=") else { return false };
-    matches!(skip_ws(rest), b"utf-8" | b"\"utf-8\"")
+    let Some(rest) = strip_prefix_ignore_case(skip_ws(rest), b";") else { return false };
+    let Some(rest) = strip_prefix_ignore_case(skip_ws(rest), b"charset") else { return false };
+    let Some(rest) = strip_prefix_ignore_case(skip_ws(rest), b"=") else { return false };
+    let charset = skip_ws(rest);
+    charset.eq_ignore_ascii_case(b"utf-8") || charset.eq_ignore_ascii_case(b"\"utf-8\"")
 }
 
 /// The `Content-Type` check passes.

@@ -6,7 +6,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::json::to_deterministic_string;
+use crate::json::deterministic_len;
 
 /// http-mcp.md §7.3 rule 6.
 pub const MAX_META_BYTES: usize = 65_536;
@@ -82,7 +82,7 @@ pub fn check(params: Option<&Map<String, Value>>) -> Option<&str> {
     if !optional(meta, CLIENT_INFO_KEY, client_info_ok) {
         return None;
     }
-    (to_deterministic_string(meta_value).len() <= MAX_META_BYTES).then_some(version)
+    (deterministic_len(meta_value) <= MAX_META_BYTES).then_some(version)
 }
 
 #[cfg(test)]

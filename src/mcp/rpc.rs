@@ -6,14 +6,12 @@
 //! validation steps do) and does not own the fixed `{"error":"<code>"}` bodies of
 //! the transport checks (http-mcp.md §6).
 
-use std::fmt::Write as _;
-
 use bytes::Bytes;
 use hyper::header::{HeaderValue, CACHE_CONTROL, CONNECTION, CONTENT_TYPE};
 use hyper::{Response, StatusCode};
 use serde_json::{Map, Value};
 
-use crate::http::response::{chunks, full, ResponseBody, JSON_UTF8};
+use crate::http::response::{full, two_parts, with_header_room, ResponseBody, JSON_UTF8};
 use crate::json::encode::write_string;
 use crate::json::write_deterministic;
 
@@ -216,7 +214,7 @@ pub fn json_response(status: StatusCode, body: String, close: bool) -> Response<
 }
 
 fn with_json_headers(status: StatusCode, body: ResponseBody, close: bool) -> Response<ResponseBody> {
-    let mut response = Response::new(body);
+    let mut response = with_header_room(body);
     *response.status_mut() = status;
     let headers = response.headers_mut();
     headers.insert(CONTENT_TYPE, HeaderValue::from_static(JSON_UTF8));
@@ -260,7 +258,7 @@ impl StaticResult {
         if head.len().saturating_add(self.tail.len()) > MAX_RESPONSE_BYTES {
             return RpcError::Internal.response(Some(id), false);
         }
-        with_json_headers(StatusCode::OK, chunks([Bytes::from(head), self.tail.clone()]), false)
+        with_json_headers(StatusCode::OK, two_parts(Bytes::from(head), self.tail.clone()), false)
     }
 }
 
@@ -269,11 +267,31 @@ impl StaticResult {
 fn write_id(out: &mut String, id: &RequestId) {
     match id {
         // An `i64`'s `Display` is the `i128` one of pins.md §2.2 for the same number.
-        RequestId::Integer(i) => {
-            let _ = write!(out, "{i}");
-        }
+        RequestId::Integer(i) => write_integer(out, *i),
         RequestId::String(s) => write_string(out, s),
     }
+}
+
+/// Appends `i` in plain decimal, as its `Display` writes it (pins.md §2.2), without the formatting
+/// machinery: every `tools/list` and `server/discover` answer writes its id here.
+fn write_integer(out: &mut String, i: i64) {
+    if i < 0 {
+        out.push('-');
+    }
+    // `u64::MAX` has 20 digits; they are written from the last.
+    let mut digits = [b'0'; 20];
+    let mut n = i.unsigned_abs();
+    let mut start = digits.len();
+    for slot in digits.iter_mut().rev() {
+        // `n % 10` is below 10.
+        *slot = b'0' + (n % 10) as u8;
+        n /= 10;
+        start -= 1;
+        if n == 0 {
+            break;
+        }
+    }
+    out.push_str(std::str::from_utf8(digits.get(start..).unwrap_or_default()).unwrap_or_default());
 }
 
 #[cfg(test)]
