@@ -106,14 +106,96 @@ pub async fn answer(shared: &Arc<Shared>, call: AdmittedCall) -> hyper::Response
     } else {
         (Head::queued(&mut writer), None)
     };
-    let shared = shared.clone();
-    // Linked to the run-admission owner: a panic of this task anywhere is that owner's loss
+    // Linked to the run-admission owner: a panic of the call's work anywhere is that owner's loss
     // (lifecycle.md §6.3), even one that left the call unanswered.
     let owner = shared.run_owner.clone();
-    drop(owner.spawn_linked(async move {
-        let AdmittedCall { tool, arguments, id, lease, .. } = call;
-        let call = Call { tool: &tool, id: &id, call_id, trace_id, traced, run: &run, deadline };
-        let settlement = drive(&shared, call, arguments, head, writer).await;
+    let reserved = Reserved { call_id, trace_id, traced, run, deadline };
+    // Boxed once here: the call's future is large (the run's watch, the settle path), and a task that is
+    // spawned with it inline copies its whole state on the way into the task (issue 27).
+    let mut calling: Calling = Box::pin(call_task(shared.clone(), call, reserved, head, writer));
+    let Some(released) = released else {
+        drop(owner.spawn_linked(async move { calling.await.finish().await }));
+        return response;
+    };
+    if shared.runs.in_use() > 1 {
+        // Other runs are in progress: the call goes to its own task, which the runtime may run on
+        // either worker and batch with the others' (issue 27, G2).
+        drop(owner.spawn_linked(async move { calling.await.finish().await }));
+        // Dropped without a release only by a panic of the call's task, which fences the domain; the
+        // response then ends with what was queued.
+        let _ = released.await;
+        return response;
+    }
+    // A held commit and no other run in progress: the call's first poll (the run's first slice, and for
+    // a run that settled in it the classification and the message) happens here, on the task that serves
+    // the request. A quick call then needs no hand-off between tasks before its response goes to hyper,
+    // and so no wake-up of the idle worker (issue 27, G1); what remains (the wait for the write, then the
+    // releases of execution.md §10) runs in a small task of its own. Anything else goes on in the call's
+    // own task as above.
+    let polled = std::future::poll_fn(|cx| {
+        let poll = std::panic::AssertUnwindSafe(|| calling.as_mut().poll(cx));
+        std::task::Poll::Ready(std::panic::catch_unwind(poll))
+    })
+    .await;
+    match polled {
+        Ok(std::task::Poll::Ready(finish)) => drop(owner.spawn_linked(finish.finish())),
+        Ok(std::task::Poll::Pending) => {
+            drop(owner.spawn_linked(async move { calling.await.finish().await }));
+            // Dropped without a release only by a panic of the call's task, which fences the domain;
+            // the response then ends with what was queued.
+            let _ = released.await;
+        }
+        // The owner's loss, as for a panic in the call's task; the response ends with what was queued.
+        Err(_) => owner.report_lost_work(),
+    }
+    response
+}
+
+/// What a call holds once its run slot was granted: its ids, its trace files, the slot and the deadline.
+struct Reserved {
+    call_id: CallId,
+    trace_id: TraceId,
+    traced: RunFiles,
+    run: Lease,
+    deadline: Instant,
+}
+
+/// The work of one call that holds a run slot, up to its settlement or its queued stream.
+type Calling = std::pin::Pin<Box<dyn std::future::Future<Output = Finish> + Send>>;
+
+/// Drives one call ([`drive`]) and hands back what its end needs.
+async fn call_task(
+    shared: Arc<Shared>,
+    call: AdmittedCall,
+    reserved: Reserved,
+    head: Head,
+    writer: StreamWriter,
+) -> Finish {
+    let AdmittedCall { tool, arguments, id, lease, .. } = call;
+    let Reserved { call_id, trace_id, traced, run, deadline } = reserved;
+    let call = Call { tool: &tool, id: &id, call_id, trace_id, traced, run: &run, deadline };
+    let drove = drive(&shared, call, arguments, head, writer).await;
+    Finish { shared, tool: tool.index(), drove, run, lease }
+}
+
+/// The end of one call: its publication, if queued, then the releases of execution.md §10.
+struct Finish {
+    shared: Arc<Shared>,
+    /// The served tool's index, for the `publication_failed` counter.
+    tool: usize,
+    drove: Drove,
+    run: Lease,
+    lease: Lease,
+}
+
+impl Finish {
+    /// Waits for a queued stream's write, then releases the run slot and the request lease, in that order.
+    async fn finish(self) {
+        let Finish { shared, tool, drove, run, lease } = self;
+        let settlement = match drove {
+            Drove::Ended(settlement) => settlement,
+            Drove::Queued(queued) => queued.published(&shared, tool).await,
+        };
         tracing::debug!(
             outcome = settlement.outcome.as_str(),
             dispatch = settlement.dispatch.as_str(),
@@ -122,13 +204,52 @@ pub async fn answer(shared: &Arc<Shared>, call: AdmittedCall) -> hyper::Response
         // execution.md §10: the run slot after the message; the request lease when the exchange ends.
         drop(run);
         drop(lease);
-    }));
-    if let Some(released) = released {
-        // Dropped without a release only by a panic of the call's task, which fences the domain; the
-        // response then ends with what was queued.
-        let _ = released.await;
     }
-    response
+}
+
+/// How [`drive`] left a call.
+enum Drove {
+    /// Nothing more is written: the call's settlement.
+    Ended(Settlement),
+    /// The held commit, the message event and the end of the stream are queued for the response's one
+    /// write (execution.md §4.5); the call ends once they were written.
+    Queued(Queued),
+}
+
+/// A stream whose every piece is queued, and the outcome its call settled with.
+struct Queued {
+    writer: StreamWriter,
+    outcome: Outcome,
+    dispatch: Dispatch,
+}
+
+impl Queued {
+    /// Waits, within the write bound, until the queued stream was written (execution.md §9): a failed or
+    /// late write closes the connection, and the outcome is `publication_failed` unless `cleanup_failed`
+    /// or `cancelled` applied already.
+    async fn published(self, shared: &Shared, tool: usize) -> Settlement {
+        let Queued { mut writer, outcome, dispatch } = self;
+        let written = within(WRITE_BOUND, writer.queued_written()).await;
+        if matches!(written, Ok(Ok(()))) {
+            return Settlement { outcome, dispatch, disconnected: false };
+        }
+        publication_failed(shared, &mut writer, tool, outcome, dispatch)
+    }
+}
+
+/// execution.md §9: a failed or late publication closes the connection; the outcome is
+/// `publication_failed` unless `cleanup_failed` or `cancelled` applied already.
+fn publication_failed(
+    shared: &Shared,
+    writer: &mut StreamWriter,
+    tool: usize,
+    outcome: Outcome,
+    dispatch: Dispatch,
+) -> Settlement {
+    writer.abandon();
+    // audit-events.md §3.5: counted also when cleanup_failed or cancelled keeps the outcome.
+    shared.events.publication_failed(tool);
+    Settlement { outcome: outcome.strongest(Outcome::PublicationFailed), dispatch, disconnected: true }
 }
 
 /// A JSON-RPC refusal with the call's id; the body was read, so the connection stays open, and the
@@ -176,7 +297,7 @@ async fn drive(
     arguments: serde_json::Value,
     mut head: Head,
     mut writer: StreamWriter,
-) -> Settlement {
+) -> Drove {
     let Call { tool, id, call_id, trace_id, traced, run, deadline } = call;
     // execution.md §4.2: unless the run is provider-free (execution.md §4.5), nothing runs before the
     // commit is written; a failed or late commit dispatches nothing.
@@ -192,11 +313,11 @@ async fn drive(
             published: trace::Published::default(),
         };
         trace::end(shared, tool, traced, ended);
-        return Settlement {
+        return Drove::Ended(Settlement {
             outcome: Outcome::PublicationFailed,
             dispatch: Dispatch::False,
             disconnected: true,
-        };
+        });
     }
     let started_at = SystemTime::now();
     let activation = shared.runner.activate(tool, arguments, deadline, trace_id, &traced);
@@ -207,14 +328,18 @@ async fn drive(
     let ending = Ending { tool, id, call_id, started_at, traced };
     let settling = settle::settle(shared, ending, ran, client, &McpShapes);
     let Settled { outcome, dispatch, response, audit_lost } = if head.is_held() {
-        // execution.md §4.5: the held commit waits for the message at most the grouping hold.
+        // execution.md §4.5: the held commit waits for the message at most the grouping hold; a settle
+        // that needs no wait (no audit record) arms no timer.
         tokio::pin!(settling);
-        match tokio::time::timeout(GROUPING_HOLD, &mut settling).await {
-            Ok(settled) => settled,
-            Err(_) => {
-                let _ = head.release(&mut writer);
-                settling.await
-            }
+        match futures::poll!(&mut settling) {
+            std::task::Poll::Ready(settled) => settled,
+            std::task::Poll::Pending => match tokio::time::timeout(GROUPING_HOLD, &mut settling).await {
+                Ok(settled) => settled,
+                Err(_) => {
+                    let _ = head.release(&mut writer);
+                    settling.await
+                }
+            },
         }
     } else {
         settling.await
@@ -223,34 +348,33 @@ async fn drive(
         // execution.md §10 "Audit failure": nothing is published (the stream closes without a message event).
         commit_alone(&mut head, &mut writer).await;
         writer.abandon();
-        return Settlement { outcome, dispatch, disconnected };
+        return Drove::Ended(Settlement { outcome, dispatch, disconnected });
     }
     if disconnected {
-        return Settlement { outcome, dispatch, disconnected };
+        return Drove::Ended(Settlement { outcome, dispatch, disconnected });
     }
     let message = Bytes::from(message_event(&response));
+    let injected = fault::injected(FaultPoint::PublicationWrite);
+    if head.is_held() && !injected {
+        // execution.md §4.5: the head, `: accepted`, the event and the end in one write, which the call's
+        // end waits for (`Queued::published`).
+        if head.release_with_last(&mut writer, message).is_ok() {
+            return Drove::Queued(Queued { writer, outcome, dispatch });
+        }
+        return Drove::Ended(publication_failed(shared, &mut writer, tool.index(), outcome, dispatch));
+    }
     let published = within(WRITE_BOUND, async {
-        if fault::injected(FaultPoint::PublicationWrite) {
+        if injected {
             commit_alone(&mut head, &mut writer).await;
             return Err(stream::Gone);
-        }
-        if head.is_held() {
-            // execution.md §4.5: the head, `: accepted`, the event and the end in one write.
-            head.release_with_last(&mut writer, message)?;
-            return writer.queued_written().await;
         }
         writer.finish_with(message).await
     })
     .await;
     if matches!(published, Ok(Ok(()))) {
-        return Settlement { outcome, dispatch, disconnected: false };
+        return Drove::Ended(Settlement { outcome, dispatch, disconnected: false });
     }
-    // execution.md §9: a failed or late publication closes the connection; the outcome is publication_failed
-    // unless cleanup_failed or cancelled applied already.
-    writer.abandon();
-    // audit-events.md §3.5: counted also when cleanup_failed or cancelled keeps the outcome.
-    shared.events.publication_failed(tool.index());
-    Settlement { outcome: outcome.strongest(Outcome::PublicationFailed), dispatch, disconnected: true }
+    Drove::Ended(publication_failed(shared, &mut writer, tool.index(), outcome, dispatch))
 }
 
 /// Releases a held commit alone and waits, within the write bound, until it was written: a stream that
