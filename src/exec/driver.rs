@@ -109,6 +109,9 @@ pub async fn answer(shared: &Arc<Shared>, call: AdmittedCall) -> hyper::Response
     // Linked to the run-admission owner: a panic of the call's work anywhere is that owner's loss
     // (lifecycle.md §6.3), even one that left the call unanswered.
     let owner = shared.run_owner.clone();
+    // Requests in flight, this one included, read before the call moves into its future: the inline first
+    // poll below is for a call served alone (see there).
+    let served_alone = call.lease.pool().in_use() <= 1;
     let reserved = Reserved { call_id, trace_id, traced, run, deadline };
     // Boxed once here: the call's future is large (the run's watch, the settle path), and a task that is
     // spawned with it inline copies its whole state on the way into the task (issue 27).
@@ -117,18 +120,21 @@ pub async fn answer(shared: &Arc<Shared>, call: AdmittedCall) -> hyper::Response
         drop(owner.spawn_linked(async move { calling.await.finish().await }));
         return response;
     };
-    if shared.runs.in_use() > 1 {
-        // Other runs are in progress: the call goes to its own task, which the runtime may run on
-        // either worker and batch with the others' (issue 27, G2).
+    if !served_alone || shared.runs.in_use() > 1 {
+        // Other requests or runs are in progress: the call goes to its own task, which the runtime may
+        // run on either worker and batch with the others' (issue 27, G2). The run count alone is not
+        // enough: under load a quick run holds its slot so briefly that it is often the only one, and
+        // the inline path then measured about a tenth fewer calls a second at 16 connections
+        // (docs/decisions.md, "The bench after issue 27's third round").
         drop(owner.spawn_linked(async move { calling.await.finish().await }));
         // Dropped without a release only by a panic of the call's task, which fences the domain; the
         // response then ends with what was queued.
         let _ = released.await;
         return response;
     }
-    // A held commit and no other run in progress: the call's first poll (the run's first slice, and for
-    // a run that settled in it the classification and the message) happens here, on the task that serves
-    // the request. A quick call then needs no hand-off between tasks before its response goes to hyper,
+    // A held commit, a call served alone and no other run in progress: the call's first poll (the run's
+    // first slice, and for a run that settled in it the classification and the message) happens here, on
+    // the task that serves the request. A quick call then needs no hand-off between tasks before its response goes to hyper,
     // and so no wake-up of the idle worker (issue 27, G1); what remains (the wait for the write, then the
     // releases of execution.md §10) runs in a small task of its own. Anything else goes on in the call's
     // own task as above.

@@ -163,11 +163,44 @@ fn string_len(s: &str) -> usize {
 fn write_number(out: &mut String, n: &Number) {
     match number_integer(n) {
         // pins.md §2.2: integer `Display` has no `+`, no leading zeros and never `-0`.
-        Some(i) => {
-            let _ = write!(out, "{i}");
-        }
+        Some(i) => write_integer(out, i),
         None => write_float(out, number_f64(n)),
     }
+}
+
+/// Appends `i` in plain decimal, as its `Display` writes it (pins.md §2.2: no `+`, no leading zeros, never
+/// `-0`), without the formatting machinery: every integer of every answer, and every request id, is
+/// written here.
+pub fn write_integer(out: &mut String, i: i128) {
+    if i < 0 {
+        out.push('-');
+    }
+    // A JSON integer token is an `i64` or a `u64` (json::number), so its magnitude fits a `u64`, whose
+    // division is one instruction where a `u128`'s is a library call.
+    match u64::try_from(i.unsigned_abs()) {
+        Ok(n) => push_digits(out, n),
+        Err(_) => {
+            let _ = write!(out, "{}", i.unsigned_abs());
+        }
+    }
+}
+
+/// Appends the decimal digits of `n`.
+fn push_digits(out: &mut String, mut n: u64) {
+    // `u64::MAX` has 20 digits; they are written from the last.
+    let mut digits = [b'0'; 20];
+    let mut start = digits.len();
+    for slot in digits.iter_mut().rev() {
+        // `n % 10` is below 10.
+        *slot = b'0' + (n % 10) as u8;
+        n /= 10;
+        start -= 1;
+        if n == 0 {
+            break;
+        }
+    }
+    // Every byte from `start` on is an ASCII digit.
+    out.push_str(std::str::from_utf8(digits.get(start..).unwrap_or_default()).unwrap_or_default());
 }
 
 /// Appends a JSON string literal with the escapes of pins.md §2.4.

@@ -143,6 +143,23 @@ fn integers() {
     }
 }
 
+/// The digit writer agrees with `Display` at every power of ten's edge, both signs, and beyond the
+/// range a JSON integer token has (where it falls back to `Display` itself).
+#[test]
+fn the_integer_writer_is_display() {
+    let mut edges: Vec<i128> = vec![0, i128::from(i64::MIN), i128::from(u64::MAX), i128::MAX, i128::MIN + 1];
+    let mut power: i128 = 1;
+    for _ in 0..=20 {
+        edges.extend([power - 1, power, power + 1, -(power - 1), -power, -(power + 1)]);
+        power *= 10;
+    }
+    for i in edges {
+        let mut out = String::from("x");
+        write_integer(&mut out, i);
+        assert_eq!(out, format!("x{i}"), "{i}");
+    }
+}
+
 /// Keys sort by UTF-8 bytes, a proper prefix first: `"B"` < `"a"` < `"ab"` < `"é"` (pins.md §2.2).
 #[test]
 fn key_order() {

@@ -12,7 +12,7 @@ use hyper::{Response, StatusCode};
 use serde_json::{Map, Value};
 
 use crate::http::response::{full, two_parts, with_header_room, ResponseBody, JSON_UTF8};
-use crate::json::encode::write_string;
+use crate::json::encode::{write_integer, write_string};
 use crate::json::write_deterministic;
 
 /// The largest JSON response body ever sent (http-mcp.md §10.1); a larger one becomes 500 `-32603`.
@@ -267,31 +267,9 @@ impl StaticResult {
 fn write_id(out: &mut String, id: &RequestId) {
     match id {
         // An `i64`'s `Display` is the `i128` one of pins.md §2.2 for the same number.
-        RequestId::Integer(i) => write_integer(out, *i),
+        RequestId::Integer(i) => write_integer(out, i128::from(*i)),
         RequestId::String(s) => write_string(out, s),
     }
-}
-
-/// Appends `i` in plain decimal, as its `Display` writes it (pins.md §2.2), without the formatting
-/// machinery: every `tools/list` and `server/discover` answer writes its id here.
-fn write_integer(out: &mut String, i: i64) {
-    if i < 0 {
-        out.push('-');
-    }
-    // `u64::MAX` has 20 digits; they are written from the last.
-    let mut digits = [b'0'; 20];
-    let mut n = i.unsigned_abs();
-    let mut start = digits.len();
-    for slot in digits.iter_mut().rev() {
-        // `n % 10` is below 10.
-        *slot = b'0' + (n % 10) as u8;
-        n /= 10;
-        start -= 1;
-        if n == 0 {
-            break;
-        }
-    }
-    out.push_str(std::str::from_utf8(digits.get(start..).unwrap_or_default()).unwrap_or_default());
 }
 
 #[cfg(test)]
