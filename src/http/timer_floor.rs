@@ -52,6 +52,12 @@ pub fn hold() {
     floor().hold();
 }
 
+/// Whether a timer `bound` ahead is armed without unparking the time driver now: the tick runs, and the
+/// timer is no nearer than the tick's own (`soon::within` then needs no yield to avoid a timer).
+pub fn covers(bound: Duration) -> bool {
+    bound >= TICK && floor().ticking.load(Ordering::Acquire)
+}
+
 impl Floor {
     fn new() -> Floor {
         Floor { ticking: AtomicBool::new(false), last: AtomicU64::new(0), origin: Instant::now() }
