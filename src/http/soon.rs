@@ -18,6 +18,8 @@ use std::time::Duration;
 use tokio::time::error::Elapsed;
 use tokio::time::Instant;
 
+use super::timer_floor;
+
 /// The output of `work` if it is ready now or after this task yielded once; `None` if it is still
 /// pending (it may be polled again).
 pub async fn ready_soon<F: Future + Unpin>(work: &mut F) -> Option<F::Output> {
@@ -32,9 +34,16 @@ pub async fn ready_soon<F: Future + Unpin>(work: &mut F) -> Option<F::Output> {
 }
 
 /// Awaits `work` for at most `bound` from now, like `tokio::time::timeout`, arming the timer only if
-/// [`ready_soon`] did not settle it.
+/// [`ready_soon`] did not settle it. While the timer floor ticks (`timer_floor`: calls are being served),
+/// a timer at least a tick ahead unparks nothing, so the work is awaited with its timer at once: the yield
+/// would cost more than the timer (it leaves a deferred wake-up, which makes the worker poll the I/O
+/// driver once more before it sleeps, and with another task ready it wakes the other worker; issue 27,
+/// the forward call's message).
 pub async fn within<F: Future>(bound: Duration, work: F) -> Result<F::Output, Elapsed> {
     let deadline = Instant::now() + bound;
+    if timer_floor::covers(bound) {
+        return tokio::time::timeout_at(deadline, work).await;
+    }
     let mut work = std::pin::pin!(work);
     if let Some(out) = ready_soon(&mut work).await {
         return Ok(out);

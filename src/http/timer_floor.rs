@@ -52,9 +52,19 @@ pub fn hold() {
     floor().hold();
 }
 
+/// Whether a timer `bound` ahead is armed without unparking the time driver now: the tick runs, and the
+/// timer is no nearer than the tick's own (`soon::within` then needs no yield to avoid a timer).
+pub fn covers(bound: Duration) -> bool {
+    floor().covers(bound)
+}
+
 impl Floor {
     fn new() -> Floor {
         Floor { ticking: AtomicBool::new(false), last: AtomicU64::new(0), origin: Instant::now() }
+    }
+
+    fn covers(&self, bound: Duration) -> bool {
+        bound >= TICK && self.ticking.load(Ordering::Acquire)
     }
 
     fn hold(&'static self) {
@@ -108,5 +118,18 @@ mod tests {
         assert!(!floor.ticking.load(Ordering::Acquire), "stopped after the last call");
         floor.hold();
         assert!(floor.ticking.load(Ordering::Acquire), "started again by a later call");
+    }
+
+    // A timer is covered only while the tick runs, and only one at least a tick ahead.
+    #[tokio::test(start_paused = true)]
+    async fn only_timers_a_tick_ahead_are_covered_and_only_while_it_ticks() {
+        let floor: &'static Floor = Box::leak(Box::new(Floor::new()));
+        assert!(!floor.covers(LINGER), "no tick yet");
+        floor.hold();
+        assert!(floor.covers(TICK));
+        assert!(floor.covers(LINGER * 2));
+        assert!(!floor.covers(TICK - Duration::from_millis(1)));
+        tokio::time::sleep(LINGER + TICK * 2).await;
+        assert!(!floor.covers(LINGER), "the tick stopped after the last call");
     }
 }
