@@ -57,14 +57,13 @@ impl ModelReply {
                 finish_reason,
                 usage: Value::Object(usage),
             } => match (usual_message(&message), usual_usage(&usage)) {
-                (Some(content), Some(counts)) => Ok((
-                    LuaValue::Nil,
-                    content.map(str::to_owned),
-                    finish_reason,
-                    counts[0],
-                    counts[1],
-                    counts[2],
-                )),
+                (true, Some(counts)) => {
+                    let content = match message.into_iter().find(|(key, _)| key == "content") {
+                        Some((_, Value::String(content))) => Some(content),
+                        _ => None,
+                    };
+                    Ok((LuaValue::Nil, content, finish_reason, counts[0], counts[1], counts[2]))
+                }
                 _ => {
                     let reply = ModelReply::Ok {
                         message: Value::Object(message),
@@ -87,17 +86,12 @@ fn whole(table: Table) -> ShimReply {
     (LuaValue::Table(table), None, None, 0.0, 0.0, 0.0)
 }
 
-/// The content of a message of exactly `{role = "assistant"}` or `{role = "assistant", content = <text>}`
-/// (`Some(None)` for the first).
-fn usual_message(message: &Map<String, Value>) -> Option<Option<&str>> {
+/// Whether a message is exactly `{role = "assistant"}` or `{role = "assistant", content = <text>}`.
+fn usual_message(message: &Map<String, Value>) -> bool {
     if message.get("role").and_then(Value::as_str) != Some("assistant") {
-        return None;
+        return false;
     }
-    match (message.len(), message.get("content")) {
-        (1, None) => Some(None),
-        (2, Some(Value::String(content))) => Some(Some(content)),
-        _ => None,
-    }
+    matches!((message.len(), message.get("content")), (1, None) | (2, Some(Value::String(_))))
 }
 
 /// `[prompt_tokens, completion_tokens, total_tokens]` of a `usage` of exactly those three numbers, each as
