@@ -79,7 +79,14 @@ local methods = {}
 function methods.chat(self, request)
   local name = names[self]
   if name == nil then error("not a model handle", 2) end
-  return raw_chat(name, request)
+  local reply, content, finish_reason, prompt, completion, total = raw_chat(name, request)
+  if reply ~= nil then return reply end
+  return {
+    ok = true,
+    message = { content = content, role = "assistant" },
+    finish_reason = finish_reason,
+    usage = { completion_tokens = completion, prompt_tokens = prompt, total_tokens = total },
+  }
 end
 local meta = { __index = table.freeze(methods) }
 table.freeze(meta)
@@ -276,7 +283,7 @@ fn model_handles(lua: &Lua) -> mlua::Result<Function> {
         };
         let request = to_json(lua, &request).ok();
         // models.md §7.2: once the run is cancelled, nothing more is done with the answer.
-        run.call_model(port.as_ref(), &name, request)?.table(lua)
+        run.call_model(port.as_ref(), &name, request)?.into_shim(lua)
     })?;
     static MODELS: OnceLock<Result<Vec<u8>, String>> = OnceLock::new();
     run_shim(lua, &MODELS, MODEL_SHIM, "model", (raw_model, raw_chat))

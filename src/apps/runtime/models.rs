@@ -6,12 +6,13 @@
 //! finish_reason, usage }` / `{ ok = false, error = {…} }`. Does not own the wire form (the model client)
 //! or the agent loop (`agent`).
 
-use mlua::{Lua, Table};
-use serde_json::Value;
+use mlua::{Lua, Table, Value as LuaValue};
+use serde_json::{Map, Value};
 
 use crate::apps::luau::convert::to_lua;
 use crate::codes::model::ModelFailure;
 use crate::codes::provider::Dispatch;
+use crate::json::number_f64;
 
 /// What one `m:chat` answered.
 #[derive(Clone, Debug, PartialEq)]
@@ -43,6 +44,67 @@ impl ModelReply {
         }
         Ok(result)
     }
+
+    /// What the `:chat` shim receives for this reply (models.md §7.2): for an answer of the usual shape (an
+    /// assistant message whose only other member is a text `content`, and `usage` of exactly the three
+    /// counts), `nil` and the parts, from which the shim builds the table in one Luau table constructor;
+    /// any other reply as the whole table of [`ModelReply::table`]. The table is the same either way;
+    /// built here it took a protected mlua call per key, per string and per member set (issue 27).
+    pub fn into_shim(self, lua: &Lua) -> mlua::Result<ShimReply> {
+        match self {
+            ModelReply::Ok {
+                message: Value::Object(message),
+                finish_reason,
+                usage: Value::Object(usage),
+            } => match (usual_message(&message), usual_usage(&usage)) {
+                (true, Some(counts)) => {
+                    let content = match message.into_iter().find(|(key, _)| key == "content") {
+                        Some((_, Value::String(content))) => Some(content),
+                        _ => None,
+                    };
+                    Ok((LuaValue::Nil, content, finish_reason, counts[0], counts[1], counts[2]))
+                }
+                _ => {
+                    let reply = ModelReply::Ok {
+                        message: Value::Object(message),
+                        finish_reason,
+                        usage: Value::Object(usage),
+                    };
+                    Ok(whole(reply.table(lua)?))
+                }
+            },
+            reply => Ok(whole(reply.table(lua)?)),
+        }
+    }
+}
+
+/// `(table | nil, content, finish_reason, prompt_tokens, completion_tokens, total_tokens)`: see
+/// [`ModelReply::into_shim`].
+pub type ShimReply = (LuaValue, Option<String>, Option<String>, f64, f64, f64);
+
+fn whole(table: Table) -> ShimReply {
+    (LuaValue::Table(table), None, None, 0.0, 0.0, 0.0)
+}
+
+/// Whether a message is exactly `{role = "assistant"}` or `{role = "assistant", content = <text>}`.
+fn usual_message(message: &Map<String, Value>) -> bool {
+    if message.get("role").and_then(Value::as_str) != Some("assistant") {
+        return false;
+    }
+    matches!((message.len(), message.get("content")), (1, None) | (2, Some(Value::String(_))))
+}
+
+/// `[prompt_tokens, completion_tokens, total_tokens]` of a `usage` of exactly those three numbers, each as
+/// `to_lua` converts it.
+fn usual_usage(usage: &Map<String, Value>) -> Option<[f64; 3]> {
+    if usage.len() != 3 {
+        return None;
+    }
+    let count = |key: &str| match usage.get(key) {
+        Some(Value::Number(n)) => Some(number_f64(n)),
+        _ => None,
+    };
+    Some([count("prompt_tokens")?, count("completion_tokens")?, count("total_tokens")?])
 }
 
 /// `{ code, message, retryable, dispatch }` of a model or agent failure (models.md §6).

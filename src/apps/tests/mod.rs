@@ -5,6 +5,7 @@ mod agent;
 mod api;
 mod blocking_places;
 mod catalog;
+mod chat_reply;
 mod closure;
 mod content_pin;
 mod contracts;

@@ -1,14 +1,16 @@
 //! The Chat Completions codec (models.md §4): the Luau-form request of `m:chat` to the exact wire body, and
 //! the wire answer back to the Luau form, with tool calls converted both ways.
 //!
-//! Owns the request's validation (`model_request_invalid`), its deterministic encoding, and the answer's
-//! validation (`model_protocol_error`). Pure: it sends nothing and reads no clock. The HTTP exchange is
-//! `client.rs`; the Luau conversion of the values is the runtime's.
+//! Owns the request's rules shared with the body's writer (`body.rs`, which validates and writes the
+//! request in one pass: `model_request_invalid`), and the answer's validation (`model_protocol_error`).
+//! Pure: it sends nothing and reads no clock. The HTTP exchange is `client.rs`; the Luau conversion of the
+//! values is the runtime's.
 
 use serde_json::{Map, Value};
 
+pub use super::body::request_body;
 use crate::codes::model::ModelFailure;
-use crate::json::{self, as_integer, integer_value, number_f64, number_integer, Limits};
+use crate::json::{self, as_integer, number_f64, number_integer, Limits};
 
 /// The bound of one encoded request body (models.md §4.1).
 pub const MAX_REQUEST_BYTES: usize = 4_194_304;
@@ -66,7 +68,6 @@ pub(crate) fn object<const N: usize>(members: [(&str, Value); N]) -> Value {
 }
 
 const INVALID: ModelFailure = ModelFailure::RequestInvalid;
-const ROLES: [&str; 4] = ["system", "user", "assistant", "tool"];
 
 /// A function name of the OpenAI tool-calling form: `^[A-Za-z0-9_-]{1,64}$`.
 pub fn is_function_name(name: &str) -> bool {
@@ -74,14 +75,14 @@ pub fn is_function_name(name: &str) -> bool {
         && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
-fn bounded_string(value: Option<&Value>, max: usize) -> Result<&str, ModelFailure> {
+pub(super) fn bounded_string(value: Option<&Value>, max: usize) -> Result<&str, ModelFailure> {
     match value {
         Some(Value::String(s)) if !s.is_empty() && s.len() <= max => Ok(s),
         _ => Err(INVALID),
     }
 }
 
-fn only_keys(map: &Map<String, Value>, allowed: &[&str]) -> Result<(), ModelFailure> {
+pub(super) fn only_keys(map: &Map<String, Value>, allowed: &[&str]) -> Result<(), ModelFailure> {
     if map.keys().all(|k| allowed.contains(&k.as_str())) {
         Ok(())
     } else {
@@ -89,70 +90,7 @@ fn only_keys(map: &Map<String, Value>, allowed: &[&str]) -> Result<(), ModelFail
     }
 }
 
-/// models.md §4.1: the wire body for `request` (the `m:chat` table converted to JSON) under `defaults`.
-pub fn request_body(defaults: &ModelDefaults, request: &Value) -> Result<Vec<u8>, ModelFailure> {
-    let Value::Object(request) = request else { return Err(INVALID) };
-    only_keys(
-        request,
-        &["messages", "tools", "tool_choice", "response_format", "temperature", "max_tokens"],
-    )?;
-    let mut body = Map::new();
-    body.insert("model".into(), Value::String(defaults.model.clone()));
-    let messages = match request.get("messages") {
-        Some(Value::Array(m)) if !m.is_empty() && m.len() <= MAX_MESSAGES => m,
-        _ => return Err(INVALID),
-    };
-    let messages = messages.iter().map(wire_message).collect::<Result<Vec<_>, _>>()?;
-    body.insert("messages".into(), Value::Array(messages));
-    let mut names = Vec::new();
-    if let Some(tools) = request.get("tools") {
-        let Value::Array(tools) = tools else { return Err(INVALID) };
-        if tools.is_empty() || tools.len() > MAX_TOOLS {
-            return Err(INVALID);
-        }
-        let wire = tools.iter().map(|t| wire_tool(t, &mut names)).collect::<Result<Vec<_>, _>>()?;
-        body.insert("tools".into(), Value::Array(wire));
-    }
-    if let Some(choice) = request.get("tool_choice") {
-        body.insert("tool_choice".into(), wire_choice(choice, &names)?);
-    }
-    if let Some(schema) = request.get("response_format") {
-        let Value::Object(_) = schema else { return Err(INVALID) };
-        let format = object([
-            ("name", Value::from("result")),
-            ("schema", schema.clone()),
-            ("strict", Value::Bool(true)),
-        ]);
-        body.insert(
-            "response_format".into(),
-            object([("json_schema", format), ("type", Value::from("json_schema"))]),
-        );
-    }
-    match request.get("temperature").or(defaults.temperature.as_ref()) {
-        Some(t) if temperature_ok(t) => {
-            body.insert("temperature".into(), t.clone());
-        }
-        Some(_) => return Err(INVALID),
-        None => {}
-    }
-    let max_tokens = match request.get("max_tokens") {
-        Some(v) => match as_integer(v) {
-            Some(n) if (1..=1_000_000).contains(&n) => Some(n),
-            _ => return Err(INVALID),
-        },
-        None => defaults.max_tokens,
-    };
-    if let Some(n) = max_tokens {
-        body.insert("max_tokens".into(), integer_value(n));
-    }
-    let bytes = json::to_deterministic(&Value::Object(body));
-    if bytes.len() > MAX_REQUEST_BYTES {
-        return Err(INVALID);
-    }
-    Ok(bytes)
-}
-
-fn temperature_ok(value: &Value) -> bool {
+pub(super) fn temperature_ok(value: &Value) -> bool {
     match value {
         Value::Number(n) => match number_integer(n) {
             Some(i) => (0..=2).contains(&i),
@@ -162,129 +100,9 @@ fn temperature_ok(value: &Value) -> bool {
     }
 }
 
-/// One message, Luau form → wire form (models.md §4.2).
-fn wire_message(message: &Value) -> Result<Value, ModelFailure> {
-    let Value::Object(m) = message else { return Err(INVALID) };
-    let role = bounded_string(m.get("role"), 16)?;
-    if !ROLES.contains(&role) {
-        return Err(INVALID);
-    }
-    let content = match m.get("content") {
-        Some(Value::String(s)) => Some(Value::String(s.clone())),
-        None => None,
-        Some(_) => return Err(INVALID),
-    };
-    let mut wire = Map::new();
-    wire.insert("role".into(), Value::from(role));
-    match role {
-        "assistant" => {
-            only_keys(m, &["role", "content", "tool_calls"])?;
-            let calls = match m.get("tool_calls") {
-                None => None,
-                Some(Value::Array(calls)) if !calls.is_empty() && calls.len() <= MAX_TOOL_CALLS => {
-                    Some(calls.iter().map(wire_call).collect::<Result<Vec<_>, _>>()?)
-                }
-                Some(_) => return Err(INVALID),
-            };
-            if content.is_none() && calls.is_none() {
-                return Err(INVALID);
-            }
-            wire.insert("content".into(), content.unwrap_or(Value::Null));
-            if let Some(calls) = calls {
-                wire.insert("tool_calls".into(), Value::Array(calls));
-            }
-        }
-        "tool" => {
-            only_keys(m, &["role", "content", "tool_call_id"])?;
-            let id = bounded_string(m.get("tool_call_id"), 256)?;
-            wire.insert("tool_call_id".into(), Value::from(id));
-            wire.insert("content".into(), content.ok_or(INVALID)?);
-        }
-        _ => {
-            only_keys(m, &["role", "content"])?;
-            wire.insert("content".into(), content.ok_or(INVALID)?);
-        }
-    }
-    Ok(Value::Object(wire))
-}
-
-/// An assistant's tool call → wire form, arguments as JSON text. The Luau form is `{id, name, arguments}`;
-/// the wire form itself (`{id, type = "function", ["function"] = {name, arguments}}`, arguments a JSON
-/// text or a table) is accepted too, so a script may echo an answer's call in either shape (models.md §4.2).
-fn wire_call(call: &Value) -> Result<Value, ModelFailure> {
-    let Value::Object(c) = call else { return Err(INVALID) };
-    let (id, function) = if c.contains_key("function") {
-        only_keys(c, &["id", "type", "function"])?;
-        if c.get("type").is_some_and(|t| t.as_str() != Some("function")) {
-            return Err(INVALID);
-        }
-        let Some(Value::Object(f)) = c.get("function") else { return Err(INVALID) };
-        only_keys(f, &["name", "arguments"])?;
-        (bounded_string(c.get("id"), 256)?, f)
-    } else {
-        only_keys(c, &["id", "name", "arguments"])?;
-        (bounded_string(c.get("id"), 256)?, c)
-    };
-    let name = bounded_string(function.get("name"), 64)?;
-    if !is_function_name(name) {
-        return Err(INVALID);
-    }
-    let arguments = match function.get("arguments") {
-        Some(a @ Value::Object(_)) => json::to_deterministic_string(a),
-        Some(Value::String(text)) => match json::decode(text.as_bytes(), Limits::UPSTREAM_MESSAGE) {
-            Ok(a @ Value::Object(_)) => json::to_deterministic_string(&a),
-            _ => return Err(INVALID),
-        },
-        None => "{}".to_owned(),
-        Some(_) => return Err(INVALID),
-    };
-    let function = object([("arguments", Value::String(arguments)), ("name", Value::from(name))]);
-    Ok(object([("function", function), ("id", Value::from(id)), ("type", Value::from("function"))]))
-}
-
-/// A function tool, Luau form `{name, description?, parameters?}` (or the wire form `{type = "function",
-/// ["function"] = {…}}`) → wire form.
-fn wire_tool(tool: &Value, names: &mut Vec<String>) -> Result<Value, ModelFailure> {
-    let Value::Object(t) = tool else { return Err(INVALID) };
-    let t = match t.get("function") {
-        Some(Value::Object(f)) => {
-            only_keys(t, &["type", "function"])?;
-            if t.get("type").and_then(Value::as_str) != Some("function") {
-                return Err(INVALID);
-            }
-            f
-        }
-        Some(_) => return Err(INVALID),
-        None => t,
-    };
-    only_keys(t, &["name", "description", "parameters"])?;
-    let name = bounded_string(t.get("name"), 64)?;
-    if !is_function_name(name) || names.iter().any(|n| n == name) {
-        return Err(INVALID);
-    }
-    names.push(name.to_owned());
-    let mut function = Map::new();
-    function.insert("name".into(), Value::from(name));
-    match t.get("description") {
-        Some(Value::String(d)) => {
-            function.insert("description".into(), Value::String(d.clone()));
-        }
-        None => {}
-        Some(_) => return Err(INVALID),
-    }
-    match t.get("parameters") {
-        Some(p @ Value::Object(_)) => {
-            function.insert("parameters".into(), p.clone());
-        }
-        None => {}
-        Some(_) => return Err(INVALID),
-    }
-    Ok(object([("function", Value::Object(function)), ("type", Value::from("function"))]))
-}
-
 /// `tool_choice`: `auto`, `none`, `required`, or the name of one of the request's tools (also in the wire
 /// form `{type = "function", ["function"] = {name}}`).
-fn wire_choice(choice: &Value, names: &[String]) -> Result<Value, ModelFailure> {
+pub(super) fn wire_choice(choice: &Value, names: &[String]) -> Result<Value, ModelFailure> {
     let named = choice
         .get("function")
         .filter(|_| choice.get("type").and_then(Value::as_str) == Some("function"))
@@ -305,13 +123,18 @@ fn wire_choice(choice: &Value, names: &[String]) -> Result<Value, ModelFailure> 
 
 const PROTOCOL: ModelFailure = ModelFailure::ProtocolError;
 
-/// models.md §4.3: a 200 body → the Luau-form answer.
+/// models.md §4.3: a 200 body → the Luau-form answer. The decoded document is taken apart, not copied:
+/// the answer's strings move into the Luau form (issue 27).
 pub fn parse_answer(body: &[u8]) -> Result<ChatAnswer, ModelFailure> {
     let limits = Limits { max_bytes: MAX_RESPONSE_BYTES, ..Limits::UPSTREAM_MESSAGE };
-    let value = json::decode(body, limits).map_err(|_| PROTOCOL)?;
-    let choice =
-        value.get("choices").and_then(Value::as_array).and_then(|items| items.first()).ok_or(PROTOCOL)?;
-    let Some(Value::Object(message)) = choice.get("message") else { return Err(PROTOCOL) };
+    let Value::Object(mut value) = json::decode(body, limits).map_err(|_| PROTOCOL)? else {
+        return Err(PROTOCOL);
+    };
+    let mut choice = match value.get_mut("choices") {
+        Some(Value::Array(items)) if !items.is_empty() => items.swap_remove(0),
+        _ => return Err(PROTOCOL),
+    };
+    let Some(Value::Object(message)) = choice.get_mut("message") else { return Err(PROTOCOL) };
     match message.get("role") {
         None | Some(Value::Null) => {}
         Some(Value::String(r)) if r == "assistant" => {}
@@ -319,9 +142,9 @@ pub fn parse_answer(body: &[u8]) -> Result<ChatAnswer, ModelFailure> {
     }
     let mut out = Map::new();
     out.insert("role".into(), Value::from("assistant"));
-    match message.get("content") {
+    match message.remove("content") {
         Some(Value::String(s)) => {
-            out.insert("content".into(), Value::String(s.clone()));
+            out.insert("content".into(), Value::String(s));
         }
         None | Some(Value::Null) => {}
         Some(_) => return Err(PROTOCOL),
@@ -335,8 +158,8 @@ pub fn parse_answer(body: &[u8]) -> Result<ChatAnswer, ModelFailure> {
         }
         Some(_) => return Err(PROTOCOL),
     }
-    let finish_reason = match choice.get("finish_reason") {
-        Some(Value::String(s)) if s.len() <= 64 => Some(s.clone()),
+    let finish_reason = match choice.get_mut("finish_reason").map(Value::take) {
+        Some(Value::String(s)) if s.len() <= 64 => Some(s),
         None | Some(Value::Null) => None,
         Some(_) => return Err(PROTOCOL),
     };

@@ -50,6 +50,45 @@ impl Progress {
     }
 }
 
+/// The answer's body as it arrives: a body that comes in one frame (the usual case) is kept as hyper
+/// handed it, and only a body in several frames is copied together.
+#[derive(Default)]
+enum Received {
+    #[default]
+    Nothing,
+    One(Bytes),
+    Joined(Vec<u8>),
+}
+
+impl Received {
+    fn len(&self) -> usize {
+        match self {
+            Received::Nothing => 0,
+            Received::One(one) => one.len(),
+            Received::Joined(joined) => joined.len(),
+        }
+    }
+
+    fn push(&mut self, data: Bytes) {
+        *self = match std::mem::take(self) {
+            Received::Nothing => Received::One(data),
+            Received::One(one) => Received::Joined([&one[..], &data[..]].concat()),
+            Received::Joined(mut joined) => {
+                joined.extend_from_slice(&data);
+                Received::Joined(joined)
+            }
+        };
+    }
+
+    fn as_slice(&self) -> &[u8] {
+        match self {
+            Received::Nothing => &[],
+            Received::One(one) => one,
+            Received::Joined(joined) => joined,
+        }
+    }
+}
+
 /// The HTTP side of one model site.
 pub struct ModelClient {
     pool: Pool,
@@ -116,18 +155,18 @@ impl ModelClient {
             return Err((chat::status_class(status), Dispatch::True));
         }
         let mut body = response.into_body();
-        let mut bytes = Vec::new();
+        let mut bytes = Received::default();
         while let Some(frame) = body.frame().await {
             let Ok(frame) = frame else { return Err((ModelFailure::TransportError, Dispatch::True)) };
             if let Ok(data) = frame.into_data() {
                 if bytes.len() + data.len() > MAX_RESPONSE_BYTES {
                     return Err((ModelFailure::ResponseTooLarge, Dispatch::True));
                 }
-                bytes.extend_from_slice(&data);
+                bytes.push(data);
             }
         }
         self.release(conn).await;
-        chat::parse_answer(&bytes).map_err(|class| (class, Dispatch::True))
+        chat::parse_answer(bytes.as_slice()).map_err(|class| (class, Dispatch::True))
     }
 
     async fn send(

@@ -2,10 +2,12 @@
 //! warm connection pool, its defaults and its counters.
 //!
 //! Owns the site (`workflow/<declaration>` of one tool), made at startup without contacting the endpoint
-//! (models.md §3.1), its Chat Completions codec (`chat`) and its HTTP exchange (`client`), and the owner
-//! actor that hears the pool's tasks (`owner`). Does not own admission, deadlines, fencing or counting of a
-//! call: the provider runtime runs a model call's steps as it runs a tool call's (models.md §5).
+//! (models.md §3.1), its Chat Completions codec (`chat`, the request body written by `body`) and its HTTP
+//! exchange (`client`), and the owner actor that hears the pool's tasks (`owner`). Does not own admission,
+//! deadlines, fencing or counting of a call: the provider runtime runs a model call's steps as it runs a
+//! tool call's (models.md §5).
 
+mod body;
 pub mod chat;
 pub mod client;
 pub(crate) mod owner;
