@@ -305,10 +305,18 @@ mod tests {
             let sliced = slice(round);
             spin_for_cpu(length - REUSED_READING - Duration::from_micros(100));
             if Instant::now() < started + SLICE_WALL_CAP {
-                assert_eq!(sliced.check_deadline(), Ok(()), "round {round}: ended more than the reuse sooner");
+                assert_eq!(
+                    sliced.check_deadline(),
+                    Ok(()),
+                    "round {round}: ended more than the reuse sooner"
+                );
             }
             spin_for_cpu(REUSED_READING + Duration::from_micros(100));
-            assert_eq!(sliced.check_deadline(), Err(Exhaustion::SliceEnded), "round {round}: ran past its length");
+            assert_eq!(
+                sliced.check_deadline(),
+                Err(Exhaustion::SliceEnded),
+                "round {round}: ran past its length"
+            );
         }
     }
 

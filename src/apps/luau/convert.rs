@@ -221,12 +221,16 @@ pub fn lua_bound(value: &Value) -> usize {
     match value {
         Value::Null | Value::Bool(_) | Value::Number(_) => 0,
         Value::String(s) => STRING.saturating_add(s.len()),
-        Value::Array(items) => items.iter().fold(TABLE.saturating_add(SLOT.saturating_mul(items.len())), |n, v| {
-            n.saturating_add(lua_bound(v))
-        }),
-        Value::Object(map) => map.iter().fold(TABLE.saturating_add(NODE.saturating_mul(map.len())), |n, (k, v)| {
-            n.saturating_add(STRING).saturating_add(k.len()).saturating_add(lua_bound(v))
-        }),
+        Value::Array(items) => {
+            items.iter().fold(TABLE.saturating_add(SLOT.saturating_mul(items.len())), |n, v| {
+                n.saturating_add(lua_bound(v))
+            })
+        }
+        Value::Object(map) => {
+            map.iter().fold(TABLE.saturating_add(NODE.saturating_mul(map.len())), |n, (k, v)| {
+                n.saturating_add(STRING).saturating_add(k.len()).saturating_add(lua_bound(v))
+            })
+        }
     }
 }
 
