@@ -18,7 +18,7 @@ use std::task::{Context, Poll};
 use bytes::Bytes;
 use http_body_util::BodyExt;
 use hyper::body::{Body, Frame};
-use hyper::header::{HeaderValue, CACHE_CONTROL, CONNECTION, CONTENT_TYPE};
+use hyper::header::{HeaderName, HeaderValue, CACHE_CONTROL, CONNECTION, CONTENT_TYPE};
 use hyper::{Response, StatusCode};
 use tokio::sync::{mpsc, Notify};
 
@@ -264,6 +264,10 @@ async fn written(shared: Arc<Shared>, sent: u64) -> Result<(), Gone> {
     }
 }
 
+/// The stream's own header names, made at compile time: a name given as text is parsed at every insert.
+const MCP_PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
+const X_ACCEL_BUFFERING: HeaderName = HeaderName::from_static("x-accel-buffering");
+
 /// The commit's response head (execution.md §4.1) with its stream, and the writer for it. The driver
 /// queues `: accepted` with [`queue_commit`] before handing the response to hyper and waits with
 /// [`committed`]. `http10` gives `connection: close` instead of chunked coding.
@@ -283,8 +287,8 @@ pub fn open(progress: Option<Arc<WriteProgress>>, http10: bool) -> (Response<Res
     let headers = response.headers_mut();
     headers.insert(CONTENT_TYPE, HeaderValue::from_static("text/event-stream; charset=utf-8"));
     headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    headers.insert("mcp-protocol-version", HeaderValue::from_static(PROTOCOL_VERSION));
-    headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    headers.insert(MCP_PROTOCOL_VERSION, HeaderValue::from_static(PROTOCOL_VERSION));
+    headers.insert(X_ACCEL_BUFFERING, HeaderValue::from_static("no"));
     if http10 {
         headers.insert(CONNECTION, HeaderValue::from_static("close"));
     }

@@ -30,6 +30,7 @@ use std::sync::{Arc, Weak};
 use mlua::chunk::ChunkMode;
 use mlua::{Function, Lua, LuaString, Table};
 
+use super::vm::with_room;
 use super::CompiledComponent;
 
 /// Templates a state keeps at most; past it the ones of applications still served are loaded again.
@@ -101,7 +102,7 @@ pub(super) fn instantiate(
     let env = {
         let Some(chunks) = lua.app_data_ref::<Chunks>() else { return load(lua, component, globals) };
         match chunks.get(key) {
-            Some(template) => return clone_into(&template, globals),
+            Some(template) => return clone_into(lua, &template, globals),
             None => chunks.env.clone(),
         }
     };
@@ -109,13 +110,21 @@ pub(super) fn instantiate(
     if let Some(chunks) = lua.app_data_ref::<Chunks>() {
         chunks.insert(key, &component.bytecode, template.clone());
     }
-    clone_into(&template, globals)
+    clone_into(lua, &template, globals)
 }
 
-fn clone_into(template: &Function, globals: &Table) -> mlua::Result<Function> {
-    let function = template.deep_clone()?;
-    function.set_environment(globals.clone())?;
-    Ok(function)
+/// An upper bound of the heap a clone of a chunk's function takes: a closure header (a chunk's main
+/// function has no upvalues in Luau, its globals are its environment).
+const CLONE_BOUND: usize = 1024;
+
+/// A clone of `template` with `globals` as its environment. It runs no Luau code, so where the call has
+/// room for it, it needs no protected call (`vm::with_room`).
+fn clone_into(lua: &Lua, template: &Function, globals: &Table) -> mlua::Result<Function> {
+    with_room(lua, CLONE_BOUND, || {
+        let function = template.deep_clone()?;
+        function.set_environment(globals.clone())?;
+        Ok(function)
+    })
 }
 
 fn load(lua: &Lua, component: &CompiledComponent, env: &Table) -> mlua::Result<Function> {

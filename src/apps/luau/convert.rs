@@ -207,6 +207,33 @@ pub fn to_lua(lua: &Lua, value: &Value) -> mlua::Result<LuaValue> {
     })
 }
 
+/// An upper bound of the Luau heap [`to_lua`] allocates for `value`, for running it without the memory
+/// limit where it cannot reach it (`vm::with_room`). A table is made with its final capacity, so it never
+/// grows while it is filled: its header, its array part (one value slot an item) or its hash part (at most
+/// twice as many nodes as members, rounded up to a power of two); a string is its header and bytes (keys
+/// included; strings Luau already holds take nothing, which the bound ignores). Each size is a generous
+/// multiple of Luau's (a test holds the bound against the heap the conversion took).
+pub fn lua_bound(value: &Value) -> usize {
+    const TABLE: usize = 512;
+    const SLOT: usize = 32;
+    const NODE: usize = 96;
+    const STRING: usize = 256;
+    match value {
+        Value::Null | Value::Bool(_) | Value::Number(_) => 0,
+        Value::String(s) => STRING.saturating_add(s.len()),
+        Value::Array(items) => {
+            items.iter().fold(TABLE.saturating_add(SLOT.saturating_mul(items.len())), |n, v| {
+                n.saturating_add(lua_bound(v))
+            })
+        }
+        Value::Object(map) => {
+            map.iter().fold(TABLE.saturating_add(NODE.saturating_mul(map.len())), |n, (k, v)| {
+                n.saturating_add(STRING).saturating_add(k.len()).saturating_add(lua_bound(v))
+            })
+        }
+    }
+}
+
 #[cfg(test)]
 #[path = "convert_props.rs"]
 mod props;

@@ -14,6 +14,7 @@ use proptest::prelude::*;
 use proptest::sample::select;
 
 use super::*;
+use crate::apps::luau::vm::FRESH_PAGES;
 use crate::json::{decode, number_f64, Limits};
 use crate::support::prop_support::check;
 
@@ -208,4 +209,62 @@ fn prop_luau_tables_to_json() {
         }
         Ok(())
     });
+}
+
+/// `lua_bound` (for `vm::with_room`): the heap a conversion adds, with collection stopped, stays within the
+/// bound plus fresh pages plus what Luau's own arrays may grow by (at most what the heap held before). Values nested up to
+/// the depth bound, wide objects and arrays, long strings.
+#[test]
+fn prop_lua_bound_holds() {
+    let text = crate::json::decode::props::json_text();
+    check("lua_bound", 512, (text, 0usize..70, 0usize..3000), |(text, nest, width)| {
+        let Ok(value) = decode(text.as_bytes(), Limits::REQUEST) else { return Ok(()) };
+        let mut wrapped = value;
+        for _ in 0..nest {
+            wrapped = Value::Array(vec![wrapped]);
+        }
+        let wide: Map<String, Value> =
+            (0..width).map(|i| (format!("k{i}"), Value::String("v".repeat(i % 97)))).collect();
+        for value in [wrapped, Value::Object(wide), Value::Array(vec![Value::from(1.5); width])] {
+            let lua = Lua::new();
+            lua.gc_stop();
+            let before = lua.used_memory();
+            let converted = to_lua(&lua, &value).map_err(|e| TestCaseError::fail(e.to_string()))?;
+            let added = lua.used_memory() - before;
+            let allowed = lua_bound(&value) + FRESH_PAGES + before;
+            prop_assert!(added <= allowed, "{added} > {allowed}");
+            drop(converted);
+        }
+        Ok(())
+    });
+}
+
+/// `lua_bound`'s sizes: with Luau's string table already large enough for the new strings, the heap a
+/// conversion adds stays within the bound and the fresh pages Luau's allocator may start.
+#[test]
+fn lua_bound_covers_each_value() {
+    let lua = Lua::new();
+    let keep = lua.create_table().unwrap();
+    for i in 0..100_000 {
+        keep.raw_set(i + 1, lua.create_string(format!("warm {i}")).unwrap()).unwrap();
+    }
+    lua.gc_stop();
+    let values = [
+        Value::Null,
+        Value::from("Ada"),
+        Value::from("x".repeat(10_000)),
+        serde_json::json!({"name": "Ada"}),
+        serde_json::json!([1, 2.5, true, null, "s", [], {}]),
+        Value::Object((0..3000).map(|i| (format!("key {i}"), Value::from(i))).collect()),
+        Value::Array((0..3000).map(|i| Value::from(format!("item {i}"))).collect()),
+        serde_json::json!({"a": {"b": {"c": [[[{"d": "e"}]]]}}}),
+    ];
+    for value in values {
+        let before = lua.used_memory();
+        let converted = to_lua(&lua, &value).unwrap();
+        let added = lua.used_memory() - before;
+        let allowed = lua_bound(&value) + FRESH_PAGES;
+        assert!(added <= allowed, "{added} > {allowed} for {value}");
+        drop(converted);
+    }
 }

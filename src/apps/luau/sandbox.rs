@@ -17,7 +17,7 @@ use mlua::{Function, Lua, Table};
 
 use super::active::{Active, Core};
 use super::require::load_module;
-use super::vm::{Bases, CallScope, Role};
+use super::vm::{with_room, Bases, CallScope, Role};
 use super::Environment;
 
 /// The sandbox state host functions see: which environment, whether a module chunk is running
@@ -57,6 +57,9 @@ impl SandboxState {
         &self.0.env
     }
 }
+
+/// An upper bound of the heap an empty table takes (Luau's table header is well under it).
+const NEW_TABLE_BOUND: usize = 256;
 
 /// One fresh sandbox for one environment, within one call.
 pub struct Sandbox {
@@ -105,8 +108,12 @@ impl Sandbox {
         }
         let meta =
             lua.app_data_ref::<Bases>().ok_or_else(|| runtime("not a gateway state"))?.of(role).clone();
-        let globals = lua.create_table()?;
-        globals.set_metatable(Some(meta))?;
+        // An empty table takes a few dozen bytes and runs no Luau code (`vm::with_room`).
+        let globals = with_room(lua, NEW_TABLE_BOUND, || {
+            let globals = lua.create_table()?;
+            globals.set_metatable(Some(meta))?;
+            Ok::<_, mlua::Error>(globals)
+        })?;
         let core = Core {
             env,
             globals,

@@ -18,9 +18,9 @@ use super::run::Run;
 use super::{host, CallLimits, CancelToken, FailCause, RunEnd, RunPorts};
 use crate::apps::luau::budget::Budget;
 use crate::apps::luau::chunks::interned;
-use crate::apps::luau::convert::{to_json, to_lua};
+use crate::apps::luau::convert::{lua_bound, to_json, to_lua};
 use crate::apps::luau::sandbox::Sandbox;
-use crate::apps::luau::vm::{CallScope, Role, Vm};
+use crate::apps::luau::vm::{with_room, CallScope, Role, Vm};
 use crate::apps::luau::{CompiledLuau, Environment};
 use crate::config::manifest::Entry;
 
@@ -145,7 +145,8 @@ fn execute(
         return Err(mlua::Error::runtime("the entry is not a function"));
     };
     let entry: Function = entry;
-    let argument = to_lua(lua, input)?;
+    // No Luau code runs in the conversion: where the call has room for it, no protected call is needed.
+    let argument = with_room(lua, lua_bound(input), || to_lua(lua, input))?;
     run.boundary()?;
     on_entry();
     let result: LuaValue = entry.call(argument)?;

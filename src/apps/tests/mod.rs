@@ -13,6 +13,7 @@ mod convert;
 mod header;
 mod luau;
 mod order;
+mod room;
 mod rows;
 mod runtime;
 mod runtime_limits;
