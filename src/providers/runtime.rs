@@ -21,7 +21,8 @@ use tokio::time::Instant;
 
 use super::admission::CallAdmission;
 use super::failure::{CallFailure, Dispatch, FailureClass};
-use super::model::chat::{self, ChatAnswer};
+use super::model::body;
+use super::model::chat::ChatAnswer;
 use super::model::client::ModelError;
 use super::model::ModelSite;
 use super::provider_call::{CallRequest, Inspect};
@@ -153,7 +154,7 @@ impl ProviderRuntime {
         F: Future<Output = ()>,
     {
         // Step 1: the request is formed before anything else; a bad one costs no slot.
-        let body = chat::request_body(&site.defaults, request).map_err(|class| (class, Dispatch::False))?;
+        let body = body::request_body(&site.defaults, request).map_err(|class| (class, Dispatch::False))?;
         let own = Instant::now() + site.timeout;
         let deadline = run_deadline.min(own);
         // The call's deadline timer is armed without unparking the time driver while calls come.

@@ -30,7 +30,7 @@ use std::sync::{Arc, Weak};
 use mlua::chunk::ChunkMode;
 use mlua::{Function, Lua, LuaString, Table};
 
-use super::vm::with_room;
+use super::room::with_room;
 use super::CompiledComponent;
 
 /// Templates a state keeps at most; past it the ones of applications still served are loaded again.
@@ -118,7 +118,7 @@ pub(super) fn instantiate(
 const CLONE_BOUND: usize = 1024;
 
 /// A clone of `template` with `globals` as its environment. It runs no Luau code, so where the call has
-/// room for it, it needs no protected call (`vm::with_room`).
+/// room for it, it needs no protected call (`room::with_room`).
 fn clone_into(lua: &Lua, template: &Function, globals: &Table) -> mlua::Result<Function> {
     with_room(lua, CLONE_BOUND, || {
         let function = template.deep_clone()?;

@@ -208,7 +208,7 @@ pub fn to_lua(lua: &Lua, value: &Value) -> mlua::Result<LuaValue> {
 }
 
 /// An upper bound of the Luau heap [`to_lua`] allocates for `value`, for running it without the memory
-/// limit where it cannot reach it (`vm::with_room`). A table is made with its final capacity, so it never
+/// limit where it cannot reach it (`room::with_room`). A table is made with its final capacity, so it never
 /// grows while it is filled: its header, its array part (one value slot an item) or its hash part (at most
 /// twice as many nodes as members, rounded up to a power of two); a string is its header and bytes (keys
 /// included; strings Luau already holds take nothing, which the bound ignores). Each size is a generous

@@ -14,7 +14,7 @@ use proptest::prelude::*;
 use proptest::sample::select;
 
 use super::*;
-use crate::apps::luau::vm::FRESH_PAGES;
+use crate::apps::luau::room::FRESH_PAGES;
 use crate::json::{decode, number_f64, Limits};
 use crate::support::prop_support::check;
 
@@ -211,7 +211,7 @@ fn prop_luau_tables_to_json() {
     });
 }
 
-/// `lua_bound` (for `vm::with_room`): the heap a conversion adds, with collection stopped, stays within the
+/// `lua_bound` (for `room::with_room`): the heap a conversion adds, with collection stopped, stays within the
 /// bound plus fresh pages plus what Luau's own arrays may grow by (at most what the heap held before). Values nested up to
 /// the depth bound, wide objects and arrays, long strings.
 #[test]

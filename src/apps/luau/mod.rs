@@ -18,6 +18,7 @@ pub mod graph;
 pub mod json_lib;
 pub mod probe;
 pub mod require;
+pub mod room;
 pub mod sandbox;
 pub mod vm;
 

@@ -17,7 +17,8 @@ use mlua::{Function, Lua, Table};
 
 use super::active::{Active, Core};
 use super::require::load_module;
-use super::vm::{with_room, Bases, CallScope, Role};
+use super::room::with_room;
+use super::vm::{Bases, CallScope, Role};
 use super::Environment;
 
 /// The sandbox state host functions see: which environment, whether a module chunk is running
@@ -108,7 +109,7 @@ impl Sandbox {
         }
         let meta =
             lua.app_data_ref::<Bases>().ok_or_else(|| runtime("not a gateway state"))?.of(role).clone();
-        // An empty table takes a few dozen bytes and runs no Luau code (`vm::with_room`).
+        // An empty table takes a few dozen bytes and runs no Luau code (`room::with_room`).
         let globals = with_room(lua, NEW_TABLE_BOUND, || {
             let globals = lua.create_table()?;
             globals.set_metatable(Some(meta))?;

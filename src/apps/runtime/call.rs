@@ -19,8 +19,9 @@ use super::{host, CallLimits, CancelToken, FailCause, RunEnd, RunPorts};
 use crate::apps::luau::budget::Budget;
 use crate::apps::luau::chunks::interned;
 use crate::apps::luau::convert::{lua_bound, to_json, to_lua};
+use crate::apps::luau::room::with_room;
 use crate::apps::luau::sandbox::Sandbox;
-use crate::apps::luau::vm::{with_room, CallScope, Role, Vm};
+use crate::apps::luau::vm::{CallScope, Role, Vm};
 use crate::apps::luau::{CompiledLuau, Environment};
 use crate::config::manifest::Entry;
 

@@ -1,4 +1,4 @@
-//! execution.md §12.8 with `vm::with_room`: host work that runs no Luau code (a sandbox's globals table, a
+//! execution.md §12.8 with `room::with_room`: host work that runs no Luau code (a sandbox's globals table, a
 //! module's clone, the entry input's conversion) runs without the memory limit only where it cannot reach
 //! it, and gives the answer it gives under the limit: the limit is lifted inside and restored after, kept
 //! where the bound does not fit, and an entry input too large for `limits.memory_bytes` still fails the run
@@ -8,7 +8,8 @@ use mlua::Lua;
 
 use super::runtime::{app, failed_by, limits, returned};
 use crate::apps::luau::budget::Budget;
-use crate::apps::luau::vm::{with_room, HostGlobals, Vm};
+use crate::apps::luau::room::with_room;
+use crate::apps::luau::vm::{HostGlobals, Vm};
 use crate::apps::runtime::{run_workflow, CallLimits, CancelToken, FailCause};
 
 const MIB: usize = 1_048_576;

@@ -8,7 +8,6 @@
 
 use serde_json::{Map, Value};
 
-pub use super::body::request_body;
 use crate::codes::model::ModelFailure;
 use crate::json::{self, as_integer, number_f64, number_integer, Limits};
 

@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::json::{decode, Limits};
+use crate::providers::model::body::request_body;
 
 fn parse(text: &str) -> Value {
     decode(text.as_bytes(), Limits::DOCUMENT).unwrap()

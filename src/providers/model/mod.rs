@@ -7,7 +7,7 @@
 //! deadlines, fencing or counting of a call: the provider runtime runs a model call's steps as it runs a
 //! tool call's (models.md §5).
 
-mod body;
+pub(crate) mod body;
 pub mod chat;
 pub mod client;
 pub(crate) mod owner;
