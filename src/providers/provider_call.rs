@@ -81,7 +81,14 @@ pub fn call_params(era: Era, version: &str, name: &str, arguments: Value, tracep
 /// message as maps first. The members are written in their byte order: `id` < `jsonrpc` < `method` <
 /// `params`; `_meta` < `arguments` < `name`; the three `io.modelcontextprotocol/…` keys of
 /// `negotiate::modern_meta` (in that function's order) < `traceparent`.
-pub(crate) fn call_line(id: u64, era: Era, version: &str, name: &str, arguments: &Value, traceparent: &str) -> Vec<u8> {
+pub(crate) fn call_line(
+    id: u64,
+    era: Era,
+    version: &str,
+    name: &str,
+    arguments: &Value,
+    traceparent: &str,
+) -> Vec<u8> {
     let mut out = String::with_capacity(CALL_LINE_CAPACITY);
     out.push_str(r#"{"id":"#);
     write_integer(&mut out, i128::from(id));

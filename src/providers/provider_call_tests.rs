@@ -35,7 +35,8 @@ fn call_messages_are_byte_exact() {
     for (era, expected) in cases {
         assert_eq!(to_deterministic_string(&call_params(era, "v", "echo", args.clone(), TP)), expected);
         let line = call_line(7, era, "v", "echo", &args, TP);
-        let expected_line = format!(r#"{{"id":7,"jsonrpc":"2.0","method":"tools/call","params":{expected}}}"#);
+        let expected_line =
+            format!(r#"{{"id":7,"jsonrpc":"2.0","method":"tools/call","params":{expected}}}"#);
         assert_eq!(String::from_utf8(line), Ok(expected_line));
     }
 }
