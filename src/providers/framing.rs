@@ -102,7 +102,7 @@ pub fn parse_message(line: &[u8]) -> Result<Message, Violation> {
 }
 
 fn envelope(mut map: Map<String, Value>) -> Result<Message, Violation> {
-    if map.remove("jsonrpc") != Some(Value::String("2.0".to_owned())) {
+    if !matches!(map.remove("jsonrpc"), Some(Value::String(version)) if version == "2.0") {
         return Err(Violation::NotAnEnvelope);
     }
     let id = map.remove("id");

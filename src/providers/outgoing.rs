@@ -1,5 +1,6 @@
 //! The fixed messages the stdio transport writes on its own (providers.md §4.3, §10.1): the cancellation
-//! of an abandoned request and the replies to server requests.
+//! of an abandoned request and the replies to server requests; and the generic request line
+//! (providers.md §8.1 step 6) that every request but `tools/call` uses.
 //!
 //! Pure encoders, and why a wait was abandoned ([`AbandonReason`], the cancellation's `reason`); the
 //! transports (`transport.rs`, `http/transport.rs`) decide when to write them.
@@ -29,6 +30,19 @@ impl AbandonReason {
             AbandonReason::Cancelled => FailureClass::McpCancelled,
         }
     }
+}
+
+/// The request line of `method` with `id` and optional `params` (absent: no `params` member, the legacy
+/// first `tools/list`, providers.md §7.2), `DJ` of the message (pins.md §2).
+pub(crate) fn request_line(id: u64, method: &str, params: Option<Value>) -> Vec<u8> {
+    let mut message = Map::new();
+    message.insert("id".to_owned(), Value::from(id));
+    message.insert("jsonrpc".to_owned(), Value::String("2.0".to_owned()));
+    message.insert("method".to_owned(), Value::String(method.to_owned()));
+    if let Some(params) = params {
+        message.insert("params".to_owned(), params);
+    }
+    json::to_deterministic(&Value::Object(message))
 }
 
 pub(crate) fn cancellation_line(id: u64, reason: AbandonReason) -> Vec<u8> {

@@ -11,10 +11,13 @@ use std::future::Future;
 use serde_json::{Map, Value};
 use tokio::time::Instant;
 
+use crate::json::encode::{write_integer, write_string};
+use crate::json::write_deterministic;
+
 use super::failure::{CallFailure, Dispatch, FailureClass};
 pub use super::inspect::Inspect;
 use super::listing::Era;
-use super::negotiate::modern_meta;
+use super::negotiate::{modern_meta, MODERN};
 use super::result::{classify, CallError, CallSuccess};
 use super::transport::{InflightSlot, Settlement, StdioTransport, Waited};
 
@@ -73,6 +76,46 @@ pub fn call_params(era: Era, version: &str, name: &str, arguments: Value, tracep
     Value::Object(params)
 }
 
+/// The `tools/call` request line for `id` (providers.md §8.1 step 6), written directly: the same bytes as
+/// `DJ` (pins.md §2) of the message `{id, jsonrpc, method, params: call_params(…)}`, without building that
+/// message as maps first. The members are written in their byte order: `id` < `jsonrpc` < `method` <
+/// `params`; `_meta` < `arguments` < `name`; the three `io.modelcontextprotocol/…` keys of
+/// `negotiate::modern_meta` (in that function's order) < `traceparent`.
+pub(crate) fn call_line(
+    id: u64,
+    era: Era,
+    version: &str,
+    name: &str,
+    arguments: &Value,
+    traceparent: &str,
+) -> Vec<u8> {
+    let mut out = String::with_capacity(CALL_LINE_CAPACITY);
+    out.push_str(r#"{"id":"#);
+    write_integer(&mut out, i128::from(id));
+    out.push_str(r#","jsonrpc":"2.0","method":"tools/call","params":{"_meta":{"#);
+    if era == Era::Modern {
+        out.push_str(
+            r#""io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"ptc-gateway","version":"#,
+        );
+        write_string(&mut out, version);
+        out.push_str(r#"},"io.modelcontextprotocol/protocolVersion":"#);
+        write_string(&mut out, MODERN);
+        out.push(',');
+    }
+    out.push_str(r#""traceparent":"#);
+    write_string(&mut out, traceparent);
+    out.push_str(r#"},"arguments":"#);
+    write_deterministic(&mut out, arguments);
+    out.push_str(r#","name":"#);
+    write_string(&mut out, name);
+    out.push_str("}}");
+    out.into_bytes()
+}
+
+/// Room for a small call's line in one allocation (the modern `_meta` and traceparent alone take about
+/// 250 bytes).
+const CALL_LINE_CAPACITY: usize = 512;
+
 /// Issue one `tools/call` and wait for it (providers.md §8.1).
 pub async fn call(
     transport: &StdioTransport,
@@ -97,9 +140,10 @@ pub async fn call_reserved(
         let invalid = CallFailure::new(FailureClass::McpRequestInvalid, Dispatch::False);
         return CallOutcome::unsent(failure(invalid));
     }
-    let params =
-        call_params(request.era, request.version, request.name, request.arguments, request.traceparent);
-    let pending = match transport.send_reserved(slot, "tools/call", Some(params), false, request.inspect) {
+    let line = |id| {
+        call_line(id, request.era, request.version, request.name, &request.arguments, request.traceparent)
+    };
+    let pending = match transport.send_line_reserved(slot, false, request.inspect, line) {
         Ok(pending) => pending,
         Err(refused) => return CallOutcome::unsent(failure(refused)),
     };
@@ -120,26 +164,5 @@ pub async fn call_reserved(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::json::to_deterministic_string;
-
-    #[test]
-    fn call_messages_are_byte_exact() {
-        let args = Value::Object(Map::new());
-        let tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
-        let cases = [
-            (
-                Era::Legacy,
-                r#"{"_meta":{"traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"},"arguments":{},"name":"echo"}"#,
-            ),
-            (
-                Era::Modern,
-                r#"{"_meta":{"io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"ptc-gateway","version":"v"},"io.modelcontextprotocol/protocolVersion":"2026-07-28","traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"},"arguments":{},"name":"echo"}"#,
-            ),
-        ];
-        for (era, expected) in cases {
-            assert_eq!(to_deterministic_string(&call_params(era, "v", "echo", args.clone(), tp)), expected);
-        }
-    }
-}
+#[path = "provider_call_tests.rs"]
+mod tests;

@@ -21,6 +21,9 @@ fn hex(bytes: &[u8]) -> String {
     hex
 }
 
+/// `00-` + 32 + `-` + 16 + `-01`.
+const TRACEPARENT_LEN: usize = 55;
+
 fn nonzero<const N: usize>() -> [u8; N] {
     loop {
         let bytes: [u8; N] = rand::random();
@@ -65,14 +68,40 @@ impl TraceId {
 
     /// `00-<trace id>-<fresh parent id>-01`: a new parent id (8 random bytes, not all zero) per call.
     pub fn traceparent(&self) -> String {
-        let parent: [u8; 8] = nonzero();
-        format!("00-{}-{}-01", hex(&self.0), hex(&parent))
+        self.traceparent_with(nonzero())
+    }
+
+    /// The spelling of [`TraceId::traceparent`] for a given parent id, in one allocation of its exact
+    /// length (55 bytes), without the formatting machinery: every provider call writes one.
+    fn traceparent_with(&self, parent: [u8; 8]) -> String {
+        let mut text = String::with_capacity(TRACEPARENT_LEN);
+        text.push_str("00-");
+        crate::json::push_hex(&mut text, &self.0);
+        text.push('-');
+        crate::json::push_hex(&mut text, &parent);
+        text.push_str("-01");
+        text
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_traceparent_is_spelled_as_w3c_writes_it() {
+        let cases =
+            [([0x4b; 16], [0x01; 8]), ([0xff; 16], [0x00, 0, 0, 0, 0, 0, 0, 0x0a]), ([0x00; 16], [0xab; 8])];
+        for (trace, parent) in cases {
+            let text = TraceId(trace).traceparent_with(parent);
+            assert_eq!(text, format!("00-{}-{}-01", hex(&trace), hex(&parent)));
+            assert_eq!((text.len(), text.capacity()), (TRACEPARENT_LEN, TRACEPARENT_LEN));
+        }
+        assert_eq!(
+            TraceId([0x4b; 16]).traceparent_with([0x01; 8]),
+            "00-4b4b4b4b4b4b4b4b4b4b4b4b4b4b4b4b-0101010101010101-01"
+        );
+    }
 
     #[test]
     fn parse_and_traceparent_table() {

@@ -26,7 +26,7 @@ use super::loss::LossState;
 // The loss's and the cancellation's own types, named here too where the transports have always found them.
 pub use super::loss::{LossFault, TransportEvents};
 pub use super::outgoing::AbandonReason;
-use super::outgoing::{cancellation_line, server_reply};
+use super::outgoing::{cancellation_line, request_line, server_reply};
 use super::stderr_ring::StderrRing;
 use super::table::{Reply, Table, WriteState};
 pub use crate::codes::transport::TransportFault;
@@ -270,20 +270,26 @@ impl StdioTransport {
         probe: bool,
         inspect: Option<Inspect<'_>>,
     ) -> Result<Pending, CallFailure> {
+        self.send_line_reserved(slot, probe, inspect, |id| request_line(id, method, params))
+    }
+
+    /// [`StdioTransport::send_reserved`] with the request line written by `line` for the id the table
+    /// assigns (the `tools/call` line is written directly, `provider_call::call_line`; the bytes are
+    /// `DJ` of the message either way, pins.md §2).
+    pub(crate) fn send_line_reserved(
+        &self,
+        slot: InflightSlot,
+        probe: bool,
+        inspect: Option<Inspect<'_>>,
+        line: impl FnOnce(u64) -> Vec<u8>,
+    ) -> Result<Pending, CallFailure> {
         if self.is_sealed() {
             return Err(CallFailure::new(FailureClass::ProviderUnavailable, Dispatch::False));
         }
         let Some((id, rx)) = self.shared.table().register(probe) else {
             return Err(CallFailure::new(FailureClass::ProviderUnavailable, Dispatch::False));
         };
-        let mut message = Map::new();
-        message.insert("id".to_owned(), Value::from(id));
-        message.insert("jsonrpc".to_owned(), Value::String("2.0".to_owned()));
-        message.insert("method".to_owned(), Value::String(method.to_owned()));
-        if let Some(params) = params {
-            message.insert("params".to_owned(), params);
-        }
-        let line = json::to_deterministic(&Value::Object(message));
+        let line = line(id);
         // traces.md §8: the exact line, attributed by its id, before it leaves.
         if let Some(inspect) = inspect {
             inspect.file.request(inspect.provider, inspect.alias, id, inspect.traceparent, &line);
