@@ -62,7 +62,6 @@ use crate::http::observed::ObservedIo;
 use crate::http::progress::WriteProgress;
 use crate::http::response::ResponseBody;
 use crate::http::router::Router;
-use crate::http::self_wake::SelfWakes;
 use crate::http::slots::ConnectionSlot;
 use crate::http::version::{Http11Status, VersionMark};
 
@@ -221,9 +220,6 @@ where
         Done(hyper::Result<()>),
     }
     let mut stopping = false;
-    // hyper's body channel wakes the connection's task from inside its own poll; those wakes are taken
-    // here so that they do not wake the other worker (`self_wake`).
-    let wakes = SelfWakes::default();
     loop {
         let event = tokio::select! {
             biased;
@@ -232,9 +228,7 @@ where
             // An endpoint asked to close without a response (http-mcp.md §6.9 half-close): nothing is
             // written.
             _ = close_requested.wait_for(|c| *c) => Event::Abort,
-            result = std::future::poll_fn(|cx| wakes.poll(cx, |own| connection.poll_without_shutdown(own))) => {
-                Event::Done(result)
-            }
+            result = std::future::poll_fn(|cx| connection.poll_without_shutdown(cx)) => Event::Done(result),
         };
         match event {
             Event::Abort => return Served::Aborted,
