@@ -32,11 +32,14 @@ impl AbandonReason {
     }
 }
 
-/// The request line of `method` with `id` and optional `params` (absent: no `params` member, the legacy
-/// first `tools/list`, providers.md §7.2), `DJ` of the message (pins.md §2).
-pub(crate) fn request_line(id: u64, method: &str, params: Option<Value>) -> Vec<u8> {
+/// One JSON-RPC request of `method` (`id` absent: a notification) with optional `params` (absent: no
+/// `params` member, the legacy first `tools/list`, providers.md §7.2), `DJ` of the message (pins.md §2):
+/// the stdio transport's request lines and the HTTP transport's bodies.
+pub(crate) fn message(id: Option<u64>, method: &str, params: Option<Value>) -> Vec<u8> {
     let mut message = Map::new();
-    message.insert("id".to_owned(), Value::from(id));
+    if let Some(id) = id {
+        message.insert("id".to_owned(), Value::from(id));
+    }
     message.insert("jsonrpc".to_owned(), Value::String("2.0".to_owned()));
     message.insert("method".to_owned(), Value::String(method.to_owned()));
     if let Some(params) = params {

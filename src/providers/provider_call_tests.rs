@@ -9,14 +9,14 @@ use proptest::sample::select;
 use super::*;
 use crate::json::decode::props::json_text;
 use crate::json::to_deterministic_string;
-use crate::providers::outgoing::request_line;
+use crate::providers::outgoing::message;
 use crate::support::prop_support::check;
 
 const TP: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
 
 /// The construction the direct writer replaced.
 fn old_line(id: u64, era: Era, version: &str, name: &str, arguments: &Value, traceparent: &str) -> Vec<u8> {
-    request_line(id, "tools/call", Some(call_params(era, version, name, arguments.clone(), traceparent)))
+    message(Some(id), "tools/call", Some(call_params(era, version, name, arguments.clone(), traceparent)))
 }
 
 #[test]

@@ -26,7 +26,7 @@ use super::loss::LossState;
 // The loss's and the cancellation's own types, named here too where the transports have always found them.
 pub use super::loss::{LossFault, TransportEvents};
 pub use super::outgoing::AbandonReason;
-use super::outgoing::{cancellation_line, request_line, server_reply};
+use super::outgoing::{cancellation_line, message, server_reply};
 use super::stderr_ring::StderrRing;
 use super::table::{Reply, Table, WriteState};
 pub use crate::codes::transport::TransportFault;
@@ -270,7 +270,7 @@ impl StdioTransport {
         probe: bool,
         inspect: Option<Inspect<'_>>,
     ) -> Result<Pending, CallFailure> {
-        self.send_line_reserved(slot, probe, inspect, |id| request_line(id, method, params))
+        self.send_line_reserved(slot, probe, inspect, |id| message(Some(id), method, params))
     }
 
     /// [`StdioTransport::send_reserved`] with the request line written by `line` for the id the table

@@ -21,7 +21,7 @@ use super::super::acquire::{AcquireError, Facts};
 use super::super::failure::{CallFailure, Dispatch, FailureClass};
 use super::super::listing::Era;
 use super::super::loss::LossState;
-use super::super::outgoing::cancellation_line;
+use super::super::outgoing::{cancellation_line, message};
 use super::super::provider_call::{call_params, CallOutcome, CallRequest};
 use super::super::result::{classify, CallError};
 use super::super::transport::{
@@ -32,7 +32,7 @@ use super::exchange::{self, Answer, Post, Progress};
 use super::handshake::{legacy, list, HttpSpec, Negotiated};
 use super::headers::{mirror, EraHeaders};
 use super::session::{OnLoss, Session};
-use super::wire::{message, LegacyHeaders, Wire};
+use super::wire::{LegacyHeaders, Wire};
 use crate::mcp_param::HeaderParam;
 use crate::support::fault::with_task_panic;
 

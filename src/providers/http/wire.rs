@@ -7,11 +7,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use hyper::HeaderMap;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::exchange::{self, Answer, Ctx, Post, Progress, MESSAGE_BOUND};
 use super::headers::{request_headers, EraHeaders};
-use crate::json;
+use crate::providers::outgoing::message;
 
 /// The shared sending side.
 pub struct Wire {
@@ -30,20 +30,6 @@ impl<'a> LegacyHeaders<'a> {
     pub fn era(self) -> EraHeaders<'a> {
         EraHeaders::Legacy { version: self.version, session: self.session }
     }
-}
-
-/// One JSON-RPC message (`id` absent for a notification), deterministic encoding (pins.md §2).
-pub fn message(id: Option<u64>, method: &str, params: Option<Value>) -> Vec<u8> {
-    let mut map = Map::new();
-    if let Some(id) = id {
-        map.insert("id".to_owned(), Value::from(id));
-    }
-    map.insert("jsonrpc".to_owned(), Value::String("2.0".to_owned()));
-    map.insert("method".to_owned(), Value::String(method.to_owned()));
-    if let Some(params) = params {
-        map.insert("params".to_owned(), params);
-    }
-    json::to_deterministic(&Value::Object(map))
 }
 
 impl Wire {
