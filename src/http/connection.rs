@@ -62,6 +62,7 @@ use crate::http::observed::ObservedIo;
 use crate::http::progress::WriteProgress;
 use crate::http::response::ResponseBody;
 use crate::http::router::Router;
+use crate::http::self_wake::SelfWakes;
 use crate::http::slots::ConnectionSlot;
 use crate::http::version::{Http11Status, VersionMark};
 
@@ -149,7 +150,6 @@ pub async fn serve(
     config: ConnectionConfig,
     mut signals: Signals,
 ) {
-    let _slot = slot;
     // Small fixed answers go out at once instead of waiting for Nagle's timer.
     let _ = stream.set_nodelay(true);
     // Set when hyper hands over the first parsed head: until then a stop closes the connection at once.
@@ -187,7 +187,7 @@ pub async fn serve(
     let observed: Box<dyn ConnIo> = Box::new(ObservedIo::new(layer.wrap(stream), activity, progress));
     let io: Box<dyn ConnIo> = Box::new(Http11Status::new(observed, mark));
     let mut connection = builder.serve_connection(TokioIo::new(io), service);
-    let served = drive(&mut connection, &mut signals, &head_received, &mut close_requested).await;
+    let served = drive(&mut connection, &slot, &mut signals, &head_received, &mut close_requested).await;
     let mut io = connection.into_parts().io.into_inner();
     match served {
         Served::Aborted | Served::TimedOut => {}
@@ -205,6 +205,7 @@ pub async fn serve(
 /// Runs hyper until it ends, turning a stop into hyper's graceful shutdown and an abort into an end.
 async fn drive<S>(
     connection: &mut http1::Connection<TokioIo<Box<dyn ConnIo>>, S>,
+    slot: &ConnectionSlot,
     signals: &mut Signals,
     head_received: &AtomicBool,
     close_requested: &mut watch::Receiver<bool>,
@@ -220,6 +221,9 @@ where
         Done(hyper::Result<()>),
     }
     let mut stopping = false;
+    // hyper's body channel wakes the connection's task from inside its own poll; for a connection served
+    // alone those wakes are taken here, so that they do not wake the other worker (`self_wake`).
+    let wakes = SelfWakes::default();
     loop {
         let event = tokio::select! {
             biased;
@@ -228,7 +232,9 @@ where
             // An endpoint asked to close without a response (http-mcp.md §6.9 half-close): nothing is
             // written.
             _ = close_requested.wait_for(|c| *c) => Event::Abort,
-            result = std::future::poll_fn(|cx| connection.poll_without_shutdown(cx)) => Event::Done(result),
+            result = std::future::poll_fn(|cx| {
+                wakes.poll(cx, slot.alone(), |own| connection.poll_without_shutdown(own))
+            }) => Event::Done(result),
         };
         match event {
             Event::Abort => return Served::Aborted,

@@ -26,6 +26,7 @@ pub mod observed;
 pub mod progress;
 pub mod response;
 pub mod router;
+pub(crate) mod self_wake;
 pub mod slots;
 pub mod socket;
 pub(crate) mod soon;

@@ -102,6 +102,14 @@ pub struct ConnectionSlot {
     slots: Arc<Slots>,
 }
 
+impl ConnectionSlot {
+    /// Whether this is the listener's only open connection now: the gate of the connection's self-wake
+    /// (`self_wake`), which pays off only when no other connection keeps the workers busy.
+    pub(crate) fn alone(&self) -> bool {
+        self.slots.open.load(Ordering::Relaxed) <= 1
+    }
+}
+
 impl Drop for ConnectionSlot {
     fn drop(&mut self) {
         self.slots.open.fetch_sub(1, Ordering::AcqRel);
@@ -125,8 +133,10 @@ mod tests {
             SlotSnapshot { ceiling: 2, open: 1, peak: 1 },
             "a reservation is not open"
         );
+        assert!(a.alone(), "one open connection is served alone");
         let b = reserved.bind();
         assert_eq!(slots.snapshot(), SlotSnapshot { ceiling: 2, open: 2, peak: 2 });
+        assert_eq!((a.alone(), b.alone()), (false, false));
         let third = tokio::time::timeout(Duration::from_millis(20), slots.reserve()).await;
         assert!(third.is_err(), "no slot beyond the ceiling");
         drop(a);
