@@ -15,6 +15,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use bytes::Bytes;
 use ptc_actors::{Lease, Refusal};
+use tokio::sync::oneshot;
 use tokio::time::Instant as TokioInstant;
 
 use super::commit::{Head, GROUPING_HOLD};
@@ -56,30 +57,15 @@ pub struct Settlement {
 /// commit may be written: at once, or, for a provider-free run, after the run's first slice
 /// (execution.md §4.5).
 pub async fn answer(shared: &Arc<Shared>, call: AdmittedCall) -> hyper::Response<ResponseBody> {
-    let progress = call.progress.clone();
-    let template = call.tool.clone();
     // The input contract (execution.md §3.1): invalid input is committed and answered without a run slot,
-    // even while every slot is used; its whole stream is known, so it leaves in one write
-    // (execution.md §4.5).
-    if !template.input.is_valid(&call.arguments) {
-        let (response, mut writer) = stream::open(progress, call.http10);
-        let text = fixed_text(template.effect, Dispatch::False, Outcome::InvalidInput);
-        let event = message_event(&tool_error_response(&call.id, text, None));
-        let queued = stream::queue_commit(&mut writer).and_then(|()| writer.queue_last(Bytes::from(event)));
-        tokio::spawn(publish_only(writer, queued, call.lease));
-        return response;
+    // even while every slot is used.
+    if !call.tool.input.is_valid(&call.arguments) {
+        return answer_invalid_input(call);
     }
-    // A write tool is served only with its audit (config.md: `private_audit` is present iff a tool may
-    // write); without a committer its result could not be made durable first (config.md §10).
-    if template.effect == Effect::Write && shared.audit.is_none() {
-        return refuse(RpcError::Unavailable, call);
-    }
-    // Run admission (execution.md §3.3): one slot, at once, or a refusal with the id; the body was read, so
-    // no close.
-    let run = match shared.runs.try_reserve() {
+    let template = call.tool.clone();
+    let run = match reserve_run(shared, &template) {
         Ok(run) => run,
-        Err(Refusal::Exhausted) => return refuse(RpcError::RunCapacityExhausted, call),
-        Err(Refusal::Quiescing | Refusal::Unavailable) => return refuse(RpcError::Unavailable, call),
+        Err(error) => return refuse(error, call),
     };
     let deadline = Instant::now() + Duration::from_millis(template.run_duration_ms);
     // execution.md §3.4: the call id and the trace id, after the granted reservation and before the
@@ -97,7 +83,7 @@ pub async fn answer(shared: &Arc<Shared>, call: AdmittedCall) -> hyper::Response
         drop(run);
         return refuse(RpcError::ArtifactUnavailable, call);
     };
-    let (response, mut writer) = stream::open(progress, call.http10);
+    let (response, mut writer) = stream::open(call.progress.clone(), call.http10);
     // execution.md §4.5: a provider-free run's commit is held back while the run takes its first slice;
     // any other commit is queued now, so it leaves with the head, and the run waits until it was written.
     let (head, released) = if shared.runner.provider_free(&template) {
@@ -106,19 +92,55 @@ pub async fn answer(shared: &Arc<Shared>, call: AdmittedCall) -> hyper::Response
     } else {
         (Head::queued(&mut writer), None)
     };
-    // Linked to the run-admission owner: a panic of the call's work anywhere is that owner's loss
-    // (lifecycle.md §6.3), even one that left the call unanswered.
-    let owner = shared.run_owner.clone();
     // Requests in flight, this one included, read before the call moves into its future: the inline first
-    // poll below is for a call served alone (see there).
+    // poll of `launch` is for a call served alone (see there).
     let served_alone = call.lease.pool().in_use() <= 1;
     let reserved = Reserved { call_id, trace_id, traced, run, deadline };
     // Boxed once here: the call's future is large (the run's watch, the settle path), and a task that is
     // spawned with it inline copies its whole state on the way into the task (issue 27).
-    let mut calling: Calling = Box::pin(call_task(shared.clone(), call, reserved, head, writer));
+    let calling: Calling = Box::pin(call_task(shared.clone(), call, reserved, head, writer));
+    launch(shared, calling, released, served_alone).await;
+    response
+}
+
+/// The invalid-input answer (execution.md §3.1, §4.3): its whole stream is known, so it leaves in one
+/// write (execution.md §4.5); nothing was dispatched.
+fn answer_invalid_input(call: AdmittedCall) -> hyper::Response<ResponseBody> {
+    let (response, mut writer) = stream::open(call.progress.clone(), call.http10);
+    let text = fixed_text(call.tool.effect, Dispatch::False, Outcome::InvalidInput);
+    let event = message_event(&tool_error_response(&call.id, text, None));
+    let queued = stream::queue_commit(&mut writer).and_then(|()| writer.queue_last(Bytes::from(event)));
+    tokio::spawn(publish_only(writer, queued, call.lease));
+    response
+}
+
+/// Run admission (execution.md §3.3): one slot, at once, or the refusal to answer with the call's id (the
+/// body was read, so no close).
+fn reserve_run(shared: &Shared, template: &ServedTool) -> Result<Lease, RpcError> {
+    // A write tool is served only with its audit (config.md: `private_audit` is present iff a tool may
+    // write); without a committer its result could not be made durable first (config.md §10).
+    if template.effect == Effect::Write && shared.audit.is_none() {
+        return Err(RpcError::Unavailable);
+    }
+    shared.runs.try_reserve().map_err(|refusal| match refusal {
+        Refusal::Exhausted => RpcError::RunCapacityExhausted,
+        Refusal::Quiescing | Refusal::Unavailable => RpcError::Unavailable,
+    })
+}
+
+/// Starts the call's work, linked to the run-admission owner: a panic of the call's work anywhere is that
+/// owner's loss (lifecycle.md §6.3), even one that left the call unanswered. Returns once the response
+/// may go to hyper: at once for a queued commit, after the release of a held one (execution.md §4.5).
+async fn launch(
+    shared: &Shared,
+    mut calling: Calling,
+    released: Option<oneshot::Receiver<()>>,
+    served_alone: bool,
+) {
+    let owner = &shared.run_owner;
     let Some(released) = released else {
         drop(owner.spawn_linked(async move { calling.await.finish().await }));
-        return response;
+        return;
     };
     if !served_alone || shared.runs.in_use() > 1 {
         // Other requests or runs are in progress: the call goes to its own task, which the runtime may
@@ -130,14 +152,14 @@ pub async fn answer(shared: &Arc<Shared>, call: AdmittedCall) -> hyper::Response
         // Dropped without a release only by a panic of the call's task, which fences the domain; the
         // response then ends with what was queued.
         let _ = released.await;
-        return response;
+        return;
     }
     // A held commit, a call served alone and no other run in progress: the call's first poll (the run's
     // first slice, and for a run that settled in it the classification and the message) happens here, on
-    // the task that serves the request. A quick call then needs no hand-off between tasks before its response goes to hyper,
-    // and so no wake-up of the idle worker (issue 27, G1); what remains (the wait for the write, then the
-    // releases of execution.md §10) runs in a small task of its own. Anything else goes on in the call's
-    // own task as above.
+    // the task that serves the request. A quick call then needs no hand-off between tasks before its
+    // response goes to hyper, and so no wake-up of the idle worker (issue 27, G1); what remains (the wait
+    // for the write, then the releases of execution.md §10) runs in a small task of its own. Anything else
+    // goes on in the call's own task as above.
     let polled = std::future::poll_fn(|cx| {
         let poll = std::panic::AssertUnwindSafe(|| calling.as_mut().poll(cx));
         std::task::Poll::Ready(std::panic::catch_unwind(poll))
@@ -154,7 +176,6 @@ pub async fn answer(shared: &Arc<Shared>, call: AdmittedCall) -> hyper::Response
         // The owner's loss, as for a panic in the call's task; the response ends with what was queued.
         Err(_) => owner.report_lost_work(),
     }
-    response
 }
 
 /// What a call holds once its run slot was granted: its ids, its trace files, the slot and the deadline.
@@ -309,21 +330,7 @@ async fn drive(
     // commit is written; a failed or late commit dispatches nothing.
     if !head.is_held() && committed_in_time(&mut head, &mut writer).await.is_err() {
         writer.abandon();
-        // audit-events.md §3.5: a commit that could not be written counts as publication_failed.
-        shared.events.publication_failed(tool.index());
-        let ended = trace::Ended {
-            outcome: Outcome::PublicationFailed,
-            dispatch: Dispatch::False,
-            disconnected: true,
-            why: None,
-            published: trace::Published::default(),
-        };
-        trace::end(shared, tool, traced, ended);
-        return Drove::Ended(Settlement {
-            outcome: Outcome::PublicationFailed,
-            dispatch: Dispatch::False,
-            disconnected: true,
-        });
+        return commit_failed(shared, tool, traced);
     }
     let started_at = SystemTime::now();
     let activation = shared.runner.activate(tool, arguments, deadline, trace_id, &traced);
@@ -359,7 +366,38 @@ async fn drive(
     if disconnected {
         return Drove::Ended(Settlement { outcome, dispatch, disconnected });
     }
-    let message = Bytes::from(message_event(&response));
+    publish(shared, tool, head, writer, Bytes::from(message_event(&response)), (outcome, dispatch)).await
+}
+
+/// A commit that could not be written in time (execution.md §4.2): nothing was dispatched, and it counts
+/// as publication_failed (audit-events.md §3.5).
+fn commit_failed(shared: &Shared, tool: &ServedTool, traced: RunFiles) -> Drove {
+    shared.events.publication_failed(tool.index());
+    let ended = trace::Ended {
+        outcome: Outcome::PublicationFailed,
+        dispatch: Dispatch::False,
+        disconnected: true,
+        why: None,
+        published: trace::Published::default(),
+    };
+    trace::end(shared, tool, traced, ended);
+    Drove::Ended(Settlement {
+        outcome: Outcome::PublicationFailed,
+        dispatch: Dispatch::False,
+        disconnected: true,
+    })
+}
+
+/// Publishes a settled call's message event (execution.md §4.4): with a held commit in the same write
+/// (§4.5), otherwise after the commit within the write bound (§9).
+async fn publish(
+    shared: &Shared,
+    tool: &ServedTool,
+    mut head: Head,
+    mut writer: StreamWriter,
+    message: Bytes,
+    (outcome, dispatch): (Outcome, Dispatch),
+) -> Drove {
     let injected = fault::injected(FaultPoint::PublicationWrite);
     if head.is_held() && !injected {
         // execution.md §4.5: the head, `: accepted`, the event and the end in one write, which the call's

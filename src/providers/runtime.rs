@@ -19,7 +19,7 @@ use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
-use super::admission::CallAdmission;
+use super::admission::{ActiveSlot, CallAdmission};
 use super::failure::{CallFailure, Dispatch, FailureClass};
 use super::model::body;
 use super::model::chat::ChatAnswer;
@@ -29,7 +29,7 @@ use super::provider_call::{CallRequest, Inspect};
 use super::result::{CallError, CallSuccess};
 use super::sites::{finish_all, Site};
 use super::trace::TraceId;
-use super::transport::LossFault;
+use super::transport::{LossFault, Settlement};
 use crate::codes::domain::DomainContext;
 use crate::codes::model::ModelFailure;
 use crate::codes::NotReadyCause;
@@ -258,15 +258,28 @@ impl ProviderRuntime {
         let Some(settlement) = outcome.settlement else {
             return Called { result: outcome.result, settling: None, request_id: outcome.request_id };
         };
-        // providers.md §10.2: detached; it keeps its admission slot until it settles.
+        let settling = self.watch_detached(site, settlement, active, outstanding);
+        Called { result: outcome.result, settling: Some(settling), request_id: outcome.request_id }
+    }
+
+    /// providers.md §10.2: a detached request keeps its admission slot, and counts as outstanding for the
+    /// provider cleanup stage (S5), until it settles; one that never settles within the settlement deadline
+    /// fences the domain (`provider_cleanup_failed`), while its transport stays open. The caller owns the
+    /// task through the returned handle (`Called::settling`).
+    fn watch_detached(
+        &self,
+        site: &Site,
+        settlement: Settlement,
+        active: ActiveSlot,
+        outstanding: Outstanding,
+    ) -> JoinHandle<bool> {
         site.counters.bump(CounterKind::Detached);
         let (domain, events, counters) = (self.domain.clone(), self.events.clone(), site.counters.clone());
         let (tool, provider) = (site.tool.clone(), site.provider.clone());
-        let settling = tokio::spawn(async move {
+        tokio::spawn(async move {
             let settled = settlement.settled().await.is_ok();
             drop(active);
             if !settled {
-                // providers.md §10.2: a provider cleanup failure fences the domain; the transport stays open.
                 counters.bump(CounterKind::SettlementTimeout);
                 if domain.fence_unreported(NotReadyCause::ProviderCleanupFailed) {
                     events.pair_not_ready(NotReadyCause::ProviderCleanupFailed, &tool, &provider);
@@ -274,8 +287,7 @@ impl ProviderRuntime {
             }
             drop(outstanding);
             settled
-        });
-        Called { result: outcome.result, settling: Some(settling), request_id: outcome.request_id }
+        })
     }
 
     /// Shutdown stage S4, checkpoint events (audit-events.md §3.6): the stderr tail of every transport that

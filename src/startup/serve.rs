@@ -73,17 +73,7 @@ pub async fn start(args: &GatewayArgs, held: &mut Startup) -> Result<Gateway, Re
     let docs = documents::load(args)?;
     stage_artifact_root(&docs, held)?;
     let events = held.events.clone();
-    // The domain supervisor, the root of the tree, starts with the event log (stage 4), so that the
-    // log's writer has an owner in the tree; its readiness and shutdown transitions become records
-    // (audit-events.md §3.6).
-    let ctx = DomainContext::new(Arc::new(events.clone()));
-    let domain = DomainHandle::start(ctx.clone())
-        .await
-        .map_err(|e| Refusal::because(StartupCode::InternalError, &e))?;
-    held.stack.push(Part::Domain(domain.clone()));
-    crate::events::owner::start(&domain, events.clone())
-        .await
-        .map_err(|e| Refusal::because(StartupCode::InternalError, &e))?;
+    let (ctx, domain) = stage_domain(held).await?;
     // lifecycle.md §3.2 "Event emission": `templates` is started at stage 5 and ready after stage 6.
     events.stage(StartupStage::Templates, StartupOutcome::Started);
     // Shared with the MCP front (the listing, the tool lookup and the `Mcp-Param-*` check) for the life of
@@ -119,24 +109,7 @@ pub async fn start(args: &GatewayArgs, held: &mut Startup) -> Result<Gateway, Re
     let bound = stage_listeners(&docs, front, &events)?;
     held.stack.push(Part::Listeners(bound));
     events.stage(StartupStage::Listener, StartupOutcome::Ready);
-    // Stage 12: the listeners subtree starts the accept loops; readiness becomes true. The stack keeps
-    // everything until every step succeeded, so a failure here releases everything (lifecycle.md §5.2).
-    let bound = held.stack.take_listeners().ok_or(StartupCode::InternalError)?;
-    let serving = listeners::serve(bound, &domain)
-        .await
-        .map_err(|e| Refusal::because(StartupCode::InternalError, &e))?;
-    if !ctx.mark_ready() {
-        // An owner was lost between its start and now (its watching began when it started): the domain
-        // was fenced during startup. A lost transport is the provider runtime's unavailability.
-        let stopper = serving.stopper();
-        stopper.stop_accepting();
-        stopper.close_all();
-        return Err(match ctx.readiness().cause() {
-            Some(NotReadyCause::ProviderRuntimeLost) => StartupCode::ProviderRuntimeUnavailable,
-            _ => StartupCode::InternalError,
-        }
-        .into());
-    }
+    let serving = stage_serve(held, &ctx, &domain).await?;
     tracing::info!("ready");
     let metrics = start_metrics(&docs, held, &domain, &ctx, &pools, &warm).await;
     fault::mark_serving();
@@ -157,6 +130,48 @@ pub async fn start(args: &GatewayArgs, held: &mut Startup) -> Result<Gateway, Re
         policy,
         providers: warm.runtime,
     })
+}
+
+/// The domain supervisor, the root of the tree, starts with the event log (stage 4), so that the log's
+/// writer has an owner in the tree; its readiness and shutdown transitions become records
+/// (audit-events.md §3.6).
+async fn stage_domain(held: &mut Startup) -> Result<(DomainContext, DomainHandle), Refusal> {
+    let events = held.events.clone();
+    let ctx = DomainContext::new(Arc::new(events.clone()));
+    let domain = DomainHandle::start(ctx.clone())
+        .await
+        .map_err(|e| Refusal::because(StartupCode::InternalError, &e))?;
+    held.stack.push(Part::Domain(domain.clone()));
+    crate::events::owner::start(&domain, events)
+        .await
+        .map_err(|e| Refusal::because(StartupCode::InternalError, &e))?;
+    Ok((ctx, domain))
+}
+
+/// Stage 12: the listeners subtree starts the accept loops; readiness becomes true. The stack keeps
+/// everything until every step succeeded, so a failure here releases everything (lifecycle.md §5.2).
+async fn stage_serve(
+    held: &mut Startup,
+    ctx: &DomainContext,
+    domain: &DomainHandle,
+) -> Result<listeners::Serving, Refusal> {
+    let bound = held.stack.take_listeners().ok_or(StartupCode::InternalError)?;
+    let serving = listeners::serve(bound, domain)
+        .await
+        .map_err(|e| Refusal::because(StartupCode::InternalError, &e))?;
+    if !ctx.mark_ready() {
+        // An owner was lost between its start and now (its watching began when it started): the domain
+        // was fenced during startup. A lost transport is the provider runtime's unavailability.
+        let stopper = serving.stopper();
+        stopper.stop_accepting();
+        stopper.close_all();
+        return Err(match ctx.readiness().cause() {
+            Some(NotReadyCause::ProviderRuntimeLost) => StartupCode::ProviderRuntimeUnavailable,
+            _ => StartupCode::InternalError,
+        }
+        .into());
+    }
+    Ok(serving)
 }
 
 /// The fault tests' `PTC_FAULT=panic_owner:<path>`: once serving, the tree node at `<path>` (or, for
