@@ -130,7 +130,8 @@ impl EventFiles {
         // would refuse it forever, `O_EXCL`), and the next attempt opens the next number
         // (audit-events.md §3.3).
         self.next_sequence = sequence.saturating_add(1);
-        let file = self.dir.create_file(OsStr::new(&name)).map_err(|error| WriteFail::Open { sequence, error })?;
+        let file =
+            self.dir.create_file(OsStr::new(&name)).map_err(|error| WriteFail::Open { sequence, error })?;
         let keep = self.max_retained_files - 1;
         while self.retained.len() > keep {
             let oldest = self.retained.remove(0);

@@ -136,7 +136,9 @@ mod tests {
         // The failed open leaves its reason in the debug log, once; the suspended drops after it do not.
         assert_eq!(
             log.lines_with("event record dropped"),
-            [r#"DEBUG event record dropped error=event file 1 not opened: a filesystem operation failed (open): File exists"#]
+            [
+                r#"DEBUG event record dropped error=event file 1 not opened: a filesystem operation failed (open): File exists"#
+            ]
         );
     }
 }

@@ -165,8 +165,8 @@ impl ProviderRuntime {
         F: Future<Output = ()>,
     {
         // Step 1: the request is formed before anything else; a bad one costs no slot.
-        let body =
-            body::request_body(&site.defaults, request).map_err(|class| Failed::from((class, Dispatch::False)))?;
+        let body = body::request_body(&site.defaults, request)
+            .map_err(|class| Failed::from((class, Dispatch::False)))?;
         let own = Instant::now() + site.timeout;
         let deadline = run_deadline.min(own);
         // The call's deadline timer is armed without unparking the time driver while calls come.

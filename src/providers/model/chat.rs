@@ -166,13 +166,18 @@ pub fn parse_answer(body: &[u8]) -> Result<ChatAnswer, AnswerMismatch> {
             out.insert("tool_calls".into(), Value::Array(calls));
         }
         Some(_) => {
-            return Err(wrong("/choices/0/message/tool_calls", "an array of at most 128 calls, null or absent"))
+            return Err(wrong(
+                "/choices/0/message/tool_calls",
+                "an array of at most 128 calls, null or absent",
+            ))
         }
     }
     let finish_reason = match choice.get_mut("finish_reason").map(Value::take) {
         Some(Value::String(s)) if s.len() <= 64 => Some(s),
         None | Some(Value::Null) => None,
-        Some(_) => return Err(wrong("/choices/0/finish_reason", "a string of at most 64 bytes, null or absent")),
+        Some(_) => {
+            return Err(wrong("/choices/0/finish_reason", "a string of at most 64 bytes, null or absent"))
+        }
     };
     let usage = match value.get("usage") {
         None | Some(Value::Null) => Usage::default(),

@@ -172,7 +172,9 @@ impl ModelClient {
         let mut body = response.into_body();
         let mut bytes = Received::default();
         while let Some(frame) = body.frame().await {
-            let Ok(frame) = frame else { return Err(Failed::from((ModelFailure::TransportError, Dispatch::True))) };
+            let Ok(frame) = frame else {
+                return Err(Failed::from((ModelFailure::TransportError, Dispatch::True)));
+            };
             if let Ok(data) = frame.into_data() {
                 if bytes.len() + data.len() > MAX_RESPONSE_BYTES {
                     return Err(Failed::from((ModelFailure::ResponseTooLarge, Dispatch::True)));
