@@ -177,7 +177,8 @@ mod tests {
     #[test]
     fn the_violation_is_the_one_behind_the_first_loss() {
         let not_json = DecodeError { kind: DecodeErrorKind::Syntax, offset: 0, line: 1, column: 1 };
-        let cases: [(&[Result<Violation, LossFault>], Option<LossFault>, Option<Violation>); 4] = [
+        type Case<'a> = (&'a [Result<Violation, LossFault>], Option<LossFault>, Option<Violation>);
+        let cases: [Case; 4] = [
             (
                 &[Ok(Violation::NotJson(not_json))],
                 Some(LossFault::ProtocolError),

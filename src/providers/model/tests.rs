@@ -204,8 +204,17 @@ async fn no_listener_is_a_transport_error_with_nothing_sent() {
         listener.local_addr().unwrap().port()
     };
     let site = site(port, "/v1", 4, Duration::from_secs(5));
+    let log = crate::support::log_capture::capture();
     let got = site.client().chat(body(), Instant::now() + Duration::from_secs(5), true, never()).await;
     assert_eq!(got.err(), Some(Failed::from((ModelFailure::TransportError, Dispatch::False))));
+    // Why nothing was sent is in the debug log: the OS's reason, and not the endpoint.
+    assert_eq!(
+        log.lines_with("not opened"),
+        [format!(
+            "DEBUG upstream connection not opened error={}",
+            std::io::Error::from_raw_os_error(nix::errno::Errno::ECONNREFUSED as i32)
+        )]
+    );
 }
 
 // models.md §3.2 and §5.1 step 3: once the runtime closed its model sites (shutdown stage S5, or a
