@@ -146,7 +146,7 @@ fn answer_vectors() {
         ("A8 a negative token count", r#"{"choices":[{"message":{"content":"x"}}],"usage":{"total_tokens":-1}}"#.into(), Err("/usage/total_tokens: expected a non-negative integer, null or absent")),
         ("A9 no finish_reason, no usage", r#"{"choices":[{"message":{"content":"x"}}]}"#.into(), Ok((r#"{"content":"x","role":"assistant"}"#, None, Usage::default()))),
         ("A10 a duplicate key", r#"{"choices":[{"message":{"content":"x","content":"y"}}]}"#.into(), Err("the body is not strict JSON: duplicate_key at byte 38 (line 1, column 39)")),
-        // The other rules of §4.3, one row each: where the log says the answer broke.
+        // The other rules of models.md §4.3, one row each: where the log says the answer broke.
         ("not an object", "[1]".into(), Err("the body: expected an object")),
         ("no message", r#"{"choices":[{"text":"secret"}]}"#.into(), Err("/choices/0/message: expected an object")),
         ("content a number", r#"{"choices":[{"message":{"content":7}}]}"#.into(), Err("/choices/0/message/content: expected a string, null or absent")),

@@ -47,7 +47,7 @@ impl fmt::Display for Member {
 pub enum AnswerMismatch {
     /// The strict decoder refused the body (its kind and position only).
     NotJson(DecodeError),
-    /// A member is absent or not of the form §4.3 allows; `expected` is that form.
+    /// A member is absent or not of the form models.md §4.3 allows; `expected` is that form.
     Member { at: Member, expected: &'static str },
     /// A tool call's `arguments` string is not strict JSON.
     ArgumentsNotJson { call: usize, error: DecodeError },

@@ -263,7 +263,7 @@ fn runtime_of(model: Arc<ModelSite>) -> crate::providers::runtime::ProviderRunti
     ProviderRuntime::new((Vec::new(), vec![model]), admission, domain, EventLog::disabled(), "0.1.0".into())
 }
 
-// models.md §4.3, §6 and §9 "Diagnostics": a 200 answer that breaks §4.3 is `model_protocol_error`,
+// models.md §4.3, §6 and §9 "Diagnostics": a 200 answer that breaks the answer's rule is `model_protocol_error`,
 // dispatch `true`, as before; the debug log names the tool, the provider and the rule broken, and none of
 // the body's text. Other failures leave no such line.
 #[tokio::test]
