@@ -15,19 +15,27 @@ use std::ffi::OsStr;
 use std::fs::File;
 use std::io::Write;
 
-use crate::storage::{sync_fd, EventFile, PrivateDir};
+use nix::errno::Errno;
 
-/// Why a line was not written (each is one dropped record, audit-events.md §3.7).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+use crate::storage::{sync_fd, EventFile, PrivateDir, StorageError};
+
+/// Why a line was not written (each is one dropped record, audit-events.md §3.7). An open or a write
+/// failure keeps the operating system's reason for the debug log (the event log cannot record its own
+/// failure; the sink logs it, issue 25's rule).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum WriteFail {
     /// Longer than `max_file_bytes` (audit-events.md §3.3).
+    #[error("the record is longer than max_file_bytes")]
     Oversized,
     /// A failure earlier in this interval: nothing is written until the next tick.
+    #[error("writing is suspended until the next interval")]
     Suspended,
-    /// Creating the file or retention failed.
-    Open,
-    /// The write failed or was short.
-    Write,
+    /// Creating the file (its sequence number) or the retention after it failed, and the storage error.
+    #[error("event file {sequence} not opened: {error}")]
+    Open { sequence: u64, error: StorageError },
+    /// The write failed (its errno) or was short (`None`).
+    #[error("event file write failed: {}", .0.map_or("short write", |errno| errno.desc()))]
+    Write(Option<Errno>),
 }
 
 struct OpenFile {
@@ -97,21 +105,20 @@ impl EventFiles {
                 return Err(fail);
             }
         }
-        let Some(open) = self.open.as_mut() else { return Err(WriteFail::Open) };
-        match open.file.write(line) {
+        let Some(open) = self.open.as_mut() else { return Err(WriteFail::Suspended) };
+        let failed = match open.file.write(line) {
             Ok(written) if written == line.len() => {
                 open.size += n;
                 open.dirty = true;
-                Ok(())
+                return Ok(());
             }
-            _ => {
-                // audit-events.md §3.7: the file is closed; drops until the next tick, which opens a new
-                // file.
-                self.close_open();
-                self.suspended = true;
-                Err(WriteFail::Write)
-            }
-        }
+            Ok(_) => None,
+            Err(e) => Some(e.raw_os_error().map_or(Errno::UnknownErrno, Errno::from_raw)),
+        };
+        // audit-events.md §3.7: the file is closed; drops until the next tick, which opens a new file.
+        self.close_open();
+        self.suspended = true;
+        Err(WriteFail::Write(failed))
     }
 
     /// Creates the next file, then applies retention (audit-events.md §3.3). On a retention failure the new
@@ -123,16 +130,17 @@ impl EventFiles {
         // would refuse it forever, `O_EXCL`), and the next attempt opens the next number
         // (audit-events.md §3.3).
         self.next_sequence = sequence.saturating_add(1);
-        let file = self.dir.create_file(OsStr::new(&name)).map_err(|_| WriteFail::Open)?;
+        let file =
+            self.dir.create_file(OsStr::new(&name)).map_err(|error| WriteFail::Open { sequence, error })?;
         let keep = self.max_retained_files - 1;
         while self.retained.len() > keep {
             let oldest = self.retained.remove(0);
-            if self.dir.remove_file(OsStr::new(&oldest)).is_err() {
+            if let Err(error) = self.dir.remove_file(OsStr::new(&oldest)) {
                 self.retained.insert(0, oldest);
                 drop(file);
                 let _ = self.dir.remove_file(OsStr::new(&name));
                 let _ = self.dir.sync();
-                return Err(WriteFail::Open);
+                return Err(WriteFail::Open { sequence, error });
             }
         }
         // Best effort: the log is not a durability barrier (audit-events.md §3.3); a failed sync is not a

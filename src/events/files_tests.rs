@@ -112,7 +112,8 @@ fn an_open_failure_suspends_until_the_next_tick() {
     // run as root, so a mode change would not).
     let squatter = format!("{sref}-00000000000000000001.jsonl");
     fs::write(dir.join(&squatter), b"").unwrap();
-    assert_eq!(files.write_line(LINE), Err(WriteFail::Open));
+    let refused = StorageError::io(crate::storage::Op::Open, Errno::EEXIST);
+    assert_eq!(files.write_line(LINE), Err(WriteFail::Open { sequence: 1, error: refused }));
     assert_eq!(files.write_line(LINE), Err(WriteFail::Suspended));
     files.tick();
     files.write_line(LINE).unwrap();

@@ -12,7 +12,7 @@ use std::time::Duration;
 use ptc_actors::EventSink;
 
 use super::counters::Counters;
-use super::files::EventFiles;
+use super::files::{EventFiles, WriteFail};
 use super::record::{CounterKind, Event, Record};
 
 /// Files plus the shared counter slots.
@@ -27,7 +27,18 @@ impl Sink {
     }
 
     fn write_event(&mut self, event: &Event) -> bool {
-        event.to_line().is_some_and(|line| self.files.write_line(line.as_bytes()).is_ok())
+        let Some(line) = event.to_line() else { return false };
+        match self.files.write_line(line.as_bytes()) {
+            Ok(()) => true,
+            Err(error) => {
+                // The event log cannot hold its own failure: the OS's reason goes to the debug log, once
+                // per failure (the drops that follow until the next tick are `Suspended`).
+                if matches!(error, WriteFail::Open { .. } | WriteFail::Write(_)) {
+                    tracing::debug!(%error, "event record dropped");
+                }
+                false
+            }
+        }
     }
 
     /// Every nonzero slot in report order; subtracts exactly what was written.
@@ -102,6 +113,7 @@ mod tests {
             EventFiles::new(store.dir().try_clone().unwrap(), sref.as_str(), 4096, 4, store.inventory());
         let counters = Arc::new(Counters::new(vec!["echo".into()]));
         let mut sink = Sink::new(files, counters.clone());
+        let log = crate::support::log_capture::capture();
         // The first file cannot be created (an entry of its name appeared; root ignores modes).
         fs::write(root.join(format!("events/{sref}-00000000000000000001.jsonl")), b"").unwrap();
         let record = || {
@@ -121,5 +133,12 @@ mod tests {
         assert_eq!(kinds, ["dropped", "stage"]);
         assert!(text.lines().next().unwrap().contains("\"count\":3,\"interval_ms\":1000"), "{text}");
         assert!(counters.readings().is_empty(), "the reported count was subtracted");
+        // The failed open leaves its reason in the debug log, once; the suspended drops after it do not.
+        assert_eq!(
+            log.lines_with("event record dropped"),
+            [
+                r#"DEBUG event record dropped error=event file 1 not opened: a filesystem operation failed (open): File exists"#
+            ]
+        );
     }
 }

@@ -8,7 +8,7 @@
 use serde_json::{Map, Value};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt};
 
-use crate::json::{self, as_integer, Limits};
+use crate::json::{self, as_integer, DecodeError, Limits};
 
 /// The stdout line limit, terminator excluded (providers.md §15).
 pub const MAX_LINE: usize = 8_388_608;
@@ -85,16 +85,28 @@ pub enum Message {
     Error { id: WireId, code: i128, data: Option<Value> },
 }
 
-/// Why a line is a protocol violation (providers.md §4.2); kept for diagnostics, never for the wire.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Why a line or a message is a protocol violation (providers.md §4.2, §4.3, §12.1); kept for the debug
+/// log, never for the wire or a record. Holds no text of the line (an upstream may write anything): the
+/// decoder's kind and position at most.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum Violation {
-    NotJson,
+    #[error("the line is not {0}")]
+    NotJson(DecodeError),
+    #[error("the message is not a JSON-RPC 2.0 request, notification or response")]
     NotAnEnvelope,
+    #[error("the line is longer than 8,388,608 bytes")]
+    TooLong,
+    #[error("a response to an id the gateway never issued, or an error with a null id")]
+    UnissuedId,
+    #[error("a response that does not answer the request")]
+    NotTheAnswer,
+    #[error("more than 64 replies to the server's requests wait for the writer")]
+    RepliesFull,
 }
 
 /// Classify one line as a message shape, or a violation.
 pub fn parse_message(line: &[u8]) -> Result<Message, Violation> {
-    let value = json::decode(line, Limits::UPSTREAM_MESSAGE).map_err(|_| Violation::NotJson)?;
+    let value = json::decode(line, Limits::UPSTREAM_MESSAGE).map_err(Violation::NotJson)?;
     let Value::Object(map) = value else {
         return Err(Violation::NotAnEnvelope);
     };
@@ -153,6 +165,7 @@ fn wire_id(id: Value) -> WireId {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::json::DecodeErrorKind;
 
     async fn lines(input: &[u8]) -> Vec<Line> {
         let mut reader = tokio::io::BufReader::with_capacity(7, input);
@@ -216,8 +229,14 @@ mod tests {
             assert_eq!(parse_message(line.as_bytes()).as_ref(), Ok(expected), "{line}");
         }
         let bad: &[(&str, Violation)] = &[
-            ("hello world", NotJson),
-            (r#"{"a":1,"a":2}"#, NotJson),
+            (
+                "hello world",
+                NotJson(DecodeError { kind: DecodeErrorKind::Syntax, offset: 0, line: 1, column: 1 }),
+            ),
+            (
+                r#"{"a":1,"a":2}"#,
+                NotJson(DecodeError { kind: DecodeErrorKind::DuplicateKey, offset: 7, line: 1, column: 8 }),
+            ),
             ("[]", NotAnEnvelope),
             (r#"[{"jsonrpc":"2.0","id":1,"result":{}}]"#, NotAnEnvelope),
             (r#"{"jsonrpc":"2.0","id":1,"result":{},"error":{"code":1,"message":"m"}}"#, NotAnEnvelope),

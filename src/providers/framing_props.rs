@@ -75,8 +75,9 @@ fn prop_upstream_jsonrpc_reader() {
     check("upstream_jsonrpc", 4096, message(), |line| {
         let decoded = json::decode(&line, Limits::UPSTREAM_MESSAGE);
         match parse_message(&line) {
-            Err(Violation::NotJson) => prop_assert!(decoded.is_err()),
+            Err(Violation::NotJson(error)) => prop_assert_eq!(decoded.err(), Some(error)),
             Err(Violation::NotAnEnvelope) => prop_assert!(decoded.is_ok()),
+            Err(other) => return Err(TestCaseError::fail(format!("a line is never {other:?}"))),
             Ok(message) => {
                 let Ok(value) = decoded else { return Err(TestCaseError::fail("classified a refused text")) };
                 prop_assert_eq!(value.get("jsonrpc"), Some(&Value::from("2.0")));

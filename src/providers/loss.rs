@@ -7,9 +7,13 @@
 //! owner. Does not own what a loss does to requests (each transport seals its own table or session),
 //! readiness (the owner's supervisor fences), or the close procedure.
 
+use std::sync::OnceLock;
+
 use tokio::sync::watch;
 
 use ptc_actors::{TaskGroup, TaskReport};
+
+use super::framing::Violation;
 
 /// Why the transport was lost (providers.md §12.1), as the `transport` record's fault (providers.md §12.2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -54,6 +58,9 @@ impl From<TaskReport> for OwnerEvent {
 /// The loss state of one transport.
 pub(crate) struct LossState {
     loss: watch::Sender<Option<LossFault>>,
+    /// The violation behind a `ProtocolError` loss, for the owner's log line (never a record: the
+    /// `transport` record's keys are closed, providers.md §12.2).
+    violation: OnceLock<Violation>,
     cleanup_failed: watch::Sender<bool>,
     closing: watch::Sender<bool>,
     tasks: TaskGroup<OwnerEvent>,
@@ -63,6 +70,7 @@ impl Default for LossState {
     fn default() -> Self {
         LossState {
             loss: watch::channel(None).0,
+            violation: OnceLock::new(),
             cleanup_failed: watch::channel(false).0,
             closing: watch::channel(false).0,
             tasks: TaskGroup::new(),
@@ -95,6 +103,22 @@ impl LossState {
             self.tasks.send(OwnerEvent::Lost);
         }
         first
+    }
+
+    /// A protocol violation (providers.md §12.1): the loss with `ProtocolError`, keeping what was violated.
+    /// The violation is kept before the loss is published, so the owner that hears the loss reads it; a
+    /// violation after another fault is never read ([`LossState::violation`]).
+    pub(crate) fn violate(&self, violation: Violation) -> bool {
+        let _ = self.violation.set(violation);
+        self.lose(LossFault::ProtocolError)
+    }
+
+    /// What was violated, when the loss was a protocol violation published through [`LossState::violate`].
+    pub(crate) fn violation(&self) -> Option<Violation> {
+        match self.fault() {
+            Some(LossFault::ProtocolError) => self.violation.get().copied(),
+            _ => None,
+        }
     }
 
     /// The first fault, once lost.
@@ -140,5 +164,64 @@ impl LossState {
 
     pub(crate) fn events(&self) -> TransportEvents {
         TransportEvents { loss: self.loss.subscribe(), cleanup_failed: self.cleanup_failed.subscribe() }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::json::{DecodeError, DecodeErrorKind};
+
+    // providers.md §12.1–§12.2: the first fault wins; the violation is read only when that fault is the
+    // protocol violation it explains.
+    #[test]
+    fn the_violation_is_the_one_behind_the_first_loss() {
+        let not_json = DecodeError { kind: DecodeErrorKind::Syntax, offset: 0, line: 1, column: 1 };
+        type Case<'a> = (&'a [Result<Violation, LossFault>], Option<LossFault>, Option<Violation>);
+        let cases: [Case; 4] = [
+            (
+                &[Ok(Violation::NotJson(not_json))],
+                Some(LossFault::ProtocolError),
+                Some(Violation::NotJson(not_json)),
+            ),
+            (
+                &[Ok(Violation::TooLong), Ok(Violation::UnissuedId)],
+                Some(LossFault::ProtocolError),
+                Some(Violation::TooLong),
+            ),
+            (&[Err(LossFault::StdoutEof), Ok(Violation::RepliesFull)], Some(LossFault::StdoutEof), None),
+            (&[Err(LossFault::ProtocolError)], Some(LossFault::ProtocolError), None),
+        ];
+        for (steps, fault, violation) in cases {
+            let life = LossState::default();
+            for step in steps {
+                match *step {
+                    Ok(v) => life.violate(v),
+                    Err(f) => life.lose(f),
+                };
+            }
+            assert_eq!((life.fault(), life.violation()), (fault, violation), "{steps:?}");
+        }
+        // What the owner's line says of each violation: the rule, never the line's text.
+        let said = [
+            Violation::NotJson(not_json),
+            Violation::NotAnEnvelope,
+            Violation::TooLong,
+            Violation::UnissuedId,
+            Violation::NotTheAnswer,
+            Violation::RepliesFull,
+        ]
+        .map(|v| v.to_string());
+        assert_eq!(
+            said,
+            [
+                "the line is not strict JSON: syntax at byte 0 (line 1, column 1)",
+                "the message is not a JSON-RPC 2.0 request, notification or response",
+                "the line is longer than 8,388,608 bytes",
+                "a response to an id the gateway never issued, or an error with a null id",
+                "a response that does not answer the request",
+                "more than 64 replies to the server's requests wait for the writer",
+            ]
+        );
     }
 }

@@ -126,7 +126,16 @@ fn transport_spec(site: Arc<Site>, events: EventLog) -> ChildSpec<TransportOwner
     let policy = ChildPolicy::Fence(NotReadyCause::ProviderRuntimeLost);
     let lost = site.clone();
     let spec = ChildSpec::new(name, policy, TransportOwner, site).on_loss_async(move |report| async move {
-        tracing::warn!(tool = %lost.tool, provider = %lost.provider, "provider transport lost; fenced");
+        // providers.md §12.2: the `transport` record says `protocol_error`; the log says which rule.
+        match lost.upstream.life().violation() {
+            Some(violation) => tracing::warn!(
+                tool = %lost.tool,
+                provider = %lost.provider,
+                %violation,
+                "provider transport lost; fenced"
+            ),
+            None => tracing::warn!(tool = %lost.tool, provider = %lost.provider, "provider transport lost; fenced"),
+        }
         lost.finish(&events).await;
         if report.first_fence {
             events.pair_not_ready(NotReadyCause::ProviderRuntimeLost, &lost.tool, &lost.provider);

@@ -23,7 +23,7 @@ use super::admission::{ActiveSlot, CallAdmission};
 use super::failure::{CallFailure, Dispatch, FailureClass};
 use super::model::body;
 use super::model::chat::ChatAnswer;
-use super::model::client::ModelError;
+use super::model::client::{Failed, ModelError};
 use super::model::ModelSite;
 use super::provider_call::{CallRequest, Inspect};
 use super::result::{CallError, CallSuccess};
@@ -131,15 +131,26 @@ impl ProviderRuntime {
         let called = self.chat_steps(site, request, run_deadline, cancel).await;
         match &called {
             Ok(answer) => site.counters.add(CounterKind::ModelTokens, answer.usage.total_tokens),
-            Err((class, dispatch)) => {
+            Err(Failed { error: (class, dispatch), mismatch }) => {
                 site.counters.bump(CounterKind::ModelFailed);
                 self.events.model_failure(&site.tool, &site.provider, *class, *dispatch);
+                // models.md §9 "Diagnostics": the record keeps its closed keys; the rule the answer broke
+                // goes to the debug log, without any of the body's text.
+                if let Some(mismatch) = mismatch {
+                    tracing::debug!(
+                        tool = %site.tool,
+                        provider = %site.provider,
+                        class = class.as_str(),
+                        %mismatch,
+                        "model answer refused"
+                    );
+                }
             }
         }
-        if !matches!(called, Err((_, Dispatch::False))) {
+        if !matches!(called, Err(Failed { error: (_, Dispatch::False), .. })) {
             site.counters.bump(CounterKind::ModelRequests);
         }
-        called
+        called.map_err(|failed| failed.error)
     }
 
     async fn chat_steps<C, F>(
@@ -148,13 +159,14 @@ impl ProviderRuntime {
         request: &Value,
         run_deadline: Instant,
         cancel: C,
-    ) -> ModelCalled
+    ) -> Result<ChatAnswer, Failed>
     where
         C: Fn() -> F,
         F: Future<Output = ()>,
     {
         // Step 1: the request is formed before anything else; a bad one costs no slot.
-        let body = body::request_body(&site.defaults, request).map_err(|class| (class, Dispatch::False))?;
+        let body = body::request_body(&site.defaults, request)
+            .map_err(|class| Failed::from((class, Dispatch::False)))?;
         let own = Instant::now() + site.timeout;
         let deadline = run_deadline.min(own);
         // The call's deadline timer is armed without unparking the time driver while calls come.
@@ -165,7 +177,7 @@ impl ProviderRuntime {
             || site.is_closed()
             || self.domain.readiness().phase() == Phase::Fenced
         {
-            return Err((ModelFailure::Unavailable, Dispatch::False));
+            return Err(Failed::from((ModelFailure::Unavailable, Dispatch::False)));
         }
         // Step 3: provider-call admission (strict FIFO, providers.md §9), shared with tool calls.
         let _active = match self.admission.admit(deadline, cancel()).await {
@@ -174,7 +186,7 @@ impl ProviderRuntime {
                 if failure.class == FailureClass::ProviderCapacityExhausted {
                     site.counters.bump(CounterKind::ProviderBusy);
                 }
-                return Err((model_class(failure.class, own < run_deadline), Dispatch::False));
+                return Err(Failed::from((model_class(failure.class, own < run_deadline), Dispatch::False)));
             }
         };
         // Step 4: the request; a timeout or cancellation closes its connection (models.md §5.2).

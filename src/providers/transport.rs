@@ -20,7 +20,7 @@ use tokio::time::Instant;
 
 use super::child::{Child, CloseStep, Exit, Pipes};
 use super::failure::{CallFailure, Dispatch, FailureClass};
-use super::framing::{self, Line, Message};
+use super::framing::{self, Line, Message, Violation};
 use super::inspect::Inspect;
 use super::loss::LossState;
 // The loss's and the cancellation's own types, named here too where the transports have always found them.
@@ -111,6 +111,13 @@ impl Shared {
             _ => FailureClass::McpTransportError,
         };
         self.table().seal(class);
+    }
+
+    /// A protocol violation (providers.md §12.1): the loss, keeping what was violated for the owner's log.
+    fn violate(&self, violation: Violation) {
+        if self.life.violate(violation) {
+            self.table().seal(FailureClass::McpProtocolError);
+        }
     }
 
     fn closing(&self) -> bool {
@@ -511,7 +518,7 @@ async fn read_messages(
     loop {
         let line = match framing::read_line(reader).await {
             Ok(Line::Bytes(line)) => line,
-            Ok(Line::TooLong) => return shared.lose(LossFault::ProtocolError),
+            Ok(Line::TooLong) => return shared.violate(Violation::TooLong),
             Ok(Line::Eof) => {
                 let exited = tokio::time::timeout(EOF_EXIT_GRACE, exit.wait_for(|e| e.is_some())).await;
                 let fault = match exited.ok().and_then(|seen| seen.ok().and_then(|e| *e)) {
@@ -528,20 +535,20 @@ async fn read_messages(
         let size = line.len();
         let message = match framing::parse_message(&line) {
             Ok(message) => message,
-            Err(_) => return shared.lose(LossFault::ProtocolError),
+            Err(violation) => return shared.violate(violation),
         };
         match message {
             Message::Notification => {}
             Message::Request { id, method } => {
                 if replies.try_send(server_reply(id, &method)).is_err() {
-                    return shared.lose(LossFault::ProtocolError);
+                    return shared.violate(Violation::RepliesFull);
                 }
             }
             Message::Result { ref id, .. } | Message::Error { ref id, .. } => {
                 let id = id.clone();
                 let routed = shared.table().route(&id, Reply { message, size, raw: line });
                 if routed == super::table::Routed::Violation {
-                    return shared.lose(LossFault::ProtocolError);
+                    return shared.violate(Violation::UnissuedId);
                 }
             }
         }

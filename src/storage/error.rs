@@ -30,6 +30,8 @@ pub enum Op {
     Sync,
     /// `write`.
     Write,
+    /// `ftruncate` (a reused trace or inspection file cut to its first byte, traces.md §4.3).
+    Truncate,
     /// `unlinkat` of a file.
     Unlink,
     /// `unlinkat(AT_REMOVEDIR)`.
@@ -57,6 +59,7 @@ impl Op {
             Op::Chmod => "chmod",
             Op::Sync => "fsync",
             Op::Write => "write",
+            Op::Truncate => "ftruncate",
             Op::Unlink => "unlink",
             Op::Rmdir => "rmdir",
             Op::Rename => "rename",

@@ -180,6 +180,33 @@ fn f1_f2_f6_a_lost_child_fences_the_domain_with_records() {
     }
 }
 
+/// providers.md §12.2 (issue 27 review): the `transport` record of a loss from a framing violation says
+/// `protocol_error` only; the `warn` line of the loss names the rule broken, and none of the line's text.
+#[test]
+fn the_loss_line_names_the_violation_and_not_the_text() {
+    let mut fx = Fx::new("modern");
+    fx.pin();
+    let mut cmd = fx.command("none");
+    cmd.env("PTC_LOG", "ptc_gateway=warn");
+    let gateway = Gateway::start(cmd, fx.addr());
+    let (_, text) = call(fx.addr(), "mission", 1, &mission_args("fx.garbage", json!({})));
+    assert_eq!(mission_error(&text), ("mcp_protocol_error".into(), "unknown".into(), false), "{text}");
+    let transport = fx.wait_event("transport record", |e| e["kind"] == "transport" && e["tool"] == "mission");
+    assert_eq!(transport["fault"], json!("protocol_error"));
+    let (_, _, _, err) = gateway.signal_and_wait(Signal::SIGTERM, Duration::from_secs(40));
+    let err = String::from_utf8_lossy(&err);
+    let lines: Vec<&str> =
+        err.lines().filter_map(|l| l.split_once("ptc_gateway::providers::owner: ")).map(|(_, r)| r).collect();
+    assert_eq!(
+        lines,
+        ["provider transport lost; fenced tool=mission provider=fx \
+             violation=the line is not strict JSON: syntax at byte 0 (line 1, column 1)"],
+        "{err}"
+    );
+    assert!(!err.contains("hello world"), "{err}");
+    fx.assert_all_gone();
+}
+
 /// §4.3 and §12.1: EPIPE on a child that closed its stdin but lives on is transport-owner loss with
 /// fault `transport_error`; the domain is fenced. The close procedure still reaps the child (SIGTERM), so
 /// the fence alone does not make the exit unclean (lifecycle.md §7.4): exit 0.

@@ -75,8 +75,39 @@ fn project_tools(tools: &[Value]) -> Result<BTreeMap<String, Vec<HeaderParam>>, 
     for tool in tools {
         let name = tool.get("name").and_then(Value::as_str).ok_or(FailureClass::ProviderToolMissing)?;
         let schema = tool.get("input_schema").ok_or(FailureClass::ProviderToolMissing)?;
-        let params = project(schema).map_err(|_| FailureClass::ProviderToolMissing)?;
+        // The refusal prints the class only (lifecycle.md §1.5); which tool and which header rule is for
+        // the debug log (the rule's fixed text, no schema value).
+        let params = project(schema).map_err(|error| {
+            tracing::debug!(upstream_tool = name, %error, "the tool's x-mcp-header annotations refused");
+            FailureClass::ProviderToolMissing
+        })?;
         out.insert(name.to_owned(), params);
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // providers.md §7.3: a mapped tool whose `x-mcp-header` annotations do not project is
+    // `provider_tool_missing`, as before; the debug log names the upstream tool and the rule, and no
+    // schema value.
+    #[test]
+    fn a_refused_header_annotation_names_its_tool_and_rule_in_the_debug_log() {
+        let tools = [
+            serde_json::json!({"name": "ok", "input_schema": {"type": "object"}}),
+            serde_json::json!({"name": "lookup", "input_schema": {"type": "object", "properties": {
+                "q": {"type": "object", "x-mcp-header": "sk-not-logged"}
+            }}}),
+        ];
+        let log = crate::support::log_capture::capture();
+        assert_eq!(project_tools(&tools).err(), Some(FailureClass::ProviderToolMissing));
+        assert_eq!(
+            log.lines_with("x-mcp-header"),
+            ["DEBUG the tool's x-mcp-header annotations refused upstream_tool=\"lookup\" \
+                 error=an x-mcp-header property is not a string, integer or boolean"]
+        );
+        assert_eq!(log.lines_with("sk-not-logged"), Vec::<String>::new());
+    }
 }

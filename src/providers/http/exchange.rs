@@ -16,7 +16,7 @@ use hyper::body::Incoming;
 use hyper::{HeaderMap, Request, Response};
 
 use super::super::failure::{CallFailure, Dispatch, FailureClass};
-use super::super::framing::{parse_message, Message, WireId};
+use super::super::framing::{parse_message, Message, Violation, WireId};
 use super::super::outgoing::server_reply;
 use super::super::table::Reply;
 use super::headers::StaticHeaders;
@@ -102,6 +102,13 @@ pub enum Answer {
 
 fn failed(class: FailureClass, dispatch: Dispatch) -> Answer {
     Answer::Failed { failure: CallFailure::new(class, dispatch), session_lost: false }
+}
+
+/// A response that breaks providers.md §5.3 (`mcp_protocol_error`): what was violated goes to the debug
+/// log only, never the body's text.
+fn violated(violation: Violation, dispatch: Dispatch) -> Answer {
+    tracing::debug!(%violation, "provider response refused");
+    failed(FailureClass::McpProtocolError, dispatch)
 }
 
 /// Send `post` and read its answer, publishing progress as it goes.
@@ -237,7 +244,8 @@ async fn json_body(ctx: &Ctx, post: &Post, response: Response<Incoming>, conn: C
         Ok(message) if answers(&message, id, post.probe) => {
             Answer::Reply(Reply { message, size: bytes.len(), raw: bytes }, parts.headers)
         }
-        _ => failed(FailureClass::McpProtocolError, Dispatch::True),
+        Ok(_) => violated(Violation::NotTheAnswer, Dispatch::True),
+        Err(violation) => violated(violation, Dispatch::True),
     }
 }
 
@@ -257,8 +265,9 @@ async fn event_stream(ctx: &Ctx, post: &Post, response: Response<Incoming>, conn
             return failed(FailureClass::McpProtocolError, Dispatch::Unknown);
         }
         for payload in payloads.drain(..) {
-            let Ok(message) = parse_message(&payload) else {
-                return failed(FailureClass::McpProtocolError, Dispatch::Unknown);
+            let message = match parse_message(&payload) {
+                Ok(message) => message,
+                Err(violation) => return violated(violation, Dispatch::Unknown),
             };
             match message {
                 Message::Notification => {}
@@ -275,7 +284,7 @@ async fn event_stream(ctx: &Ctx, post: &Post, response: Response<Incoming>, conn
                         parts.headers,
                     );
                 }
-                _ => return failed(FailureClass::McpProtocolError, Dispatch::Unknown),
+                _ => return violated(Violation::NotTheAnswer, Dispatch::Unknown),
             }
         }
     }

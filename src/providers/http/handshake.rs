@@ -123,23 +123,32 @@ pub(super) async fn legacy(
     spec: &HttpSpec,
     deadline: Instant,
 ) -> Result<Negotiated, FailureClass> {
-    let timeout = FailureClass::ProviderAcquisitionTimeout;
+    // providers.md §7.1: the deadline is the acquisition's; which request it ended is for the debug log.
+    let timeout = |step: &'static str| {
+        move |_: tokio::time::error::Elapsed| {
+            tracing::debug!(step, "the acquisition deadline passed");
+            FailureClass::ProviderAcquisitionTimeout
+        }
+    };
     let params = Some(negotiate::initialize_params(&spec.version));
     let answer =
         tokio::time::timeout_at(deadline, wire.request("initialize", params, EraHeaders::Initialize, false))
             .await
-            .map_err(|_| timeout)?;
+            .map_err(timeout("initialize"))?;
     let (reply, headers) = match answer {
         Answer::Reply(reply, headers) => (reply, headers),
         Answer::Failed { failure, .. } => return Err(failure.class),
         Answer::Status(..) | Answer::Accepted => return Err(FailureClass::McpProtocolError),
     };
     let (version, server_info) = check_initialize_for(reply.message, &LEGACY_ACCEPTED_HTTP)?;
-    let session = session_id(&headers).map_err(|_| FailureClass::McpProtocolError)?;
+    let session = session_id(&headers).map_err(|error| {
+        tracing::debug!(%error, "the legacy session id refused");
+        FailureClass::McpProtocolError
+    })?;
     let era = LegacyHeaders { version: &version, session: session.as_deref() }.era();
     let notified = tokio::time::timeout_at(deadline, wire.notify("notifications/initialized", era))
         .await
-        .map_err(|_| timeout)?;
+        .map_err(timeout("notifications/initialized"))?;
     if let Answer::Failed { failure, .. } = notified {
         return Err(failure.class);
     }
@@ -168,7 +177,10 @@ pub(super) async fn list(
         };
         let answer = tokio::time::timeout_at(deadline, wire.request("tools/list", params, era, false))
             .await
-            .map_err(|_| FailureClass::ProviderAcquisitionTimeout)?;
+            .map_err(|_| {
+                tracing::debug!(step = "tools/list", "the acquisition deadline passed");
+                FailureClass::ProviderAcquisitionTimeout
+            })?;
         let reply = match answer {
             Answer::Reply(reply, _) => reply,
             Answer::Failed { failure, .. } => return Err(failure.class),

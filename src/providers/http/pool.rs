@@ -183,7 +183,12 @@ impl Pool {
         written: impl Fn(bool),
     ) -> Result<(hyper::Response<hyper::body::Incoming>, Conn), SendFailure> {
         for _ in 0..2 {
-            let mut conn = self.checkout().await.map_err(|_| SendFailure::Unsent)?;
+            // The class says only that nothing was sent (`*_transport_error`); the OS's or TLS's reason is
+            // for the debug log (never the endpoint, whose query may hold a secret).
+            let mut conn = self.checkout().await.map_err(|error| {
+                tracing::debug!(%error, "upstream connection not opened");
+                SendFailure::Unsent
+            })?;
             written(true);
             match conn.sender.try_send_request(request).await {
                 Ok(response) => return Ok((response, conn)),

@@ -16,9 +16,19 @@ pub const REINIT_GUARD: Duration = Duration::from_millis(30_000);
 /// Legacy session id length bound (providers.md §15).
 pub const MAX_SESSION_ID: usize = 1_024;
 
-/// A present `Mcp-Session-Id` that breaks the value rule: the acquisition fails `mcp_protocol_error`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct InvalidSessionId;
+/// A present `Mcp-Session-Id` that breaks the value rule: the acquisition fails `mcp_protocol_error`. Which
+/// part of the rule, for the debug log; never the value (a session id is a bearer of the session).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum InvalidSessionId {
+    #[error("the Mcp-Session-Id header is repeated")]
+    Repeated,
+    #[error("the Mcp-Session-Id value is empty")]
+    Empty,
+    #[error("the Mcp-Session-Id value has {0} bytes, more than 1,024")]
+    TooLong(usize),
+    #[error("the Mcp-Session-Id value has a byte outside 0x21..0x7E at offset {0}")]
+    Byte(usize),
+}
 
 /// The `Mcp-Session-Id` of an `initialize` response (providers.md §5.4): `Ok(None)` when absent, an error
 /// when present but not 1..1024 bytes of 0x21..0x7E (or repeated).
@@ -26,14 +36,22 @@ pub fn session_id(headers: &HeaderMap) -> Result<Option<Arc<str>>, InvalidSessio
     let mut values = headers.get_all("mcp-session-id").iter();
     let Some(value) = values.next() else { return Ok(None) };
     if values.next().is_some() {
-        return Err(InvalidSessionId);
+        return Err(InvalidSessionId::Repeated);
     }
     let bytes = value.as_bytes();
-    if bytes.is_empty() || bytes.len() > MAX_SESSION_ID || !bytes.iter().all(|b| (0x21..=0x7e).contains(b)) {
-        return Err(InvalidSessionId);
+    if bytes.is_empty() {
+        return Err(InvalidSessionId::Empty);
     }
-    // Only visible ASCII, so the conversion cannot fail.
-    std::str::from_utf8(bytes).map(|s| Some(Arc::from(s))).map_err(|_| InvalidSessionId)
+    if bytes.len() > MAX_SESSION_ID {
+        return Err(InvalidSessionId::TooLong(bytes.len()));
+    }
+    if let Some(at) = bytes.iter().position(|b| !(0x21..=0x7e).contains(b)) {
+        return Err(InvalidSessionId::Byte(at));
+    }
+    // Only visible ASCII, so the conversion cannot fail; the first byte stands for the impossible case.
+    std::str::from_utf8(bytes)
+        .map(|s| Some(Arc::from(s)))
+        .map_err(|e| InvalidSessionId::Byte(e.valid_up_to()))
 }
 
 /// The session as requests see it.
@@ -137,12 +155,12 @@ mod tests {
             (&[b"abc-123"], Ok(Some("abc-123"))),
             (&[b"!~"], Ok(Some("!~"))),
             (&[long.as_bytes()], Ok(Some(long.as_str()))),
-            (&[over.as_bytes()], Err(InvalidSessionId)),
-            (&[b""], Err(InvalidSessionId)),
-            (&[b"a b"], Err(InvalidSessionId)),
-            (&[b"a\tb"], Err(InvalidSessionId)),
-            (&[b"\xc3\xa9"], Err(InvalidSessionId)),
-            (&[b"a", b"b"], Err(InvalidSessionId)),
+            (&[over.as_bytes()], Err(InvalidSessionId::TooLong(1_025))),
+            (&[b""], Err(InvalidSessionId::Empty)),
+            (&[b"a b"], Err(InvalidSessionId::Byte(1))),
+            (&[b"a\tb"], Err(InvalidSessionId::Byte(1))),
+            (&[b"\xc3\xa9"], Err(InvalidSessionId::Byte(0))),
+            (&[b"a", b"b"], Err(InvalidSessionId::Repeated)),
         ];
         for (values, expected) in rows {
             let mut map = HeaderMap::new();
@@ -152,6 +170,23 @@ mod tests {
             let got = session_id(&map);
             assert_eq!(got.as_ref().map(|o| o.as_deref()), expected.as_ref().map(|o| *o), "{values:?}");
         }
+        // What the debug log says of each refusal: the rule and a position, never the value.
+        let said = [
+            InvalidSessionId::Repeated,
+            InvalidSessionId::Empty,
+            InvalidSessionId::TooLong(1_025),
+            InvalidSessionId::Byte(1),
+        ]
+        .map(|e| e.to_string());
+        assert_eq!(
+            said,
+            [
+                "the Mcp-Session-Id header is repeated",
+                "the Mcp-Session-Id value is empty",
+                "the Mcp-Session-Id value has 1025 bytes, more than 1,024",
+                "the Mcp-Session-Id value has a byte outside 0x21..0x7E at offset 1",
+            ]
+        );
     }
 
     #[tokio::test]

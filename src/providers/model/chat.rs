@@ -8,6 +8,7 @@
 
 use serde_json::{Map, Value};
 
+use super::mismatch::{AnswerMismatch, Member};
 use crate::codes::model::ModelFailure;
 use crate::json::{self, as_integer, number_f64, number_integer, Limits};
 
@@ -120,24 +121,33 @@ pub(super) fn wire_choice(choice: &Value, names: &[String]) -> Result<Value, Mod
     }
 }
 
-const PROTOCOL: ModelFailure = ModelFailure::ProtocolError;
+/// The mismatch of member `pointer`, which should have been `expected`.
+const fn wrong(pointer: &'static str, expected: &'static str) -> AnswerMismatch {
+    AnswerMismatch::Member { at: Member::at(pointer), expected }
+}
 
-/// models.md §4.3: a 200 body → the Luau-form answer. The decoded document is taken apart, not copied:
-/// the answer's strings move into the Luau form (issue 27).
-pub fn parse_answer(body: &[u8]) -> Result<ChatAnswer, ModelFailure> {
+const OBJECT: &str = "an object";
+const COUNT: &str = "a non-negative integer, null or absent";
+
+/// models.md §4.3: a 200 body → the Luau-form answer, or the first rule it breaks (the call's class is
+/// `model_protocol_error`; the mismatch is for the debug log only, models.md §9). The decoded document is
+/// taken apart, not copied: the answer's strings move into the Luau form (issue 27).
+pub fn parse_answer(body: &[u8]) -> Result<ChatAnswer, AnswerMismatch> {
     let limits = Limits { max_bytes: MAX_RESPONSE_BYTES, ..Limits::UPSTREAM_MESSAGE };
-    let Value::Object(mut value) = json::decode(body, limits).map_err(|_| PROTOCOL)? else {
-        return Err(PROTOCOL);
+    let Value::Object(mut value) = json::decode(body, limits).map_err(AnswerMismatch::NotJson)? else {
+        return Err(wrong("", OBJECT));
     };
     let mut choice = match value.get_mut("choices") {
         Some(Value::Array(items)) if !items.is_empty() => items.swap_remove(0),
-        _ => return Err(PROTOCOL),
+        _ => return Err(wrong("/choices", "a non-empty array")),
     };
-    let Some(Value::Object(message)) = choice.get_mut("message") else { return Err(PROTOCOL) };
+    let Some(Value::Object(message)) = choice.get_mut("message") else {
+        return Err(wrong("/choices/0/message", OBJECT));
+    };
     match message.get("role") {
         None | Some(Value::Null) => {}
         Some(Value::String(r)) if r == "assistant" => {}
-        Some(_) => return Err(PROTOCOL),
+        Some(_) => return Err(wrong("/choices/0/message/role", "\"assistant\", null or absent")),
     }
     let mut out = Map::new();
     out.insert("role".into(), Value::from("assistant"));
@@ -146,65 +156,76 @@ pub fn parse_answer(body: &[u8]) -> Result<ChatAnswer, ModelFailure> {
             out.insert("content".into(), Value::String(s));
         }
         None | Some(Value::Null) => {}
-        Some(_) => return Err(PROTOCOL),
+        Some(_) => return Err(wrong("/choices/0/message/content", "a string, null or absent")),
     }
     match message.get("tool_calls") {
         None | Some(Value::Null) => {}
         Some(Value::Array(calls)) if calls.is_empty() => {}
         Some(Value::Array(calls)) if calls.len() <= MAX_TOOL_CALLS => {
-            let calls = calls.iter().map(luau_call).collect::<Result<Vec<_>, _>>()?;
+            let calls = calls.iter().enumerate().map(luau_call).collect::<Result<Vec<_>, _>>()?;
             out.insert("tool_calls".into(), Value::Array(calls));
         }
-        Some(_) => return Err(PROTOCOL),
+        Some(_) => {
+            return Err(wrong(
+                "/choices/0/message/tool_calls",
+                "an array of at most 128 calls, null or absent",
+            ))
+        }
     }
     let finish_reason = match choice.get_mut("finish_reason").map(Value::take) {
         Some(Value::String(s)) if s.len() <= 64 => Some(s),
         None | Some(Value::Null) => None,
-        Some(_) => return Err(PROTOCOL),
+        Some(_) => {
+            return Err(wrong("/choices/0/finish_reason", "a string of at most 64 bytes, null or absent"))
+        }
     };
     let usage = match value.get("usage") {
         None | Some(Value::Null) => Usage::default(),
         Some(Value::Object(u)) => Usage {
-            prompt_tokens: count(u.get("prompt_tokens"))?,
-            completion_tokens: count(u.get("completion_tokens"))?,
-            total_tokens: count(u.get("total_tokens"))?,
+            prompt_tokens: count(u.get("prompt_tokens")).ok_or(wrong("/usage/prompt_tokens", COUNT))?,
+            completion_tokens: count(u.get("completion_tokens"))
+                .ok_or(wrong("/usage/completion_tokens", COUNT))?,
+            total_tokens: count(u.get("total_tokens")).ok_or(wrong("/usage/total_tokens", COUNT))?,
         },
-        Some(_) => return Err(PROTOCOL),
+        Some(_) => return Err(wrong("/usage", "an object, null or absent")),
     };
     Ok(ChatAnswer { message: Value::Object(out), finish_reason, usage })
 }
 
-fn count(value: Option<&Value>) -> Result<u64, ModelFailure> {
+fn count(value: Option<&Value>) -> Option<u64> {
     match value {
-        None | Some(Value::Null) => Ok(0),
-        Some(v) => as_integer(v).and_then(|n| u64::try_from(n).ok()).ok_or(PROTOCOL),
+        None | Some(Value::Null) => Some(0),
+        Some(v) => as_integer(v).and_then(|n| u64::try_from(n).ok()),
     }
 }
 
-/// A wire tool call → `{id, name, arguments}`, the arguments' JSON text decoded to an object.
-fn luau_call(call: &Value) -> Result<Value, ModelFailure> {
+/// Wire tool call `at` → `{id, name, arguments}`, the arguments' JSON text decoded to an object.
+fn luau_call((at, call): (usize, &Value)) -> Result<Value, AnswerMismatch> {
+    let wrong = |pointer, expected| AnswerMismatch::Member { at: Member::in_call(at, pointer), expected };
     let id = match call.get("id") {
         Some(Value::String(id)) if !id.is_empty() && id.len() <= 256 => id,
-        _ => return Err(PROTOCOL),
+        _ => return Err(wrong("/id", "a string of 1 to 256 bytes")),
     };
     match call.get("type") {
         None | Some(Value::Null) => {}
         Some(Value::String(t)) if t == "function" => {}
-        Some(_) => return Err(PROTOCOL),
+        Some(_) => return Err(wrong("/type", "\"function\", null or absent")),
     }
-    let function = call.get("function").ok_or(PROTOCOL)?;
+    let function = call.get("function").ok_or(wrong("/function", OBJECT))?;
     let name = match function.get("name") {
         Some(Value::String(n)) if !n.is_empty() && n.len() <= 64 => n,
-        _ => return Err(PROTOCOL),
+        _ => return Err(wrong("/function/name", "a string of 1 to 64 bytes")),
     };
+    const ARGUMENTS: &str = "an object, or a string that decodes to one";
     let arguments = match function.get("arguments") {
         Some(Value::String(text)) if text.trim().is_empty() => Value::Object(Map::new()),
         Some(Value::String(text)) => match json::decode(text.as_bytes(), Limits::UPSTREAM_MESSAGE) {
             Ok(v @ Value::Object(_)) => v,
-            _ => return Err(PROTOCOL),
+            Ok(_) => return Err(wrong("/function/arguments", ARGUMENTS)),
+            Err(error) => return Err(AnswerMismatch::ArgumentsNotJson { call: at, error }),
         },
         Some(v @ Value::Object(_)) => v.clone(),
-        _ => return Err(PROTOCOL),
+        _ => return Err(wrong("/function/arguments", ARGUMENTS)),
     };
     Ok(object([
         ("arguments", arguments),

@@ -121,11 +121,12 @@ fn installation_params_are_the_defaults() {
     );
 }
 
-// models.md §4.3, vectors A1–A10: a 200 body and the Luau-form answer, or the class.
+// models.md §4.3, vectors A1–A10: a 200 body and the Luau-form answer, or the rule it breaks as the debug
+// log writes it (models.md §9 "Diagnostics"; the class is always `model_protocol_error`).
 #[test]
 fn answer_vectors() {
     let usage = r#""usage":{"prompt_tokens":3,"completion_tokens":2,"total_tokens":5}"#;
-    type Want = Result<(&'static str, Option<&'static str>, Usage), ModelFailure>;
+    type Want = Result<(&'static str, Option<&'static str>, Usage), &'static str>;
     let table: Vec<(&str, String, Want)> = vec![
         (
             "A1 text",
@@ -137,19 +138,34 @@ fn answer_vectors() {
             r#"{"choices":[{"message":{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"add","arguments":"{\"a\":1}"}}]},"finish_reason":"tool_calls"}]}"#.into(),
             Ok((r#"{"role":"assistant","tool_calls":[{"arguments":{"a":1},"id":"c1","name":"add"}]}"#, Some("tool_calls"), Usage::default())),
         ),
-        ("A3 not JSON", "{not json".into(), Err(ModelFailure::ProtocolError)),
-        ("A4 no choices", r#"{"choices":[]}"#.into(), Err(ModelFailure::ProtocolError)),
-        ("A5 choices not an array", r#"{"choices":"nope"}"#.into(), Err(ModelFailure::ProtocolError)),
-        ("A6 arguments that are not a JSON object", r#"{"choices":[{"message":{"tool_calls":[{"id":"c","function":{"name":"f","arguments":"[1]"}}]}}]}"#.into(), Err(ModelFailure::ProtocolError)),
-        ("A7 another role", r#"{"choices":[{"message":{"role":"user","content":"x"}}]}"#.into(), Err(ModelFailure::ProtocolError)),
-        ("A8 a negative token count", r#"{"choices":[{"message":{"content":"x"}}],"usage":{"total_tokens":-1}}"#.into(), Err(ModelFailure::ProtocolError)),
+        ("A3 not JSON", "{not json".into(), Err("the body is not strict JSON: syntax at byte 1 (line 1, column 2)")),
+        ("A4 no choices", r#"{"choices":[]}"#.into(), Err("/choices: expected a non-empty array")),
+        ("A5 choices not an array", r#"{"choices":"nope"}"#.into(), Err("/choices: expected a non-empty array")),
+        ("A6 arguments that are not a JSON object", r#"{"choices":[{"message":{"tool_calls":[{"id":"c","function":{"name":"f","arguments":"[1]"}}]}}]}"#.into(), Err("/choices/0/message/tool_calls/0/function/arguments: expected an object, or a string that decodes to one")),
+        ("A7 another role", r#"{"choices":[{"message":{"role":"user","content":"x"}}]}"#.into(), Err(r#"/choices/0/message/role: expected "assistant", null or absent"#)),
+        ("A8 a negative token count", r#"{"choices":[{"message":{"content":"x"}}],"usage":{"total_tokens":-1}}"#.into(), Err("/usage/total_tokens: expected a non-negative integer, null or absent")),
         ("A9 no finish_reason, no usage", r#"{"choices":[{"message":{"content":"x"}}]}"#.into(), Ok((r#"{"content":"x","role":"assistant"}"#, None, Usage::default()))),
-        ("A10 a duplicate key", r#"{"choices":[{"message":{"content":"x","content":"y"}}]}"#.into(), Err(ModelFailure::ProtocolError)),
+        ("A10 a duplicate key", r#"{"choices":[{"message":{"content":"x","content":"y"}}]}"#.into(), Err("the body is not strict JSON: duplicate_key at byte 38 (line 1, column 39)")),
+        // The other rules of models.md §4.3, one row each: where the log says the answer broke.
+        ("not an object", "[1]".into(), Err("the body: expected an object")),
+        ("no message", r#"{"choices":[{"text":"secret"}]}"#.into(), Err("/choices/0/message: expected an object")),
+        ("content a number", r#"{"choices":[{"message":{"content":7}}]}"#.into(), Err("/choices/0/message/content: expected a string, null or absent")),
+        ("tool_calls an object", r#"{"choices":[{"message":{"tool_calls":{}}}]}"#.into(), Err("/choices/0/message/tool_calls: expected an array of at most 128 calls, null or absent")),
+        ("a second call without id", r#"{"choices":[{"message":{"tool_calls":[{"id":"a","function":{"name":"f","arguments":"{}"}},{"function":{"name":"f"}}]}}]}"#.into(), Err("/choices/0/message/tool_calls/1/id: expected a string of 1 to 256 bytes")),
+        ("a call of another type", r#"{"choices":[{"message":{"tool_calls":[{"id":"a","type":"code"}]}}]}"#.into(), Err(r#"/choices/0/message/tool_calls/0/type: expected "function", null or absent"#)),
+        ("a call without function", r#"{"choices":[{"message":{"tool_calls":[{"id":"a"}]}}]}"#.into(), Err("/choices/0/message/tool_calls/0/function: expected an object")),
+        ("a name of 65 bytes", format!(r#"{{"choices":[{{"message":{{"tool_calls":[{{"id":"a","function":{{"name":"{}"}}}}]}}}}]}}"#, "n".repeat(65)), Err("/choices/0/message/tool_calls/0/function/name: expected a string of 1 to 64 bytes")),
+        ("arguments not JSON", r#"{"choices":[{"message":{"tool_calls":[{"id":"a","function":{"name":"f","arguments":"{\"k\": sk-secret}"}}]}}]}"#.into(), Err("/choices/0/message/tool_calls/0/function/arguments: the string is not strict JSON: syntax at byte 6 (line 1, column 7)")),
+        ("finish_reason a number", r#"{"choices":[{"message":{},"finish_reason":1}]}"#.into(), Err("/choices/0/finish_reason: expected a string of at most 64 bytes, null or absent")),
+        ("usage a string", r#"{"choices":[{"message":{}}],"usage":"many"}"#.into(), Err("/usage: expected an object, null or absent")),
+        ("prompt_tokens a float", r#"{"choices":[{"message":{}}],"usage":{"prompt_tokens":1.5}}"#.into(), Err("/usage/prompt_tokens: expected a non-negative integer, null or absent")),
+        ("completion_tokens a string", r#"{"choices":[{"message":{}}],"usage":{"completion_tokens":"2"}}"#.into(), Err("/usage/completion_tokens: expected a non-negative integer, null or absent")),
     ];
     for (what, body, want) in table {
         let got = parse_answer(body.as_bytes())
-            .map(|a| (json::to_deterministic_string(&a.message), a.finish_reason, a.usage));
-        let want = want.map(|(m, f, u)| (m.to_owned(), f.map(str::to_owned), u));
+            .map(|a| (json::to_deterministic_string(&a.message), a.finish_reason, a.usage))
+            .map_err(|mismatch| mismatch.to_string());
+        let want = want.map(|(m, f, u)| (m.to_owned(), f.map(str::to_owned), u)).map_err(str::to_owned);
         assert_eq!(got, want, "{what}");
     }
 }

@@ -18,6 +18,7 @@ use hyper::{HeaderMap, Request, Uri};
 use tokio::time::Instant;
 
 use super::chat::{self, ChatAnswer, MAX_RESPONSE_BYTES};
+use super::mismatch::AnswerMismatch;
 use crate::codes::model::ModelFailure;
 use crate::codes::provider::Dispatch;
 use crate::http::soon::within;
@@ -28,6 +29,20 @@ const READY_BOUND: Duration = Duration::from_millis(100);
 
 /// A failed request: the class and how far the request got.
 pub type ModelError = (ModelFailure, Dispatch);
+
+/// A failed request as the client saw it: the class and dispatch, and for a `model_protocol_error` the rule
+/// of models.md §4.3 the body broke, which only the debug log shows (models.md §9).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Failed {
+    pub error: ModelError,
+    pub mismatch: Option<AnswerMismatch>,
+}
+
+impl From<ModelError> for Failed {
+    fn from(error: ModelError) -> Failed {
+        Failed { error, mismatch: None }
+    }
+}
 
 /// How far one request got (models.md §5.1): nothing written, possibly written, a status received.
 #[derive(Default)]
@@ -130,7 +145,7 @@ impl ModelClient {
         deadline: Instant,
         timeout_first: bool,
         cancel: F,
-    ) -> Result<ChatAnswer, ModelError>
+    ) -> Result<ChatAnswer, Failed>
     where
         F: Future<Output = ()>,
     {
@@ -140,33 +155,38 @@ impl ModelClient {
             answer = exchange => answer,
             () = tokio::time::sleep_until(deadline) => {
                 let class = if timeout_first { ModelFailure::Timeout } else { ModelFailure::Cancelled };
-                Err((class, progress.dispatch()))
+                Err(Failed::from((class, progress.dispatch())))
             }
-            () = cancel => Err((ModelFailure::Cancelled, progress.dispatch())),
+            () = cancel => Err(Failed::from((ModelFailure::Cancelled, progress.dispatch()))),
         }
     }
 
-    async fn exchange(&self, body: Vec<u8>, progress: &Progress) -> Result<ChatAnswer, ModelError> {
-        let (response, conn) = self.send(Bytes::from(body), progress).await?;
+    async fn exchange(&self, body: Vec<u8>, progress: &Progress) -> Result<ChatAnswer, Failed> {
+        let (response, conn) = self.send(Bytes::from(body), progress).await.map_err(Failed::from)?;
         progress.set(Progress::STATUS);
         let status = response.status().as_u16();
         if status != 200 {
             // models.md §5: the body of a refusal is never read; the connection is closed with it.
-            return Err((chat::status_class(status), Dispatch::True));
+            return Err(Failed::from((chat::status_class(status), Dispatch::True)));
         }
         let mut body = response.into_body();
         let mut bytes = Received::default();
         while let Some(frame) = body.frame().await {
-            let Ok(frame) = frame else { return Err((ModelFailure::TransportError, Dispatch::True)) };
+            let Ok(frame) = frame else {
+                return Err(Failed::from((ModelFailure::TransportError, Dispatch::True)));
+            };
             if let Ok(data) = frame.into_data() {
                 if bytes.len() + data.len() > MAX_RESPONSE_BYTES {
-                    return Err((ModelFailure::ResponseTooLarge, Dispatch::True));
+                    return Err(Failed::from((ModelFailure::ResponseTooLarge, Dispatch::True)));
                 }
                 bytes.push(data);
             }
         }
         self.release(conn).await;
-        chat::parse_answer(bytes.as_slice()).map_err(|class| (class, Dispatch::True))
+        chat::parse_answer(bytes.as_slice()).map_err(|mismatch| Failed {
+            error: (ModelFailure::ProtocolError, Dispatch::True),
+            mismatch: Some(mismatch),
+        })
     }
 
     async fn send(

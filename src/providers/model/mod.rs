@@ -10,6 +10,7 @@
 pub(crate) mod body;
 pub mod chat;
 pub mod client;
+pub mod mismatch;
 pub(crate) mod owner;
 
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -14,6 +14,7 @@ use hyper_util::rt::TokioIo;
 use tokio::time::Instant;
 
 use super::chat::ModelDefaults;
+use super::client::Failed;
 use super::{ModelSite, ModelSpec};
 use crate::codes::model::ModelFailure;
 use crate::codes::provider::Dispatch;
@@ -23,6 +24,10 @@ use crate::providers::http::endpoint::Endpoint;
 const ANSWER: &str =
     r#"{"choices":[{"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}]}"#;
 
+/// A 200 body that breaks models.md §4.3 (a role other than `assistant`), with text that must never reach
+/// the log.
+const BAD_ANSWER: &str = r#"{"choices":[{"message":{"role":"user","content":"sk-body-secret"}}]}"#;
+
 /// What the server saw: each request's head, and how many connections it accepted and saw closed.
 #[derive(Default)]
 struct Seen {
@@ -31,7 +36,7 @@ struct Seen {
     closed: AtomicUsize,
 }
 
-/// A server answering `/v1/chat/completions` with 200 [`ANSWER`], `/status/<n>` paths with that status, and
+/// A server answering `/v1/chat/completions` with 200 [`ANSWER`], `/v1/bad/…` with 200 [`BAD_ANSWER`], `/status/<n>` paths with that status, and
 /// `/v1/hold/chat/completions` never.
 async fn server() -> (u16, Arc<Seen>) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -69,7 +74,8 @@ async fn server() -> (u16, Arc<Seen>) {
                             .and_then(|s| s.split('/').next())
                             .and_then(|s| s.parse().ok())
                             .unwrap_or(200);
-                        let mut response = Response::new(Full::new(Bytes::from_static(ANSWER.as_bytes())));
+                        let answer = if path.starts_with("/v1/bad") { BAD_ANSWER } else { ANSWER };
+                        let mut response = Response::new(Full::new(Bytes::from_static(answer.as_bytes())));
                         *response.status_mut() = hyper::StatusCode::from_u16(status).unwrap();
                         Ok::<_, std::convert::Infallible>(response)
                     }
@@ -142,7 +148,7 @@ async fn a_refusal_closes_its_connection() {
     let (port, seen) = server().await;
     let site = site(port, "/status/429", 4, Duration::from_secs(5));
     let got = site.client().chat(body(), Instant::now() + Duration::from_secs(5), true, never()).await;
-    assert_eq!(got.err(), Some((ModelFailure::RateLimited, Dispatch::True)));
+    assert_eq!(got.err(), Some(Failed::from((ModelFailure::RateLimited, Dispatch::True))));
     assert_eq!(site.idle_connections(), 0);
     until("the server saw the close", || seen.closed.load(Ordering::SeqCst) == 1).await;
 }
@@ -184,7 +190,7 @@ async fn a_timeout_closes_the_request_in_flight() {
             .client()
             .chat(body(), Instant::now() + Duration::from_millis(50), timeout_first, never())
             .await;
-        assert_eq!(got.err(), Some((class, Dispatch::Unknown)));
+        assert_eq!(got.err(), Some(Failed::from((class, Dispatch::Unknown))));
         until("the server saw the close", || seen.closed.load(Ordering::SeqCst) == closed + 1).await;
     }
     assert_eq!(site.idle_connections(), 0);
@@ -198,8 +204,17 @@ async fn no_listener_is_a_transport_error_with_nothing_sent() {
         listener.local_addr().unwrap().port()
     };
     let site = site(port, "/v1", 4, Duration::from_secs(5));
+    let log = crate::support::log_capture::capture();
     let got = site.client().chat(body(), Instant::now() + Duration::from_secs(5), true, never()).await;
-    assert_eq!(got.err(), Some((ModelFailure::TransportError, Dispatch::False)));
+    assert_eq!(got.err(), Some(Failed::from((ModelFailure::TransportError, Dispatch::False))));
+    // Why nothing was sent is in the debug log: the OS's reason, and not the endpoint.
+    assert_eq!(
+        log.lines_with("not opened"),
+        [format!(
+            "DEBUG upstream connection not opened error={}",
+            std::io::Error::from_raw_os_error(nix::errno::Errno::ECONNREFUSED as i32)
+        )]
+    );
 }
 
 // models.md §3.2 and §5.1 step 3: once the runtime closed its model sites (shutdown stage S5, or a
@@ -233,4 +248,52 @@ async fn a_closed_site_refuses_calls_unsent() {
     let refused = runtime.chat(&model, &request, deadline, never).await;
     assert_eq!(refused.err(), Some((ModelFailure::Unavailable, Dispatch::False)));
     assert_eq!(seen.heads.lock().unwrap().len(), 1, "the refused call sent nothing");
+}
+
+/// The runtime of one model site, with no tool sites and no event log.
+fn runtime_of(model: Arc<ModelSite>) -> crate::providers::runtime::ProviderRuntime {
+    use crate::codes::domain::DomainContext;
+    use crate::events::EventLog;
+    use crate::providers::admission::CallAdmission;
+    use crate::providers::runtime::ProviderRuntime;
+    use ptc_actors::{AdmissionPool, RefusalOrder};
+
+    let admission = CallAdmission::new(4, 0, AdmissionPool::new("p", 4, RefusalOrder::UnavailableFirst));
+    let domain = DomainContext::new(Arc::new(EventLog::disabled()));
+    ProviderRuntime::new((Vec::new(), vec![model]), admission, domain, EventLog::disabled(), "0.1.0".into())
+}
+
+// models.md §4.3, §6 and §9 "Diagnostics": a 200 answer that breaks the answer's rule is `model_protocol_error`,
+// dispatch `true`, as before; the debug log names the tool, the provider and the rule broken, and none of
+// the body's text. Other failures leave no such line.
+#[tokio::test]
+async fn a_refused_answer_names_its_member_in_the_debug_log_only() {
+    use crate::json::{decode, Limits};
+
+    let (port, _seen) = server().await;
+    let request = decode(br#"{"messages":[{"role":"user","content":"hi"}]}"#, Limits::DOCUMENT).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let log = crate::support::log_capture::capture();
+    let table = [
+        (
+            "/v1/bad",
+            Err((ModelFailure::ProtocolError, Dispatch::True)),
+            vec![
+                r#"DEBUG model answer refused tool=t provider=llm class="model_protocol_error" mismatch=/choices/0/message/role: expected "assistant", null or absent"#,
+            ],
+        ),
+        ("/status/500/v1", Err((ModelFailure::UpstreamError, Dispatch::True)), vec![]),
+        ("/v1", Ok(()), vec![]),
+    ];
+    let mut seen = 0;
+    for (path, want, lines) in table {
+        let runtime = runtime_of(Arc::new(site(port, path, 4, Duration::from_secs(5))));
+        let model = runtime.models()[0].clone();
+        let got = runtime.chat(&model, &request, deadline, never).await.map(|_| ());
+        assert_eq!(got, want, "{path}");
+        let logged = log.lines_with("model answer refused");
+        assert_eq!(logged[seen..], lines, "{path}");
+        seen = logged.len();
+    }
+    assert_eq!(log.lines_with("sk-body-secret"), Vec::<String>::new());
 }
