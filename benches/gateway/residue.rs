@@ -200,5 +200,30 @@ pub fn section(r: &Results) -> String {
         }
         Err(reason) => out.push_str(&format!("Not measured: {reason}.\n")),
     }
+    out.push_str(&format!("\n{}\n", ordering_names()));
     out
+}
+
+/// How many names of the linker's symbol-ordering file the measured binary has (`build.rs`, docs/decisions.md
+/// "The code startup runs, ordered (issue 27)"): a stale file leaves the code startup runs scattered again,
+/// which shows in the idle figure above; this line says why. Read with binutils' `nm`.
+fn ordering_names() -> String {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/symbol-order.txt");
+    let Ok(text) = std::fs::read_to_string(&file) else {
+        return "The symbol-ordering file `scripts/symbol-order.txt` is missing.".to_owned();
+    };
+    let listed: std::collections::HashSet<&str> = text.lines().collect();
+    let nm = std::process::Command::new("nm").args(["--defined-only", env!("CARGO_BIN_EXE_ptc")]).output();
+    let symbols = match nm {
+        Ok(out) if out.status.success() => String::from_utf8_lossy(&out.stdout).into_owned(),
+        _ => return "The symbol-ordering file's names were not counted (no `nm`).".to_owned(),
+    };
+    let found: std::collections::HashSet<&str> =
+        symbols.lines().filter_map(|l| l.split_whitespace().last()).filter(|n| listed.contains(n)).collect();
+    format!(
+        "The binary has {} of the {} names of the symbol-ordering file `scripts/symbol-order.txt`, which puts \
+         the code startup and a call run together (`scripts/symbol-order` regenerates it).",
+        count(found.len()),
+        count(listed.len())
+    )
 }

@@ -15,5 +15,6 @@ mod operations_doc;
 #[cfg(feature = "fault-injection")]
 mod schemas;
 mod spec_references;
+mod symbol_order;
 #[cfg(feature = "fault-injection")]
 mod tutorial;
