@@ -388,8 +388,8 @@ fn commit_failed(shared: &Shared, tool: &ServedTool, traced: RunFiles) -> Drove 
     })
 }
 
-/// Publishes a settled call's message event (execution.md §4.4): with a held commit in the same write
-/// (§4.5), otherwise after the commit within the write bound (§9).
+/// Publishes a settled call's message event (execution.md §9): with a held commit in the same write
+/// (execution.md §4.5), otherwise after the commit, within the write bound.
 async fn publish(
     shared: &Shared,
     tool: &ServedTool,
