@@ -83,6 +83,8 @@ pub struct Serving {
     http_addr: SocketAddr,
     pcc_addr: Option<SocketAddr>,
     pcc_stop: Option<watch::Sender<Drain>>,
+    /// Opens the accept loops once readiness is true ([`Serving::open`]).
+    gate: watch::Sender<bool>,
 }
 
 /// A cloneable handle that stops the accept loops and closes connections.
@@ -125,27 +127,48 @@ impl Serving {
     pub fn stopper(&self) -> Stopper {
         Stopper { http: self.http.control(), pcc_stop: self.pcc_stop.clone() }
     }
+
+    /// Lets the accept loops take their first connection; called once readiness is true (stage 12).
+    /// Until then a client that connected after the bind (stage 11) waits in the kernel's backlog rather
+    /// than being answered `503` by a domain that was about to be ready (docs/decisions.md "Nothing is
+    /// accepted before readiness").
+    pub fn open(&self) {
+        self.gate.send_replace(true);
+    }
 }
 
-/// Stage 12: the `listeners` supervisor and its listener actors, each starting its accept loop.
+/// Stage 12: the `listeners` supervisor and its listener actors, each with its accept loop, which takes
+/// its first connection once [`Serving::open`] is called (or, if the `Serving` is dropped unopened, goes
+/// on to see the stop that a failed start sends).
 pub async fn serve(bound: Bound, domain: &DomainHandle) -> Result<Serving, ptc_actors::DomainError> {
     // The supervisor's own loss stops the domain like a listener's (lifecycle.md §7.5).
     let listeners =
         domain.start_supervisor(LISTENERS, ChildPolicy::StopDomain(AbnormalCause::ListenerLost)).await?;
+    let (gate, _) = watch::channel(false);
     let http_addr = bound.http.local_addr();
     let (running, accept) = bound.http.start();
     let policy = ChildPolicy::StopDomain(AbnormalCause::ListenerLost);
-    start_listener(&listeners, CHILD_NAMES[0], policy, Box::pin(accept)).await?;
+    start_listener(&listeners, CHILD_NAMES[0], policy, after_open(&gate, accept)).await?;
     let mut pcc_addr = None;
     let mut pcc_stop = None;
     if let Some((listener, service, stop_tx)) = bound.pcc {
         pcc_addr = listener.local_addr().ok();
         let accept = crate::pcc::listener::serve(listener, service, stop_tx.subscribe());
         let policy = ChildPolicy::StopDomain(AbnormalCause::PccListenerLost);
-        start_listener(&listeners, CHILD_NAMES[1], policy, Box::pin(accept)).await?;
+        start_listener(&listeners, CHILD_NAMES[1], policy, after_open(&gate, accept)).await?;
         pcc_stop = Some(stop_tx);
     }
-    Ok(Serving { http: running, http_addr, pcc_addr, pcc_stop })
+    Ok(Serving { http: running, http_addr, pcc_addr, pcc_stop, gate })
+}
+
+/// `accept`, once the gate is open or its sender gone.
+fn after_open(gate: &watch::Sender<bool>, accept: impl Future<Output = ()> + Send + 'static) -> AcceptLoop {
+    let mut open = gate.subscribe();
+    Box::pin(async move {
+        // Err: the `Serving` was dropped unopened (a failed start, which stopped the loops first).
+        let _ = open.wait_for(|o| *o).await;
+        accept.await;
+    })
 }
 
 async fn start_listener(

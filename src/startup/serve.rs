@@ -148,8 +148,10 @@ async fn stage_domain(held: &mut Startup) -> Result<(DomainContext, DomainHandle
     Ok((ctx, domain))
 }
 
-/// Stage 12: the listeners subtree starts the accept loops; readiness becomes true. The stack keeps
-/// everything until every step succeeded, so a failure here releases everything (lifecycle.md §5.2).
+/// Stage 12: the listeners subtree starts its owners; readiness becomes true; then the accept loops take
+/// their first connection, so nothing is accepted before the domain is ready (lifecycle.md §3.2, §6.5). The
+/// stack keeps everything until every step succeeded, so a failure here releases everything
+/// (lifecycle.md §5.2).
 async fn stage_serve(
     held: &mut Startup,
     ctx: &DomainContext,
@@ -159,6 +161,9 @@ async fn stage_serve(
     let serving = listeners::serve(bound, domain)
         .await
         .map_err(|e| Refusal::because(StartupCode::InternalError, &e))?;
+    if fault::injected(FaultPoint::SlowReadiness) {
+        tokio::time::sleep(fault::SLOW_READINESS).await;
+    }
     if !ctx.mark_ready() {
         // An owner was lost between its start and now (its watching began when it started): the domain
         // was fenced during startup. A lost transport is the provider runtime's unavailability.
@@ -171,6 +176,7 @@ async fn stage_serve(
         }
         .into());
     }
+    serving.open();
     Ok(serving)
 }
 

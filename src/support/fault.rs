@@ -51,10 +51,17 @@ pub enum FaultPoint {
     /// While serving: the commit of a provider-free run activated with it (one that did not settle in its
     /// first slice) cannot be written, as when the client is gone (execution.md §4.5, vector SG7).
     CommitWrite,
+    /// Stage 12: the listener owners have started, and readiness turns true only [`SLOW_READINESS`]
+    /// later, which holds open the window in which a client connected after the bind must wait rather
+    /// than be refused (lifecycle.md §6.5, vector RD1).
+    SlowReadiness,
 }
 
 /// How long [`FaultPoint::SlowListenerStop`] holds the stop listeners stage (S1).
 pub const SLOW_LISTENER_STOP: std::time::Duration = std::time::Duration::from_millis(1_500);
+
+/// How long [`FaultPoint::SlowReadiness`] holds stage 12 before readiness turns true.
+pub const SLOW_READINESS: std::time::Duration = std::time::Duration::from_millis(1_000);
 
 /// How long [`FaultPoint::SlowAuditWrite`] holds each audit batch before its write: well past the grouping
 /// hold (1,000 ms), so the commit's lone write and the record's are seen apart.
@@ -77,6 +84,7 @@ impl FaultPoint {
             FaultPoint::TraceDescriptors => "trace_descriptors",
             FaultPoint::SlowAuditWrite => "slow_audit_write",
             FaultPoint::CommitWrite => "commit_write",
+            FaultPoint::SlowReadiness => "slow_readiness",
         }
     }
 }

@@ -233,3 +233,58 @@ fn a_stale_events_lock_is_taken_over() {
     let (code, ..) = gateway.signal_and_wait(Signal::SIGTERM, Duration::from_secs(10));
     assert_eq!(code, Some(0));
 }
+
+/// lifecycle.md §6.5 vector RD1: a client that connects after the bind (stage 11) and before readiness
+/// waits in the backlog and is served once ready, never refused 503. The fault point `slow_readiness`
+/// holds stage 12 for 1,000 ms between the start of the listener owners and readiness, the window in
+/// which an accept loop that ran before readiness answered 503.
+#[test]
+fn rd1_a_client_connected_before_readiness_is_served_once_ready() {
+    use std::io::Write;
+    use std::net::TcpStream;
+    use std::process::Stdio;
+    use std::time::Instant;
+
+    let mut d = Deployment::baseline();
+    d.write_documents();
+    let at = addr(&d);
+    let mut command = d.command();
+    command.env("PTC_FAULT", "slow_readiness");
+    let child =
+        command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("spawn");
+    // Reaped on drop, also when an assertion below fails.
+    let mut gateway = Gateway { child, addr: at };
+    let list = support::mcp::Req::tools_list(at).bytes();
+    let health = format!("GET /health/ready HTTP/1.1\r\nHost: {}\r\n\r\n", support::authority(at));
+    let started = Instant::now();
+    let mut early = loop {
+        if let Ok(Some(status)) = gateway.child.try_wait() {
+            panic!("the gateway exited with {status} before it listened");
+        }
+        if let Ok(first) = TcpStream::connect(at) {
+            let second = TcpStream::connect(at).expect("a second connection while the first waits");
+            break [first, second];
+        }
+        assert!(started.elapsed() < Duration::from_secs(20), "the port never accepted a connection");
+        std::thread::sleep(Duration::from_millis(2));
+    };
+    let connected = started.elapsed();
+    early[0].write_all(health.as_bytes()).expect("health request");
+    early[1].write_all(&list).expect("tools/list request");
+    let mut answers = Vec::new();
+    for stream in &mut early {
+        stream.set_read_timeout(Some(Duration::from_secs(10))).expect("timeout");
+        answers.push(support::read_response(stream, false).expect("an answer once ready"));
+    }
+    assert_eq!(
+        (answers[0].status, String::from_utf8_lossy(&answers[0].body).into_owned()),
+        (200, r#"{"status":"ready"}"#.to_owned()),
+        "RD1: health on a connection made {connected:?} after the spawn"
+    );
+    // The same listing a client connected after readiness gets, byte for byte.
+    let late = support::raw_exchange(at, &list, false).expect("tools/list once ready");
+    assert_eq!(late.status, 200);
+    assert_eq!((answers[1].status, &answers[1].body), (200, &late.body), "RD1: tools/list");
+    let (code, ..) = gateway.signal_and_wait(Signal::SIGTERM, Duration::from_secs(10));
+    assert_eq!(code, Some(0));
+}
