@@ -513,3 +513,53 @@ async fn https_verifies_the_server_before_anything_is_sent() {
     assert!(up.methods().is_empty());
     assert!(up.dir.path().exists());
 }
+
+/// providers.md §12.2 (and §7.1): the request an acquisition deadline ended is named in one `debug` line,
+/// the class unchanged. Current-thread, so every task of the acquisition logs to this thread's capture.
+#[tokio::test(flavor = "current_thread")]
+async fn the_debug_line_names_the_request_the_acquisition_deadline_ended() {
+    let rows: &[(&str, ProtocolEra, &str)] = &[
+        ("legacy,discover_silent", ProtocolEra::Modern, "server/discover"),
+        ("legacy,init_silent", ProtocolEra::Legacy, "initialize"),
+        ("legacy,list_silent", ProtocolEra::Legacy, "tools/list"),
+    ];
+    for (mode, protocol, step) in rows {
+        let up = Upstream::start(mode);
+        let mut spec = up.spec(*protocol, "s3cret");
+        spec.start_timeout_ms = 500;
+        let captured = std::sync::Arc::new(std::sync::Mutex::new(Vec::<u8>::new()));
+        let sink = captured.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_max_level(tracing::Level::DEBUG)
+            .with_ansi(false)
+            .without_time()
+            .with_target(false)
+            .with_writer(move || Capture(sink.clone()))
+            .finish();
+        let guard = tracing::subscriber::set_default(subscriber);
+        let got = acquire_http(&spec).await;
+        drop(guard);
+        assert_eq!(
+            got.err().and_then(|e| e.class()),
+            Some(FailureClass::ProviderAcquisitionTimeout),
+            "{mode}"
+        );
+        let text = String::from_utf8(captured.lock().unwrap().clone()).unwrap();
+        let lines: Vec<&str> = text.lines().filter(|l| l.contains("acquisition deadline")).collect();
+        assert_eq!(lines, [format!(r#"DEBUG the acquisition deadline passed step="{step}""#)], "{mode}");
+    }
+}
+
+/// A `tracing` writer into a shared buffer.
+struct Capture(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for Capture {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}

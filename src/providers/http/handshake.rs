@@ -95,7 +95,13 @@ pub(super) async fn negotiate(
     let era = EraHeaders::Modern { method: "server/discover", name: None, params: &[] };
     let probe = wire.request("server/discover", Some(negotiate::probe_params(&spec.version)), era, true);
     let verdict = match tokio::time::timeout_at(until, probe).await {
-        Err(_) => classify_probe_for(spec.protocol, ProbeEvent::Silent, &LEGACY_ACCEPTED_HTTP),
+        // Silent until the window: the legacy fallback, or (not `Auto`) the acquisition's deadline.
+        Err(elapsed) => match classify_probe_for(spec.protocol, ProbeEvent::Silent, &LEGACY_ACCEPTED_HTTP) {
+            ProbeVerdict::Fail(FailureClass::ProviderAcquisitionTimeout) => {
+                ProbeVerdict::Fail(deadline_passed("server/discover")(elapsed))
+            }
+            verdict => verdict,
+        },
         Ok(Answer::Reply(reply, _)) => {
             classify_probe_for(spec.protocol, ProbeEvent::Answer(reply.message), &LEGACY_ACCEPTED_HTTP)
         }
@@ -123,18 +129,11 @@ pub(super) async fn legacy(
     spec: &HttpSpec,
     deadline: Instant,
 ) -> Result<Negotiated, FailureClass> {
-    // providers.md §7.1: the deadline is the acquisition's; which request it ended is for the debug log.
-    let timeout = |step: &'static str| {
-        move |_: tokio::time::error::Elapsed| {
-            tracing::debug!(step, "the acquisition deadline passed");
-            FailureClass::ProviderAcquisitionTimeout
-        }
-    };
     let params = Some(negotiate::initialize_params(&spec.version));
     let answer =
         tokio::time::timeout_at(deadline, wire.request("initialize", params, EraHeaders::Initialize, false))
             .await
-            .map_err(timeout("initialize"))?;
+            .map_err(deadline_passed("initialize"))?;
     let (reply, headers) = match answer {
         Answer::Reply(reply, headers) => (reply, headers),
         Answer::Failed { failure, .. } => return Err(failure.class),
@@ -148,11 +147,20 @@ pub(super) async fn legacy(
     let era = LegacyHeaders { version: &version, session: session.as_deref() }.era();
     let notified = tokio::time::timeout_at(deadline, wire.notify("notifications/initialized", era))
         .await
-        .map_err(timeout("notifications/initialized"))?;
+        .map_err(deadline_passed("notifications/initialized"))?;
     if let Answer::Failed { failure, .. } = notified {
         return Err(failure.class);
     }
     Ok(Negotiated { era: Era::Legacy, protocol_version: version, server_info, session })
+}
+
+/// providers.md §7.1: the acquisition's deadline passed during `step`. The timer's error holds nothing
+/// more; which request the deadline ended is the cause, for the debug log (providers.md §12.2).
+fn deadline_passed(step: &'static str) -> impl FnOnce(tokio::time::error::Elapsed) -> FailureClass {
+    move |_| {
+        tracing::debug!(step, "the acquisition deadline passed");
+        FailureClass::ProviderAcquisitionTimeout
+    }
 }
 
 /// Every listing page (providers.md §7.2) and the mapped-tool facts (providers.md §7.3, §7.4).
@@ -177,10 +185,7 @@ pub(super) async fn list(
         };
         let answer = tokio::time::timeout_at(deadline, wire.request("tools/list", params, era, false))
             .await
-            .map_err(|_| {
-                tracing::debug!(step = "tools/list", "the acquisition deadline passed");
-                FailureClass::ProviderAcquisitionTimeout
-            })?;
+            .map_err(deadline_passed("tools/list"))?;
         let reply = match answer {
             Answer::Reply(reply, _) => reply,
             Answer::Failed { failure, .. } => return Err(failure.class),
