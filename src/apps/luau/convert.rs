@@ -7,8 +7,6 @@
 //! used (entry input and result, `tool`, `:call`/`:eval`, the `json` library) nor what a refusal becomes
 //! there.
 
-use std::collections::BTreeSet;
-
 use mlua::{Lua, LuaSerdeExt, Table, Value as LuaValue};
 use serde_json::{Map, Number, Value};
 
@@ -57,13 +55,41 @@ impl std::error::Error for NotConvertible {}
 struct ToJson {
     array_mark: Table,
     /// Tables being converted (by identity), to refuse cycles.
-    open: BTreeSet<usize>,
+    open: OpenTables,
     nodes: usize,
+}
+
+/// The tables on the conversion's path from the root, by identity. At most [`MAX_DEPTH`] of them, since
+/// a value deeper than that is refused before its table is opened, so they fit a fixed array: the
+/// conversion of a quick run's result then allocates nothing for its cycle check (issue 27).
+struct OpenTables {
+    ids: [usize; MAX_DEPTH],
+    len: usize,
+}
+
+impl OpenTables {
+    /// Opens `id`, refused when it is open already (a cycle) or the path is full (too deep).
+    fn open(&mut self, id: usize) -> Result<(), NotConvertible> {
+        let open = self.ids.get(..self.len).unwrap_or_default();
+        if open.contains(&id) {
+            return Err(NotConvertible::Cycle);
+        }
+        let slot = self.ids.get_mut(self.len).ok_or(NotConvertible::TooLarge)?;
+        *slot = id;
+        self.len += 1;
+        Ok(())
+    }
+
+    /// Closes the most recently opened table.
+    fn close(&mut self) {
+        self.len = self.len.saturating_sub(1);
+    }
 }
 
 /// execution.md §14.2: the JSON value of a Luau value.
 pub fn to_json(lua: &Lua, value: &LuaValue) -> Result<Value, NotConvertible> {
-    let mut state = ToJson { array_mark: lua.array_metatable(), open: BTreeSet::new(), nodes: 0 };
+    let open = OpenTables { ids: [0; MAX_DEPTH], len: 0 };
+    let mut state = ToJson { array_mark: lua.array_metatable(), open, nodes: 0 };
     state.value(value, 1)
 }
 
@@ -93,10 +119,7 @@ impl ToJson {
     }
 
     fn table(&mut self, t: &Table, depth: usize) -> Result<Value, NotConvertible> {
-        let id = t.to_pointer() as usize;
-        if !self.open.insert(id) {
-            return Err(NotConvertible::Cycle);
-        }
+        self.open.open(t.to_pointer() as usize)?;
         let marked = t.metatable().is_some_and(|m| m == self.array_mark);
         let mut entries: Vec<(LuaValue, LuaValue)> = Vec::new();
         for pair in t.pairs::<LuaValue, LuaValue>() {
@@ -111,7 +134,7 @@ impl ToJson {
         } else {
             self.object(entries, depth)
         };
-        self.open.remove(&id);
+        self.open.close();
         converted
     }
 

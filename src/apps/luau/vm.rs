@@ -264,8 +264,13 @@ fn interrupt(lua: &Lua) -> mlua::Result<VmState> {
 
 /// Whether the innermost running function is a C function: true only for the interrupts Luau raises from
 /// inside its library code, never for the VM's own (those run in the frame of a Luau function).
+///
+/// Asked through the frame's current line, not its source: Luau's `lua_getinfo` gives a C frame the line
+/// -1 (`None` here) and a Luau frame its line or 0 (`ldebug.cpp`, option `l`), which is the same test as
+/// `what == "C"`, while the source copies and checks two strings on every interrupt (about 2,500 of a
+/// quick run's 100,000 instructions; docs/decisions.md "The Luau echo, sixth round").
 fn in_library_function(lua: &Lua) -> bool {
-    lua.inspect_stack(0, |frame| frame.source().what == "C").unwrap_or(false)
+    lua.inspect_stack(0, |frame| frame.current_line().is_none()).unwrap_or(false)
 }
 
 /// Luau has no emergency collection: an allocation over the limit fails even when most of the heap is
