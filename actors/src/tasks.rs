@@ -12,7 +12,9 @@
 
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::{Context, Poll};
 
 use tokio::task::JoinHandle;
 
@@ -125,17 +127,32 @@ impl<E: From<TaskReport> + Send + 'static> TaskGroup<E> {
     }
 }
 
-/// `catch_unwind` for a future, without a dependency on the `futures` crate.
-pub(crate) async fn catch_unwind<F: Future>(future: F) -> std::thread::Result<F::Output> {
-    let mut future = std::pin::pin!(future);
-    std::future::poll_fn(move |cx| {
-        match std::panic::catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(cx))) {
-            Ok(std::task::Poll::Ready(value)) => std::task::Poll::Ready(Ok(value)),
-            Ok(std::task::Poll::Pending) => std::task::Poll::Pending,
-            Err(panic) => std::task::Poll::Ready(Err(panic)),
+pin_project_lite::pin_project! {
+    /// `catch_unwind` for a future, without a dependency on the `futures` crate: a panic in a poll is the
+    /// output's error. A struct that holds the future once; an `async fn` taking it by value held it twice
+    /// (its argument and the pinned local), and every task spawned with it carried that size (issue 27).
+    pub(crate) struct CatchUnwind<F> {
+        #[pin]
+        future: F,
+    }
+}
+
+impl<F: Future> Future for CatchUnwind<F> {
+    type Output = std::thread::Result<F::Output>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let future = self.project().future;
+        match std::panic::catch_unwind(AssertUnwindSafe(|| future.poll(cx))) {
+            Ok(Poll::Ready(value)) => Poll::Ready(Ok(value)),
+            Ok(Poll::Pending) => Poll::Pending,
+            Err(panic) => Poll::Ready(Err(panic)),
         }
-    })
-    .await
+    }
+}
+
+/// `future`, with a panic in any of its polls caught (see [`CatchUnwind`]).
+pub(crate) fn catch_unwind<F: Future>(future: F) -> CatchUnwind<F> {
+    CatchUnwind { future }
 }
 
 #[cfg(test)]

@@ -144,3 +144,28 @@ async fn the_request_owner_loss_fences_both_of_its_pools() {
     assert_eq!(ctx.readiness().cause(), Some(Cause::PoolGone));
     domain.shutdown(Duration::from_secs(1)).await;
 }
+
+/// A task linked to an owner (`spawn_linked`): its value when it returns; when it panics, `None`, and the
+/// owner's pools are fenced at once (the work it admitted was lost before it settled).
+#[tokio::test(start_paused = true)]
+async fn a_linked_task_returns_its_value_and_a_panicking_one_fences_the_pools() {
+    let (ctx, _recorder, _rx) = context();
+    let domain = DomainHandle::start(ctx.clone()).await.unwrap();
+    let runs = AdmissionPool::new("runs", 2, RefusalOrder::UnavailableFirst);
+    let owner = AdmissionOwnerRef::start(&domain, "run_admission", vec![runs.clone()], Cause::PoolGone)
+        .await
+        .unwrap();
+    let returned = owner.spawn_linked(async {
+        tokio::task::yield_now().await;
+        7
+    });
+    assert_eq!(returned.await.unwrap(), Some(7));
+    drop(runs.try_reserve().expect("a returning task fences nothing"));
+    let panicked = owner.spawn_linked(async {
+        tokio::task::yield_now().await;
+        panic!("a panic in linked work");
+    });
+    assert_eq!(panicked.await.unwrap(), None, "the panic is the owner's, not the handle's");
+    assert_eq!(runs.try_reserve().unwrap_err(), Refusal::Unavailable, "fenced at once");
+    domain.shutdown(Duration::from_secs(1)).await;
+}

@@ -10,6 +10,7 @@
 //! `settle`, shared with the PCC front. It does not own the application runtime (`runner`), the result
 //! shapes (`result`), the stream's mechanics (`stream`) or the audit's durability (`crate::audit`).
 
+use std::pin::pin;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -256,7 +257,7 @@ impl Queued {
     /// or `cancelled` applied already.
     async fn published(self, shared: &Shared, tool: usize) -> Settlement {
         let Queued { mut writer, outcome, dispatch } = self;
-        let written = within(WRITE_BOUND, writer.queued_written()).await;
+        let written = within(WRITE_BOUND, pin!(writer.queued_written())).await;
         if matches!(written, Ok(Ok(()))) {
             return Settlement { outcome, dispatch, disconnected: false };
         }
@@ -289,10 +290,13 @@ fn refuse(error: RpcError, call: AdmittedCall) -> hyper::Response<ResponseBody> 
 /// The invalid-input path (execution.md §3.1, §4.3): the commit, the event and the end, queued together;
 /// nothing was dispatched. Waits until they were written, holding the request lease.
 async fn publish_only(mut writer: StreamWriter, queued: Result<(), stream::Gone>, lease: Lease) {
-    let written = within(WRITE_BOUND, async {
-        queued?;
-        writer.queued_written().await
-    })
+    let written = within(
+        WRITE_BOUND,
+        pin!(async {
+            queued?;
+            writer.queued_written().await
+        }),
+    )
     .await;
     if !matches!(written, Ok(Ok(()))) {
         writer.abandon();
@@ -334,7 +338,7 @@ async fn drive(
     }
     let started_at = SystemTime::now();
     let activation = shared.runner.activate(tool, arguments, deadline, trace_id, &traced);
-    let watched = settle::guarded(watch(activation, &mut head, &mut writer, run, deadline)).await;
+    let watched = settle::guarded(pin!(watch(activation, &mut head, &mut writer, run, deadline))).await;
     let (ran, disconnected) = watched.unwrap_or_else(|| (Ran::Lost, writer.is_gone()));
     // execution.md §5.2: found gone before classification: cancelled, and nothing is written.
     let client = Client { stopped: disconnected, disconnected };
@@ -407,13 +411,16 @@ async fn publish(
         }
         return Drove::Ended(publication_failed(shared, &mut writer, tool.index(), outcome, dispatch));
     }
-    let published = within(WRITE_BOUND, async {
-        if injected {
-            commit_alone(&mut head, &mut writer).await;
-            return Err(stream::Gone);
-        }
-        writer.finish_with(message).await
-    })
+    let published = within(
+        WRITE_BOUND,
+        pin!(async {
+            if injected {
+                commit_alone(&mut head, &mut writer).await;
+                return Err(stream::Gone);
+            }
+            writer.finish_with(message).await
+        }),
+    )
     .await;
     if matches!(published, Ok(Ok(()))) {
         return Drove::Ended(Settlement { outcome, dispatch, disconnected: false });
@@ -425,7 +432,7 @@ async fn publish(
 /// then closes without its message event still carried the head and `: accepted` (execution.md §4.5, §10).
 async fn commit_alone(head: &mut Head, writer: &mut StreamWriter) {
     if head.is_held() && head.release(writer).is_ok() {
-        let _ = within(WRITE_BOUND, writer.queued_written()).await;
+        let _ = within(WRITE_BOUND, pin!(writer.queued_written())).await;
     }
 }
 
@@ -435,7 +442,7 @@ async fn committed_in_time(head: &mut Head, writer: &mut StreamWriter) -> Result
         head.release(writer)?;
         stream::committed(writer).await
     };
-    within(WRITE_BOUND, committed).await.unwrap_or(Err(stream::Gone))
+    within(WRITE_BOUND, pin!(committed)).await.unwrap_or(Err(stream::Gone))
 }
 
 /// Watches the run until it settles. A held commit (execution.md §4.5) waits for the run's first slice:

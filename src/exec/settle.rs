@@ -36,7 +36,9 @@ pub(crate) trait Render: Sync {
 /// Runs the run's part of a call's task (watching the run until it settles) under a guard: a panic of it
 /// outside the Luau call, which has its own guard, is a run lost before it settled (execution.md §6.2),
 /// and the task, the call's owner, still classifies, audits and answers it. `None` after such a panic.
-pub(crate) async fn guarded<T>(watch: impl Future<Output = T>) -> Option<T> {
+/// The watch comes pinned where the caller holds it, so that this future does not hold a copy of it
+/// (`soon::within` says why).
+pub(crate) async fn guarded<T>(watch: std::pin::Pin<&mut impl Future<Output = T>>) -> Option<T> {
     let watched = std::panic::AssertUnwindSafe(async {
         let watched = watch.await;
         if fault::injected(FaultPoint::PanicInRun) {

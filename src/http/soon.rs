@@ -12,6 +12,7 @@
 //! Owns only that pattern; each caller keeps its own bound and what a late end means.
 
 use std::future::Future;
+use std::pin::Pin;
 use std::task::Poll;
 use std::time::Duration;
 
@@ -39,12 +40,18 @@ pub async fn ready_soon<F: Future + Unpin>(work: &mut F) -> Option<F::Output> {
 /// would cost more than the timer (it leaves a deferred wake-up, which makes the worker poll the I/O
 /// driver once more before it sleeps, and with another task ready it wakes the other worker; issue 27,
 /// the forward call's message).
-pub async fn within<F: Future>(bound: Duration, work: F) -> Result<F::Output, Elapsed> {
+///
+/// The work comes pinned where the caller holds it (`std::pin::pin!` at the call): an `async fn` that took
+/// it by value would hold it three times (its argument, the pinned local, the timeout's copy), and every
+/// future that awaits this one would carry and copy that size (issue 27, sixth round).
+pub async fn within<F: Future + ?Sized>(
+    bound: Duration,
+    mut work: Pin<&mut F>,
+) -> Result<F::Output, Elapsed> {
     let deadline = Instant::now() + bound;
     if timer_floor::covers(bound) {
         return tokio::time::timeout_at(deadline, work).await;
     }
-    let mut work = std::pin::pin!(work);
     if let Some(out) = ready_soon(&mut work).await {
         return Ok(out);
     }
@@ -54,17 +61,18 @@ pub async fn within<F: Future>(bound: Duration, work: F) -> Result<F::Output, El
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::pin::pin;
 
     #[tokio::test]
     async fn ready_work_ends_without_a_timer_and_late_work_at_its_bound() {
-        assert_eq!(within(Duration::from_millis(10), async { 7 }).await.ok(), Some(7));
+        assert_eq!(within(Duration::from_millis(10), pin!(async { 7 })).await.ok(), Some(7));
         let (tell, told) = tokio::sync::oneshot::channel::<u8>();
         // Answered by another task while this one yields: still no timer needed.
         tokio::spawn(async move { tell.send(3) });
-        assert_eq!(within(Duration::from_secs(5), told).await.ok(), Some(Ok(3)));
+        assert_eq!(within(Duration::from_secs(5), pin!(told)).await.ok(), Some(Ok(3)));
         let started = std::time::Instant::now();
         let never = std::future::pending::<()>();
-        assert!(within(Duration::from_millis(50), never).await.is_err(), "late at its bound");
+        assert!(within(Duration::from_millis(50), pin!(never)).await.is_err(), "late at its bound");
         assert!(started.elapsed() >= Duration::from_millis(50));
     }
 }

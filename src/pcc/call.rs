@@ -175,21 +175,23 @@ async fn drive(
     let deadline = tokio::time::Instant::from_std(deadline);
     let mut stopped = None;
     let mut cancelled = false;
-    let watched = settle::guarded(async {
-        loop {
-            tokio::select! {
-                ran = &mut settled => break ran,
-                changed = stop.wait_for(Option::is_some), if stopped.is_none() => {
-                    // A dropped sender means the stream task is gone: a disconnect (pcc.md §11).
-                    stopped = Some(changed.map_or(Stop::Disconnected, |s| s.unwrap_or(Stop::Disconnected)));
-                    cancel();
+    let ran = {
+        let watch = std::pin::pin!(async {
+            loop {
+                tokio::select! {
+                    ran = &mut settled => break ran,
+                    changed = stop.wait_for(Option::is_some), if stopped.is_none() => {
+                        // A dropped sender means the stream task is gone: a disconnect (pcc.md §11).
+                        stopped = Some(changed.map_or(Stop::Disconnected, |s| s.unwrap_or(Stop::Disconnected)));
+                        cancel();
+                    }
+                    _ = run.cancelled(), if !cancelled => { cancelled = true; cancel(); }
+                    _ = tokio::time::sleep_until(deadline), if !cancelled => { cancelled = true; cancel(); }
                 }
-                _ = run.cancelled(), if !cancelled => { cancelled = true; cancel(); }
-                _ = tokio::time::sleep_until(deadline), if !cancelled => { cancelled = true; cancel(); }
             }
-        }
-    });
-    let ran = watched.await.unwrap_or(Ran::Lost);
+        });
+        settle::guarded(watch).await.unwrap_or(Ran::Lost)
+    };
     // The client deadline may be seen here first (the run stopped at it) or by the stream (which then
     // stops the call): either way the call is disconnected and nothing is sent (pcc.md §5.2, §11).
     if stopped.is_none() && deadlines.client_expired() {

@@ -216,7 +216,7 @@ impl ModelClient {
     // yields once; the bound's timer is armed only when it did not (`within`), since arming one per call
     // unparks the runtime's time driver (issue 27).
     async fn release(&self, mut conn: Conn) {
-        if within(READY_BOUND, conn.sender.ready()).await.is_ok_and(|r| r.is_ok()) {
+        if within(READY_BOUND, std::pin::pin!(conn.sender.ready())).await.is_ok_and(|r| r.is_ok()) {
             self.pool.checkin(conn);
         }
     }
