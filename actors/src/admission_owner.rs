@@ -244,8 +244,8 @@ impl AdmissionOwnerRef {
 
 pin_project_lite::pin_project! {
     /// The task of [`AdmissionOwnerRef::spawn_linked`]: the work, whose panic is reported to the owner.
-    /// A struct rather than an `async` block, which would hold the work twice besides the task's own
-    /// copy (issue 27: a call's ending task was 5 KB).
+    /// A struct that holds the work once; the `async` block around the `async fn catch_unwind` it
+    /// replaces held it three times (issue 27: a call's ending task was 5 KB).
     struct Linked<F> {
         #[pin]
         work: CatchUnwind<F>,
