@@ -17,6 +17,12 @@ pub struct Captured {
 
 /// Starts capturing every `debug` and higher event of this thread.
 pub fn capture() -> Captured {
+    // With one scoped subscriber registered, tracing computes the interest of a callsite another test's
+    // thread reaches first from that thread's own subscriber (none), and caches "never" for every thread
+    // (`tracing-core`'s `has_just_one`); a second dispatch registered for the whole run makes every
+    // callsite's interest count each capture (the inproc twin failed two runs in three without it).
+    static SECOND: std::sync::OnceLock<tracing::Dispatch> = std::sync::OnceLock::new();
+    SECOND.get_or_init(|| tracing::Dispatch::new(tracing::subscriber::NoSubscriber::default()));
     let bytes = Arc::new(Mutex::new(Vec::new()));
     let sink = bytes.clone();
     let subscriber = tracing_subscriber::fmt()
