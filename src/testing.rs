@@ -39,6 +39,9 @@ pub mod http {
 pub mod json {
     pub use crate::json::*;
 }
+pub mod log_capture {
+    pub use crate::support::log_capture::*;
+}
 pub mod logging {
     pub use crate::os::logging::*;
 }

@@ -1,5 +1,6 @@
 //! The debug log as an operator reads it, for unit tests: `tracing`'s text format (the one
-//! `os::logging` installs), without time or colour, captured on the calling thread.
+//! `os::logging` installs), without time or colour, captured on the calling thread. The in-process tests
+//! reach it as `ptc_gateway::testing::log_capture`.
 //!
 //! Used by the tests that assert which cause a failure leaves in the log (issue 25's rule, second pass in
 //! issue 27), so they compare whole lines.
@@ -20,7 +21,7 @@ pub fn capture() -> Captured {
     // With one scoped subscriber registered, tracing computes the interest of a callsite another test's
     // thread reaches first from that thread's own subscriber (none), and caches "never" for every thread
     // (`tracing-core`'s `has_just_one`); a second dispatch registered for the whole run makes every
-    // callsite's interest count each capture (the inproc twin failed two runs in three without it).
+    // callsite's interest count each capture (an inproc vector failed two runs in three without it).
     static SECOND: std::sync::OnceLock<tracing::Dispatch> = std::sync::OnceLock::new();
     SECOND.get_or_init(|| tracing::Dispatch::new(tracing::subscriber::NoSubscriber::default()));
     let bytes = Arc::new(Mutex::new(Vec::new()));

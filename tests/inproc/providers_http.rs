@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 use http_fixture::HttpFixture as Upstream;
 use ptc_gateway::testing::config::host::{HeaderScheme, ProtocolEra, ToolEffect, ToolMapping};
 use ptc_gateway::testing::config::secret::Secret;
+use ptc_gateway::testing::log_capture;
 use ptc_gateway::testing::providers::acquire::TransportKind;
 use ptc_gateway::testing::providers::http::{acquire_http, CredentialHeader, HttpAcquired, HttpSpec};
 use ptc_gateway::testing::providers::listing::Era;
@@ -523,53 +524,19 @@ async fn the_debug_line_names_the_request_the_acquisition_deadline_ended() {
         ("legacy,init_silent", ProtocolEra::Legacy, "initialize"),
         ("legacy,list_silent", ProtocolEra::Legacy, "tools/list"),
     ];
-    // With one scoped subscriber registered, tracing computes the interest of a callsite another thread
-    // reaches first from that thread's own subscriber (none here: `tracing-core`'s `has_just_one`), and
-    // caches "never" for every thread: a test of this binary that reached `deadline_passed` at the wrong
-    // moment silenced the line here (the class right, nothing captured; two runs in three). A second
-    // registered dispatch, kept for the whole test, makes every callsite's interest count this test's.
-    let _second = tracing::Dispatch::new(tracing::subscriber::NoSubscriber::default());
     for (mode, protocol, step) in rows {
         let up = Upstream::start(mode);
         let mut spec = up.spec(*protocol, "s3cret");
         spec.start_timeout_ms = 500;
-        let captured = std::sync::Arc::new(std::sync::Mutex::new(Vec::<u8>::new()));
-        let sink = captured.clone();
-        let subscriber = tracing_subscriber::fmt()
-            .with_max_level(tracing::Level::DEBUG)
-            .with_ansi(false)
-            .without_time()
-            .with_target(false)
-            .with_writer(move || Capture(sink.clone()))
-            .finish();
-        let guard = tracing::subscriber::set_default(subscriber);
+        let log = log_capture::capture();
         let got = acquire_http(&spec).await;
-        drop(guard);
+        let lines = log.lines_with("acquisition deadline");
+        drop(log);
         assert_eq!(
             got.err().and_then(|e| e.class()),
             Some(FailureClass::ProviderAcquisitionTimeout),
             "{mode}"
         );
-        let text = String::from_utf8(captured.lock().unwrap().clone()).unwrap();
-        let lines: Vec<&str> = text.lines().filter(|l| l.contains("acquisition deadline")).collect();
-        assert_eq!(
-            lines,
-            [format!(r#"DEBUG the acquisition deadline passed step="{step}""#)],
-            "{mode}: {text}"
-        );
-    }
-}
-
-/// A `tracing` writer into a shared buffer.
-struct Capture(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
-
-impl std::io::Write for Capture {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
+        assert_eq!(lines, [format!(r#"DEBUG the acquisition deadline passed step="{step}""#)], "{mode}");
     }
 }
