@@ -31,12 +31,14 @@ pub struct DirStore {
     syncs: u64,
     /// Test build: the batch sync index that fails (read once, when the store is made).
     fail_sync: Option<u64>,
+    /// Test build: while this file exists, every batch sync waits (read once, when the store is made).
+    hold_while: Option<std::path::PathBuf>,
 }
 
 impl DirStore {
     /// Over the locked directory (a duplicate descriptor) and the active file created by startup step 5.
     pub fn new(dir: PrivateDir, active: File) -> DirStore {
-        DirStore { dir, active, syncs: 0, fail_sync: hooks::failing_sync() }
+        DirStore { dir, active, syncs: 0, fail_sync: hooks::failing_sync(), hold_while: hooks::hold_file() }
     }
 }
 
@@ -53,7 +55,7 @@ impl SegmentStore for DirStore {
     fn sync_active(&mut self) -> io::Result<()> {
         let index = self.syncs;
         self.syncs += 1;
-        hooks::before_sync(index, self.fail_sync)?;
+        hooks::before_sync(index, self.fail_sync, self.hold_while.as_deref())?;
         sync_fd(&self.active).map_err(io)
     }
 
@@ -92,10 +94,33 @@ pub mod hooks {
         None
     }
 
-    /// With `fault-injection`: a held gate ([`hold_syncs`]) blocks every batch sync until it is released;
-    /// sync `index` fails when it is `fail`.
+    /// With `fault-injection`: `PTC_AUDIT_HOLD_SYNCS=<path>` at audit startup makes every batch sync wait
+    /// while the file `<path>` exists (for tests of another process: a record stays not durable, and its
+    /// call keeps its run admission, until the test removes the file).
     #[cfg(feature = "fault-injection")]
-    pub fn before_sync(index: u64, fail: Option<u64>) -> io::Result<()> {
+    pub fn hold_file() -> Option<std::path::PathBuf> {
+        std::env::var_os("PTC_AUDIT_HOLD_SYNCS").map(std::path::PathBuf::from)
+    }
+
+    #[cfg(not(feature = "fault-injection"))]
+    pub fn hold_file() -> Option<std::path::PathBuf> {
+        None
+    }
+
+    /// With `fault-injection`: a held gate ([`hold_syncs`]) or an existing hold file ([`hold_file`])
+    /// blocks every batch sync until it is released; sync `index` fails when it is `fail`.
+    #[cfg(feature = "fault-injection")]
+    pub fn before_sync(
+        index: u64,
+        fail: Option<u64>,
+        hold_while: Option<&std::path::Path>,
+    ) -> io::Result<()> {
+        if let Some(path) = hold_while {
+            // Polled: the test that holds the file is another process. A test build only.
+            while path.exists() {
+                std::thread::sleep(std::time::Duration::from_millis(2));
+            }
+        }
         let (lock, cv) = &GATE;
         let mut held = lock.lock().map_err(|_| io::Error::other("sync gate poisoned"))?;
         while *held {
@@ -109,7 +134,11 @@ pub mod hooks {
     }
 
     #[cfg(not(feature = "fault-injection"))]
-    pub fn before_sync(_index: u64, _fail: Option<u64>) -> io::Result<()> {
+    pub fn before_sync(
+        _index: u64,
+        _fail: Option<u64>,
+        _hold_while: Option<&std::path::Path>,
+    ) -> io::Result<()> {
         Ok(())
     }
 

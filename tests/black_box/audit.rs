@@ -303,9 +303,15 @@ fn sg7_an_early_activated_commit_that_cannot_be_written_cancels_the_run_with_dis
 
 #[test]
 fn a_client_gone_mid_run_is_recorded_disconnected_and_holds_its_slot_until_then() {
-    // AU16, with one run slot.
+    // AU16, with one run slot. Every audit sync waits while `hold` exists, so the cancelled run's record
+    // cannot become durable (nor its slot return) before the test has seen the refusal: the refusal does
+    // not depend on how fast the gateway notices the client gone.
     let d = ready(deployment(1, 8, 1 << 20, 8));
-    let gw = Gateway::start(d.command(), addr(&d));
+    let hold = d.path("hold-syncs");
+    std::fs::write(&hold, b"").unwrap();
+    let mut command = d.command();
+    command.env("PTC_AUDIT_HOLD_SYNCS", &hold);
+    let gw = Gateway::start(command, addr(&d));
     let mut s = std::net::TcpStream::connect(gw.addr).unwrap();
     s.write_all(&support::audit::call_bytes(gw.addr, "hang", 1)).unwrap();
     let mut buf = Vec::new();
@@ -320,6 +326,7 @@ fn a_client_gone_mid_run_is_recorded_disconnected_and_holds_its_slot_until_then(
     let (status, text) = exchange(gw.addr, "note", 2);
     assert_eq!(status, 429, "{text}");
     assert!(text.contains("run_capacity_exhausted"), "{text}");
+    std::fs::remove_file(&hold).unwrap();
     let end = Instant::now() + Duration::from_secs(15);
     loop {
         let (status, text) = exchange(gw.addr, "note", 3);
