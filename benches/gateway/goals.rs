@@ -204,6 +204,16 @@ fn rows(r: &Results) -> Vec<Row> {
         target: "≤ 60 µs".to_owned(),
         verdict: at_most(added.median, 60e-6),
     });
+    // The least any HTTP front can add to the direct exchange: one HTTP request and answer on loopback,
+    // which the forward makes besides the same pipe exchange the direct side makes.
+    let bare = &r.http(1).baseline;
+    rows.push(Row {
+        goal: "G5",
+        what: "one HTTP exchange on loopback: bare hyper p50, c=1 (main table)".to_owned(),
+        measured: format!("{:.1} µs", secs(bare.p50()) * 1e6),
+        target: "— (the floor under any HTTP front's added p50 on this machine)".to_owned(),
+        verdict: Verdict::Reference,
+    });
     rows.push(relay_row(&format!("`mcp-proxy` {}", relay::version()), &f.relay, f, added));
     rows.push(relay_row(
         &format!("`supergateway` {}", relay::supergateway_version()),
