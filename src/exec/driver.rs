@@ -350,13 +350,19 @@ async fn drive(
         tokio::pin!(settling);
         match futures::poll!(&mut settling) {
             std::task::Poll::Ready(settled) => settled,
-            std::task::Poll::Pending => match tokio::time::timeout(GROUPING_HOLD, &mut settling).await {
-                Ok(settled) => settled,
-                Err(_) => {
-                    let _ = head.release(&mut writer);
-                    settling.await
+            std::task::Poll::Pending => {
+                // The hold's timer, 1,000 ms ahead, is armed without unparking the time driver while
+                // calls come (`timer_floor`): otherwise every audited quick call woke the other worker
+                // with an eventfd write, and again for the connection's next idle timer.
+                timer_floor::hold();
+                match tokio::time::timeout(GROUPING_HOLD, &mut settling).await {
+                    Ok(settled) => settled,
+                    Err(_) => {
+                        let _ = head.release(&mut writer);
+                        settling.await
+                    }
                 }
-            },
+            }
         }
     } else {
         settling.await
