@@ -210,7 +210,7 @@ fn rows(r: &Results) -> Vec<Row> {
     rows.push(Row {
         goal: "G5",
         what: "one HTTP exchange on loopback: bare hyper p50, c=1 (main table)".to_owned(),
-        measured: format!("{:.1} µs", secs(bare.p50()) * 1e6),
+        measured: format!("{} µs", us(bare.p50())),
         target: "— (the floor under any HTTP front's added p50 on this machine)".to_owned(),
         verdict: Verdict::Reference,
     });
