@@ -8,10 +8,14 @@
 //! malformed chunk line), it stops inspecting for the rest of the connection: hyper answers body framing
 //! errors itself, and guessing where a next head starts would refuse on bytes that are not a head.
 //!
-//! It allocates nothing and looks at each head byte once; a body is skipped in bulk, and the plain bytes of a
-//! method, target, field name or ordinary field value are taken in runs. It does not own the
-//! IO (the [`guard`](crate::http::guard) wrapper feeds it) nor what a parsed request means (hyper and the
-//! router).
+//! It allocates nothing. A body is skipped in bulk; a request line or an ordinary field line that is whole
+//! in the piece is checked a line at a time (two or three runs and a few comparisons: the usual head never
+//! reaches the byte machine), and any other line goes through the machine from its first byte, which takes
+//! the plain bytes of a method, target, field name or ordinary field value in runs and finds the offending
+//! byte's exact offset. So a head byte is looked at once, or twice on a line the machine must read.
+//! The line-at-a-time checks must equal the machine byte for byte; `head_scan_props.rs` holds them to it
+//! (`bytewise`). It does not own the IO (the [`guard`](crate::http::guard) wrapper feeds it) nor what a
+//! parsed request means (hyper and the router).
 
 use crate::http::response::EmptyBodyStatus;
 
@@ -177,6 +181,28 @@ fn is_ows(b: u8) -> bool {
     b == b' ' || b == b'\t'
 }
 
+/// The length, CRLF included, and the minor version of the request line that starts `rest` when the
+/// machine would take it whole without refusing it: within [`MAX_LINE`], a method of `tchar`s, SP, a
+/// target of visible ASCII, SP, `HTTP/1.0` or `HTTP/1.1` and CRLF. `None` otherwise (the machine reads it).
+fn whole_request_line(rest: &[u8]) -> Option<(usize, u8)> {
+    const VERSION: &[u8] = b" HTTP/1.";
+    let rest = rest.get(..rest.len().min(MAX_LINE)).unwrap_or_default();
+    let method = run_len(rest, is_tchar);
+    if method == 0 || rest.get(method) != Some(&b' ') {
+        return None;
+    }
+    let target =
+        method + 1 + run_len(rest.get(method + 1..).unwrap_or_default(), |b| (b'!'..=b'~').contains(&b));
+    if target == method + 1 || rest.get(target..target + VERSION.len()) != Some(VERSION) {
+        return None;
+    }
+    let minor = target + VERSION.len();
+    match rest.get(minor..minor + 3) {
+        Some([digit @ (b'0' | b'1'), b'\r', b'\n']) => Some((minor + 3, digit - b'0')),
+        _ => None,
+    }
+}
+
 const BAD: EmptyBodyStatus = EmptyBodyStatus::BadRequest;
 const CHUNKED: &[u8] = b"chunked";
 
@@ -185,6 +211,26 @@ impl HeadScanner {
     pub fn scan(&mut self, bytes: &[u8]) -> Scan {
         let mut at = 0;
         while at < bytes.len() {
+            // The usual field line, whole in this piece, is checked in one go; any other line (a framing
+            // field, one that breaks a rule, one cut by the piece's end) goes through the machine below
+            // from its first byte, which finds the offending byte's exact offset.
+            if self.state == State::FieldStart && self.line == 0 {
+                if let Some(len) = self.whole_field(bytes.get(at..).unwrap_or_default()) {
+                    self.fields += 1;
+                    at += len;
+                    continue;
+                }
+            }
+            // The same for a request line at the start of a request.
+            if self.state == State::Blank && self.line == 0 {
+                if let Some((len, minor)) = whole_request_line(bytes.get(at..).unwrap_or_default()) {
+                    // What `blank` and the request line's bytes would leave: a fresh scanner for the
+                    // request, at its first field line.
+                    *self = HeadScanner { state: State::FieldStart, minor, ..HeadScanner::default() };
+                    at += len;
+                    continue;
+                }
+            }
             match self.state {
                 State::Off => return Scan::Pass,
                 State::Refused(status) => return Scan::Refuse { at, status },
@@ -217,6 +263,27 @@ impl HeadScanner {
             State::Refused(status) => Scan::Refuse { at: bytes.len(), status },
             _ => Scan::Pass,
         }
+    }
+
+    /// The length, CRLF included, of the field line that starts `rest` when the machine would take it
+    /// whole without refusing it or changing anything but the field count: it is whole in `rest`, within
+    /// [`MAX_LINE`] and [`MAX_FIELDS`], a field name of `tchar`s, a colon, field-value bytes and CRLF, and
+    /// neither framing field. `None` otherwise, whatever the reason: the machine then reads the line.
+    fn whole_field(&self, rest: &[u8]) -> Option<usize> {
+        if self.fields >= MAX_FIELDS {
+            return None;
+        }
+        let rest = rest.get(..rest.len().min(MAX_LINE)).unwrap_or_default();
+        let name = run_len(rest, is_tchar);
+        if name == 0 || rest.get(name) != Some(&b':') {
+            return None;
+        }
+        let framing = |field: &[u8]| rest.get(..name).is_some_and(|n| n.eq_ignore_ascii_case(field));
+        if framing(b"content-length") || framing(b"transfer-encoding") {
+            return None;
+        }
+        let cr = name + 1 + run_len(rest.get(name + 1..).unwrap_or_default(), is_value_byte);
+        (rest.get(cr..cr + 2) == Some(b"\r\n")).then_some(cr + 2)
     }
 
     /// How many leading bytes of `rest` [`step`](Self::step) would take one by one without changing the
