@@ -211,25 +211,12 @@ impl HeadScanner {
     pub fn scan(&mut self, bytes: &[u8]) -> Scan {
         let mut at = 0;
         while at < bytes.len() {
-            // The usual field line, whole in this piece, is checked in one go; any other line (a framing
-            // field, one that breaks a rule, one cut by the piece's end) goes through the machine below
-            // from its first byte, which finds the offending byte's exact offset.
-            if self.state == State::FieldStart && self.line == 0 {
-                if let Some(len) = self.whole_field(bytes.get(at..).unwrap_or_default()) {
-                    self.fields += 1;
-                    at += len;
-                    continue;
-                }
-            }
-            // The same for a request line at the start of a request.
-            if self.state == State::Blank && self.line == 0 {
-                if let Some((len, minor)) = whole_request_line(bytes.get(at..).unwrap_or_default()) {
-                    // What `blank` and the request line's bytes would leave: a fresh scanner for the
-                    // request, at its first field line.
-                    *self = HeadScanner { state: State::FieldStart, minor, ..HeadScanner::default() };
-                    at += len;
-                    continue;
-                }
+            // The usual line, whole in this piece, is checked in one go; any other line (a framing field,
+            // one that breaks a rule, one cut by the piece's end) goes through the machine below from its
+            // first byte, which finds the offending byte's exact offset.
+            if let Some(len) = self.take_whole_line(bytes.get(at..).unwrap_or_default()) {
+                at += len;
+                continue;
             }
             match self.state {
                 State::Off => return Scan::Pass,
@@ -262,6 +249,27 @@ impl HeadScanner {
         match self.state {
             State::Refused(status) => Scan::Refuse { at: bytes.len(), status },
             _ => Scan::Pass,
+        }
+    }
+
+    /// At the start of a request line or a field line: the line's length when it is one the machine would
+    /// take whole without refusing it, leaving the scanner as the machine would have left it after the
+    /// line; `None`, with nothing changed, otherwise.
+    fn take_whole_line(&mut self, rest: &[u8]) -> Option<usize> {
+        match self.state {
+            State::FieldStart if self.line == 0 => {
+                let len = self.whole_field(rest)?;
+                self.fields += 1;
+                Some(len)
+            }
+            State::Blank if self.line == 0 => {
+                let (len, minor) = whole_request_line(rest)?;
+                // What `blank` and the request line's bytes leave: a fresh scanner for the request, at its
+                // first field line.
+                *self = HeadScanner { state: State::FieldStart, minor, ..HeadScanner::default() };
+                Some(len)
+            }
+            _ => None,
         }
     }
 
