@@ -44,6 +44,19 @@ enum Kind {
     Other,
 }
 
+impl Kind {
+    /// The kind of the field named `name`, in any case.
+    fn of(name: &[u8]) -> Kind {
+        if name.eq_ignore_ascii_case(b"content-length") {
+            Kind::ContentLength
+        } else if name.eq_ignore_ascii_case(b"transfer-encoding") {
+            Kind::TransferEncoding
+        } else {
+            Kind::Other
+        }
+    }
+}
+
 /// Where in an OWS-trimmed framing value the scanner is: leading OWS, the value, trailing OWS.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Part {
@@ -161,6 +174,11 @@ fn is_value_byte(b: u8) -> bool {
     (b == b'\t') | ((b >= b' ') & (b != 0x7f))
 }
 
+/// Request-target bytes: visible ASCII (http-mcp.md §2.4: a second SP or a control byte is refused).
+fn is_target_byte(b: u8) -> bool {
+    (b'!'..=b'~').contains(&b)
+}
+
 /// How many leading bytes of `bytes` satisfy `keeps`: whole blocks of 16 are checked without an early exit
 /// (which the compiler turns into a few vector instructions), the block that holds the first other byte
 /// byte by byte.
@@ -185,18 +203,19 @@ fn is_ows(b: u8) -> bool {
 /// machine would take it whole without refusing it: within [`MAX_LINE`], a method of `tchar`s, SP, a
 /// target of visible ASCII, SP, `HTTP/1.0` or `HTTP/1.1` and CRLF. `None` otherwise (the machine reads it).
 fn whole_request_line(rest: &[u8]) -> Option<(usize, u8)> {
-    const VERSION: &[u8] = b" HTTP/1.";
     let rest = rest.get(..rest.len().min(MAX_LINE)).unwrap_or_default();
     let method = run_len(rest, is_tchar);
     if method == 0 || rest.get(method) != Some(&b' ') {
         return None;
     }
-    let target =
-        method + 1 + run_len(rest.get(method + 1..).unwrap_or_default(), |b| (b'!'..=b'~').contains(&b));
-    if target == method + 1 || rest.get(target..target + VERSION.len()) != Some(VERSION) {
+    let target = method + 1 + run_len(rest.get(method + 1..).unwrap_or_default(), is_target_byte);
+    if target == method + 1
+        || rest.get(target) != Some(&b' ')
+        || rest.get(target + 1..target + 1 + HTTP_1.len()) != Some(HTTP_1)
+    {
         return None;
     }
-    let minor = target + VERSION.len();
+    let minor = target + 1 + HTTP_1.len();
     match rest.get(minor..minor + 3) {
         Some([digit @ (b'0' | b'1'), b'\r', b'\n']) => Some((minor + 3, digit - b'0')),
         _ => None,
@@ -204,6 +223,8 @@ fn whole_request_line(rest: &[u8]) -> Option<(usize, u8)> {
 }
 
 const BAD: EmptyBodyStatus = EmptyBodyStatus::BadRequest;
+/// What every request line's version starts with; only the minor digit `0` or `1` may follow.
+const HTTP_1: &[u8] = b"HTTP/1.";
 const CHUNKED: &[u8] = b"chunked";
 
 impl HeadScanner {
@@ -257,7 +278,8 @@ impl HeadScanner {
     /// line; `None`, with nothing changed, otherwise.
     fn take_whole_line(&mut self, rest: &[u8]) -> Option<usize> {
         match self.state {
-            State::FieldStart if self.line == 0 => {
+            // A field line's first byte: `line` is always 0 here.
+            State::FieldStart => {
                 let len = self.whole_field(rest)?;
                 self.fields += 1;
                 Some(len)
@@ -286,8 +308,7 @@ impl HeadScanner {
         if name == 0 || rest.get(name) != Some(&b':') {
             return None;
         }
-        let framing = |field: &[u8]| rest.get(..name).is_some_and(|n| n.eq_ignore_ascii_case(field));
-        if framing(b"content-length") || framing(b"transfer-encoding") {
+        if Kind::of(rest.get(..name).unwrap_or_default()) != Kind::Other {
             return None;
         }
         let cr = name + 1 + run_len(rest.get(name + 1..).unwrap_or_default(), is_value_byte);
@@ -303,7 +324,7 @@ impl HeadScanner {
         let rest = rest.get(..rest.len().min(room)).unwrap_or_default();
         let taken = match self.state {
             State::Method => run_len(rest, is_tchar),
-            State::Target => run_len(rest, |b| (b'!'..=b'~').contains(&b)),
+            State::Target => run_len(rest, is_target_byte),
             State::Name => {
                 let taken = run_len(rest, is_tchar);
                 let kept = taken.min(NAME_KEEP.saturating_sub(self.name_len));
@@ -339,7 +360,7 @@ impl HeadScanner {
             // The target is at least one byte, each a visible ASCII character (a second SP is refused).
             State::TargetStart | State::Target => match b {
                 b' ' if self.state == State::Target => State::Version(0),
-                b'!'..=b'~' => State::Target,
+                _ if is_target_byte(b) => State::Target,
                 _ => return Err(BAD),
             },
             State::Version(n) => Self::version(n, b)?,
@@ -434,10 +455,9 @@ impl HeadScanner {
     /// Only `HTTP/1.0` and `HTTP/1.1` (http-mcp.md §2.4); `HTTP/2.0` and the h2 preface `PRI * HTTP/2.0` fail
     /// here.
     fn version(n: u8, b: u8) -> Result<State, EmptyBodyStatus> {
-        const PREFIX: &[u8] = b"HTTP/1.";
-        match PREFIX.get(usize::from(n)) {
+        match HTTP_1.get(usize::from(n)) {
             Some(&want) if want == b => {
-                Ok(if usize::from(n) + 1 == PREFIX.len() { State::Minor } else { State::Version(n + 1) })
+                Ok(if usize::from(n) + 1 == HTTP_1.len() { State::Minor } else { State::Version(n + 1) })
             }
             _ => Err(BAD),
         }
@@ -470,11 +490,8 @@ impl HeadScanner {
     fn name_byte(&mut self, b: u8) -> Result<State, EmptyBodyStatus> {
         match b {
             b':' => {
-                self.kind = match self.name.get(..self.name_len) {
-                    Some(b"content-length") => Kind::ContentLength,
-                    Some(b"transfer-encoding") => Kind::TransferEncoding,
-                    _ => Kind::Other,
-                };
+                // A name longer than `NAME_KEEP` was not kept whole, and is no framing field.
+                self.kind = Kind::of(self.name.get(..self.name_len).unwrap_or_default());
                 // Two lines of either framing field are refused at once, even identical ones.
                 match self.kind {
                     Kind::ContentLength if self.content_length.is_some() => return Err(BAD),
